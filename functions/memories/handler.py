@@ -1,0 +1,54 @@
+"""The memories endpoint group: create, read, update, delete and list."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from engram import deps
+from engram.api import build_resolver, principal_of, resolve
+from engram.api.ids import memory_id
+from engram.memories.models import ListRequest, Memory, MemoryCreate, MemoryPage, MemoryPatch
+from engram.observability import logger, metrics, tracer
+
+app = build_resolver()
+MemoryId = Annotated[str, Path(description="the memory's id")]
+
+
+@app.post("/v1/memories")
+def create_memory(body: MemoryCreate) -> tuple[Memory, int]:
+    memory = deps.memory_service().create(principal_of(app).tenant_id, body)
+    metrics.add_metric(name="MemoriesCreated", unit="Count", value=1)
+    return memory, 201
+
+
+@app.post("/v1/memories/list")
+def list_memories(body: ListRequest) -> MemoryPage:
+    return deps.memory_service().list(principal_of(app).tenant_id, body)
+
+
+@app.get("/v1/memories/<id>")
+def get_memory(id: MemoryId) -> Memory:
+    return deps.memory_service().get(principal_of(app).tenant_id, memory_id(id))
+
+
+@app.patch("/v1/memories/<id>")
+def patch_memory(id: MemoryId, body: MemoryPatch) -> Memory:
+    return deps.memory_service().patch(principal_of(app).tenant_id, memory_id(id), body)
+
+
+@app.delete("/v1/memories/<id>", responses={204: {"description": "deleted"}})
+def delete_memory(id: MemoryId) -> None:
+    deps.memory_service().delete(principal_of(app).tenant_id, memory_id(id))
+    return Response(status_code=204, body="")  # type: ignore[return-value]
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

@@ -1,0 +1,29 @@
+"""POST /v1/search: hybrid (vector + full text) search over a tenant's memories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from engram import deps
+from engram.api import build_resolver, principal_of, resolve
+from engram.memories.models import SearchRequest, SearchResponse
+from engram.observability import logger, metrics, tracer
+
+app = build_resolver()
+
+
+@app.post("/v1/search")
+def search(body: SearchRequest) -> SearchResponse:
+    response = deps.memory_service().search(principal_of(app).tenant_id, body)
+    metrics.add_metric(name="Searches", unit="Count", value=1)
+    return response
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

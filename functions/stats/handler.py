@@ -1,0 +1,26 @@
+"""GET /v1/stats: counts per container and memory type, and embedding coverage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from engram import deps
+from engram.api import build_resolver, principal_of, resolve
+from engram.memories.models import Stats
+from engram.observability import logger, tracer
+
+app = build_resolver()
+
+
+@app.get("/v1/stats")
+def stats() -> Stats:
+    return deps.memory_service().stats(principal_of(app).tenant_id)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

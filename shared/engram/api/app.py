@@ -1,0 +1,106 @@
+"""The API Gateway resolver every handler uses, with domain errors mapped to HTTP once.
+
+Errors always have the shape `{"error": {"code": ..., "message": ..., "field"?: ...}}`. Anything
+unexpected becomes a generic 500 that gives away no internals; the full error is logged.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from engram.errors import EngramError, Unauthorized
+from engram.observability import logger
+from engram.tenants.service import Principal
+
+
+def error_response(status: int, code: str, message: str, **extra: Any) -> Response:
+    body = {"error": {"code": code, "message": message, **extra}}
+    return Response(status_code=status, content_type="application/json", body=json.dumps(body))
+
+
+def _field_of(loc: tuple[Any, ...]) -> str:
+    # ("body", "filters", "tags", 0) -> "filters.tags[0]"; the leading "body"/"query" is where, not what.
+    parts = [p for p in loc if p not in ("body", "query", "path", "header")]
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or str(loc[0] if loc else "body")
+
+
+def _validation_error(exc: RequestValidationError) -> Response:
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return error_response(400, "malformed_json", "the request body is not valid JSON")
+    first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
+    field = _field_of(tuple(first.get("loc", ())))
+    message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    if first.get("type") == "missing" and field in ("body", ""):
+        return error_response(422, "validation_error", "a JSON request body is required", field="body")
+    return error_response(
+        422,
+        "validation_error",
+        f"{field}: {message}",
+        field=field,
+        errors=[{"field": _field_of(tuple(e.get("loc", ()))), "message": str(e.get("msg"))} for e in errors[:20]],
+    )
+
+
+def register_error_handlers(app: APIGatewayRestResolver) -> None:
+    @app.exception_handler(RequestValidationError)
+    def _on_validation(exc: RequestValidationError) -> Response:
+        return _validation_error(exc)
+
+    @app.exception_handler(EngramError)
+    def _on_domain(exc: EngramError) -> Response:
+        if exc.status_code >= 500:
+            logger.exception("request failed", extra={"code": exc.code})
+        extra = {"field": exc.details["field"]} if "field" in exc.details else {}
+        return error_response(exc.status_code, exc.code, exc.message, **extra)
+
+    @app.exception_handler(Exception)
+    def _on_unexpected(exc: Exception) -> Response:
+        logger.exception("unhandled error")
+        return error_response(500, "internal_error", "an internal error occurred; it has been logged")
+
+    @app.not_found
+    def _on_not_found(exc: Exception) -> Response:
+        return error_response(404, "not_found", f"no route for {app.current_event.http_method} {app.current_event.path}")
+
+
+def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Resolve an event. The API speaks only JSON, so a body sent without a JSON content type
+    (curl -d sends form encoding) is still read as JSON rather than as a form."""
+    headers = event.get("headers") or {}
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
+    if event.get("body") and "json" not in content_type.lower():
+        headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        headers["Content-Type"] = "application/json"
+        multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
+        event = {**event, "headers": headers, "multiValueHeaders": {**multi, "Content-Type": ["application/json"]}}
+    return app.resolve(event, context)
+
+
+def build_resolver() -> APIGatewayRestResolver:
+    app = APIGatewayRestResolver(enable_validation=True, strip_prefixes=None)
+    register_error_handlers(app)
+    return app
+
+
+def principal_of(app: BaseRouter) -> Principal:
+    """The tenant the authorizer verified. Never read from the body, query or any header but the
+    authorizer's context (API Gateway sets it; clients cannot)."""
+    context = app.current_event.request_context.authorizer or {}
+    tenant_id = context.get("tenantId") if hasattr(context, "get") else None
+    if not tenant_id:
+        raise Unauthorized("request was not authorized")
+    return Principal(
+        tenant_id=UUID(str(tenant_id)),
+        tenant_name=str(context.get("tenantName", "")),
+        key_id=UUID(str(context.get("keyId"))) if context.get("keyId") else UUID(int=0),
+    )

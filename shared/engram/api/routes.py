@@ -1,0 +1,29 @@
+"""Every API route and the function that serves it: read by the local HTTP front and by the CDK app,
+so both always agree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Route:
+    function: str  # folder under functions/
+    method: str
+    path: str  # API Gateway resource path, with {param} placeholders
+    authorized: bool = True
+
+
+ROUTES: tuple[Route, ...] = (
+    Route("health", "GET", "/health", authorized=False),
+    Route("memories", "POST", "/v1/memories"),
+    Route("memories", "POST", "/v1/memories/list"),
+    Route("memories", "GET", "/v1/memories/{id}"),
+    Route("memories", "PATCH", "/v1/memories/{id}"),
+    Route("memories", "DELETE", "/v1/memories/{id}"),
+    Route("search", "POST", "/v1/search"),
+    Route("stats", "GET", "/v1/stats"),
+)
+
+API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))
+AUTHORIZER_FUNCTION = "authorizer"

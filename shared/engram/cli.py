@@ -1,0 +1,108 @@
+"""`engram`: the local stack, migrations and API keys.
+
+    engram local                      run the API on http://127.0.0.1:8080 (embedded PostgreSQL)
+    engram migrate                    apply migrations/ to the database
+    engram keys create --tenant NAME  create a tenant if needed and print a new key (last line)
+    engram keys revoke --tenant NAME (--key KEY | --prefix PREFIX)
+    engram keys list --tenant NAME
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from engram.errors import EngramError
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from engram.settings import get_settings
+
+    return get_settings()
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from engram.local.stack import open_database
+
+    local = open_database(_settings())
+    from engram.db.migrate import applied_versions
+
+    print("applied migrations:", ", ".join(applied_versions(local.admin_conninfo)))
+    local.close()
+    return 0
+
+
+def cmd_local(args: argparse.Namespace) -> int:
+    from engram.local.run import run_local
+
+    return run_local(_settings())
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from engram.local.stack import open_database
+    from engram.tenants import service
+
+    local = open_database(_settings())
+    try:
+        if args.action == "create":
+            issued = service.issue_key(local.admin, args.tenant, label=args.name or "")
+            print(f"tenant {issued.tenant_name} ({issued.tenant_id}); key id {issued.key_id}")
+            print("this key is shown once; store it now:")
+            print(issued.plaintext)
+        elif args.action == "revoke":
+            if not (args.key or args.prefix):
+                print("give --key or --prefix", file=sys.stderr)
+                return 2
+            count = service.revoke_key(local.admin, args.tenant, plaintext=args.key, prefix=args.prefix)
+            print(f"revoked {count} key(s)")
+            return 0 if count else 1
+        else:
+            from engram.tenants import repo
+
+            tenant_id = service.ensure_existing_tenant(local.admin, args.tenant)
+            with local.admin.tenant(tenant_id) as cur:
+                for key in repo.list_keys(cur):
+                    state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
+                    print(f"{key.id}  {key.prefix}…  {state}  {key.name}")
+    finally:
+        local.close()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="engram", description="Engram: long-term memory for AI agents")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("local", help="run the local stack").set_defaults(func=cmd_local)
+    sub.add_parser("migrate", help="apply database migrations").set_defaults(func=cmd_migrate)
+    keys = sub.add_parser("keys", help="manage API keys")
+    keys_sub = keys.add_subparsers(dest="action", required=True)
+    create = keys_sub.add_parser("create", help="create a key (and the tenant if needed)")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--name", help="a label for the key")
+    revoke = keys_sub.add_parser("revoke", help="revoke a key")
+    revoke.add_argument("--tenant", required=True)
+    revoke.add_argument("--key")
+    revoke.add_argument("--prefix")
+    listing = keys_sub.add_parser("list", help="list a tenant's keys")
+    listing.add_argument("--tenant", required=True)
+    keys.set_defaults(func=cmd_keys)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # Locally, Powertools has no X-Ray daemon and nowhere to ship metrics.
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except EngramError as exc:
+        print(f"engram: {exc.message}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

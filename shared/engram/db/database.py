@@ -1,0 +1,82 @@
+"""Connections as the least-privileged app role, and tenant-scoped transactions.
+
+Every statement the app runs on tenant data goes through `Database.tenant(tenant_id)`, which opens a
+transaction and sets `engram.tenant_id` with `set_config(..., true)`: the setting dies with the
+transaction, so a pooled connection never carries one tenant's id into another request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+TenantTx = psycopg.Cursor[dict[str, Any]]
+
+
+def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:
+    def configure(conn: psycopg.Connection[Any]) -> None:
+        if role:
+            # Used when the login user is an admin (a shared DATABASE_URL): drop to the app role.
+            conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(role)))
+        register_vector(conn)
+        conn.commit()
+
+    return configure
+
+
+class Database:
+    """A small pool of connections as the app role. In Lambda the pool holds one connection,
+    reused across warm invocations."""
+
+    def __init__(
+        self,
+        conninfo: str | Callable[[], str],
+        *,
+        set_role: str | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+    ) -> None:
+        # A callable conninfo lets IAM auth mint a fresh token for each new connection.
+        self._pool = ConnectionPool(
+            conninfo,
+            kwargs={"prepare_threshold": None, "autocommit": False},
+            min_size=min_size,
+            max_size=max_size,
+            configure=_configure(set_role),
+            open=False,
+            check=ConnectionPool.check_connection,
+            name="engram",
+        )
+        self._opened = False
+
+    def open(self) -> Database:
+        if not self._opened:
+            self._pool.open(wait=True, timeout=30)
+            self._opened = True
+        return self
+
+    def close(self) -> None:
+        if self._opened:
+            self._pool.close()
+            self._opened = False
+
+    @contextmanager
+    def tenant(self, tenant_id: UUID) -> Iterator[TenantTx]:
+        """A transaction in which RLS sees exactly one tenant's rows."""
+        with self.transaction() as cur:
+            cur.execute("SELECT set_config('engram.tenant_id', %s, true)", (str(tenant_id),))
+            yield cur
+
+    @contextmanager
+    def transaction(self) -> Iterator[TenantTx]:
+        """A transaction with no tenant set: tenant tables show no rows in it."""
+        self.open()
+        with self._pool.connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            yield cur

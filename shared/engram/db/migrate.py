@@ -1,0 +1,127 @@
+"""The migration runner, used locally and by the deploy-time migration Lambda.
+
+Forward-only: each `migrations/NNNN_name.sql` runs once, in its own transaction, and is recorded
+with its checksum. Concurrent runners serialise on an advisory lock, so two deploys (or a deploy and
+`engram local`) never apply the same file twice. Changing a file that was already applied is an
+error, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from engram.errors import MigrationError
+from engram.observability import logger
+
+# Any constant works, as long as every runner uses the same one.
+MIGRATION_LOCK_KEY = 0x656E6772616D  # "engram"
+_FILE_PATTERN = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: str
+    name: str
+    path: Path
+
+    @property
+    def sql(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
+def discover(directory: Path) -> list[Migration]:
+    if not directory.is_dir():
+        raise MigrationError(f"migrations directory not found: {directory}")
+    found: list[Migration] = []
+    for path in sorted(directory.iterdir()):
+        if path.suffix != ".sql":
+            continue
+        match = _FILE_PATTERN.match(path.name)
+        if not match:
+            raise MigrationError(f"migration file name must look like 0001_what.sql: {path.name}")
+        found.append(Migration(version=match[1], name=match[2], path=path))
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise MigrationError(f"two migrations share a version number in {directory}")
+    return found
+
+
+def migrate(
+    conninfo: str,
+    directory: Path,
+    *,
+    embedding_indexes: list[tuple[str, int]] | None = None,
+) -> list[str]:
+    """Apply pending migrations; return the versions applied by this call."""
+    applied_now: list[str] = []
+    migrations = discover(directory)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+        try:
+            conn.execute(
+                """CREATE TABLE IF NOT EXISTS schema_migrations (
+                       version text PRIMARY KEY,
+                       name text NOT NULL,
+                       checksum text NOT NULL,
+                       applied_at timestamptz NOT NULL DEFAULT now())"""
+            )
+            done = {row[0]: row[1] for row in conn.execute("SELECT version, checksum FROM schema_migrations")}
+            for migration in migrations:
+                if migration.version in done:
+                    if done[migration.version] != migration.checksum:
+                        raise MigrationError(
+                            f"migration {migration.path.name} changed after it was applied; "
+                            "migrations are forward-only: add a new file instead"
+                        )
+                    continue
+                with conn.transaction():
+                    conn.execute(migration.sql.encode())
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
+                        (migration.version, migration.name, migration.checksum),
+                    )
+                logger.info("applied migration", extra={"version": migration.version, "migration": migration.name})
+                applied_now.append(migration.version)
+            for model, dimensions in embedding_indexes or []:
+                ensure_embedding_index(conn, model, dimensions)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+    return applied_now
+
+
+def embedding_index_name(model: str, dimensions: int) -> str:
+    digest = hashlib.sha1(model.encode(), usedforsecurity=False).hexdigest()[:10]
+    return f"memories_embedding_{dimensions}_{digest}_hnsw"
+
+
+def ensure_embedding_index(conn: psycopg.Connection[Any], model: str, dimensions: int) -> None:
+    """One partial HNSW (cosine) index per embedding model, over the vectors cast to its dimension.
+
+    Search uses exactly this expression and predicate, so the planner can pick the index; vectors of
+    other models never meet in one index or one distance computation."""
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
+            "((embedding::vector({dims})) vector_cosine_ops) WHERE embedding_model = {model}"
+        ).format(
+            name=sql.Identifier(embedding_index_name(model, dimensions)),
+            dims=sql.Literal(int(dimensions)),
+            model=sql.Literal(model),
+        )
+    )
+
+
+def applied_versions(conninfo: str) -> list[str]:
+    with psycopg.connect(conninfo) as conn:
+        return [row[0] for row in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]

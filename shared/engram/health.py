@@ -1,0 +1,17 @@
+"""Health: a real round trip to the database, reported without internals."""
+
+from __future__ import annotations
+
+from engram.db.database import Database
+from engram.errors import ServiceUnavailable
+from engram.observability import logger
+
+
+def check_health(db: Database) -> dict[str, str]:
+    try:
+        with db.transaction() as cur:
+            cur.execute("SELECT 1")
+    except Exception as exc:
+        logger.exception("database health check failed")
+        raise ServiceUnavailable("database unreachable") from exc
+    return {"status": "ok", "database": "ok"}

@@ -1,0 +1,1 @@
+"""Memories: storage, retrieval and hybrid search."""

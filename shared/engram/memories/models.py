@@ -1,0 +1,226 @@
+"""Request and response models of the memories API."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    StringConstraints,
+    model_validator,
+)
+
+MAX_CONTENT_BYTES = 100 * 1024
+MAX_METADATA_BYTES = 16 * 1024
+MAX_EMBEDDING_DIMENSIONS = 16_000
+CONTAINER_PATTERN = r"^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}$"
+CONTAINER_QUERY_PATTERN = r"^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}(\.\*)?$"
+
+MemoryType = Literal["fact", "preference", "episode", "insight", "task", "procedure"]
+SearchMode = Literal["hybrid", "vector", "text"]
+
+
+def _content_fits(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    size = len(value.encode("utf-8"))
+    if size > MAX_CONTENT_BYTES:
+        raise ValueError(f"is {size} bytes; a single memory holds at most {MAX_CONTENT_BYTES} bytes (100 KB)")
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def _metadata_fits(value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    encoded = json.dumps(value, ensure_ascii=False)
+    if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
+        raise ValueError(f"is larger than {MAX_METADATA_BYTES} bytes of JSON")
+    if "\\u0000" in encoded:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def _finite(vector: list[float]) -> list[float]:
+    if not all(math.isfinite(x) for x in vector):
+        raise ValueError("must contain only finite numbers")
+    return vector
+
+
+Content = Annotated[str, AfterValidator(_content_fits)]
+ContainerName = Annotated[str, StringConstraints(pattern=CONTAINER_PATTERN, max_length=520)]
+ContainerQuery = Annotated[str, StringConstraints(pattern=CONTAINER_QUERY_PATTERN, max_length=522)]
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=r"^[^\x00]*$")]
+Identifier = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=r"^[^\x00]*$")]
+Metadata = Annotated[dict[str, JsonValue], AfterValidator(_metadata_fits)]
+Vector = Annotated[list[float], Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS), AfterValidator(_finite)]
+ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class _Strict(BaseModel):
+    # Unknown fields are an error: a typo in a filter must not silently widen a search.
+    model_config = ConfigDict(extra="forbid")
+
+
+def _embedding_pair(embedding: list[float] | None, model: str | None) -> None:
+    if (embedding is None) != (model is None):
+        raise ValueError("embedding and embedding_model go together: send both or neither")
+
+
+class MemoryCreate(_Strict):
+    content: Content
+    container: ContainerName = "default"
+    memory_type: MemoryType = "fact"
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
+    metadata: Metadata = Field(default_factory=dict)
+    agent_id: Identifier | None = None
+    conversation_id: Identifier | None = None
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    valid_from: AwareDatetime | None = None
+    expires_at: AwareDatetime | None = None
+    embedding: Vector | None = None
+    embedding_model: ModelName | None = None
+
+    @model_validator(mode="after")
+    def _pair(self) -> MemoryCreate:
+        _embedding_pair(self.embedding, self.embedding_model)
+        return self
+
+
+class MemoryPatch(_Strict):
+    content: Content | None = None
+    tags: list[Tag] | None = Field(default=None, max_length=50)
+    metadata: Metadata | None = None
+    memory_type: MemoryType | None = None
+    expires_at: AwareDatetime | None = None
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> MemoryPatch:
+        if not self.model_fields_set:
+            raise ValueError("nothing to change: send at least one of content, tags, metadata, memory_type, expires_at")
+        for name in ("content", "tags", "metadata", "memory_type"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        return self
+
+
+class Memory(BaseModel):
+    id: UUID
+    content: str
+    container: str
+    memory_type: MemoryType
+    tags: list[str]
+    metadata: dict[str, Any]
+    agent_id: str | None
+    conversation_id: str | None
+    confidence: float
+    is_latest: bool
+    valid_from: datetime
+    valid_to: datetime | None
+    expires_at: datetime | None
+    embedding_model: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class SearchFilters(_Strict):
+    memory_type: list[MemoryType] = Field(default_factory=list, max_length=6)
+    tags: list[Tag] = Field(default_factory=list, max_length=50, description="memories carrying all of these tags")
+    agent_id: Identifier | None = None
+    conversation_id: Identifier | None = None
+    metadata: Metadata = Field(default_factory=dict, description="key/value pairs the metadata must contain")
+
+
+class SearchRequest(_Strict):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
+    container: ContainerQuery | None = Field(default=None, description="'a.b' exactly, or 'a.b.*' for a.b and below")
+    limit: int = Field(default=10, ge=1, le=100)
+    score_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    mode: SearchMode = "hybrid"
+    filters: SearchFilters = Field(default_factory=SearchFilters)
+    embedding: Vector | None = Field(default=None, description="a query vector of your own, for embedding_model")
+    embedding_model: ModelName | None = None
+
+    @model_validator(mode="after")
+    def _pair(self) -> SearchRequest:
+        if not self.query.strip():
+            raise ValueError("query must not be empty or only whitespace")
+        _embedding_pair(self.embedding, self.embedding_model)
+        return self
+
+
+class Scores(BaseModel):
+    vector: float | None = Field(description="cosine similarity to the query, when the vector leg found it")
+    text: float | None = Field(description="full-text rank, when the text leg found it")
+    fused: float = Field(description="reciprocal-rank fusion, scaled so 1.0 is first in every leg")
+
+
+class SearchResult(BaseModel):
+    id: UUID
+    content: str
+    memory_type: MemoryType
+    container: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    agent_id: str | None
+    conversation_id: str | None
+    created_at: datetime
+    score: float
+    scores: Scores
+
+
+class SearchResponse(BaseModel):
+    query: str
+    results: list[SearchResult]
+    total: int
+
+
+class ListRequest(_Strict):
+    container: ContainerQuery | None = None
+    filters: SearchFilters = Field(default_factory=SearchFilters)
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: Annotated[str, StringConstraints(max_length=200)] | None = None
+
+
+class MemoryPage(BaseModel):
+    memories: list[Memory]
+    next_cursor: str | None
+
+
+class ContainerCount(BaseModel):
+    container: str
+    count: int
+
+
+class TypeCount(BaseModel):
+    memory_type: str
+    count: int
+
+
+class ContainerTypeCount(BaseModel):
+    container: str
+    memory_type: str
+    count: int
+
+
+class EmbeddingCoverage(BaseModel):
+    embedded: int
+    missing: int
+    coverage: float = Field(description="share of memories that carry an embedding, 0 to 1")
+    models: dict[str, int]
+
+
+class Stats(BaseModel):
+    total: int
+    containers: list[ContainerCount]
+    memory_types: list[TypeCount]
+    by_container_and_type: list[ContainerTypeCount]
+    embeddings: EmbeddingCoverage

@@ -1,0 +1,232 @@
+"""Memory logic: validation beyond the models, embeddings, hybrid search. No SQL here."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from engram.db.database import Database
+from engram.errors import InvalidInput, NotFound
+from engram.memories import repo
+from engram.memories.models import (
+    ContainerCount,
+    ContainerTypeCount,
+    EmbeddingCoverage,
+    ListRequest,
+    Memory,
+    MemoryCreate,
+    MemoryPage,
+    MemoryPatch,
+    Scores,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    Stats,
+    TypeCount,
+)
+from engram.memories.repo import ContainerScope, SearchPlan, VectorQuery
+from engram.observability import tracer
+from engram.providers.embeddings import Embedder, check_dimensions
+
+# How many candidates each leg hands to fusion, per result asked for.
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 40
+
+
+class MemoryService:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        *,
+        exact_scan_threshold: int = 20_000,
+        ef_search: int = 100,
+        max_scan_tuples: int = 40_000,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.exact_scan_threshold = exact_scan_threshold
+        self.ef_search = ef_search
+        self.max_scan_tuples = max_scan_tuples
+
+    # --- writes -------------------------------------------------------------------------------
+
+    @tracer.capture_method
+    def create(self, tenant_id: UUID, request: MemoryCreate) -> Memory:
+        fields = request.model_dump(exclude={"embedding", "embedding_model"})
+        with self.db.tenant(tenant_id) as cur:
+            embedding, model = self._embedding_for(cur, tenant_id, request.content, request.embedding,
+                                                   request.embedding_model)
+            row = repo.insert_memory(cur, tenant_id, fields, embedding, model)
+        return Memory(**row)
+
+    @tracer.capture_method
+    def patch(self, tenant_id: UUID, memory_id: UUID, request: MemoryPatch) -> Memory:
+        changes = request.model_dump(include=request.model_fields_set)
+        with self.db.tenant(tenant_id) as cur:
+            current = repo.get_memory(cur, tenant_id, memory_id)
+            if current is None:
+                raise _not_found(memory_id)
+            embedding: list[float] | None = None
+            if "content" in changes and changes["content"] != current["content"]:
+                # Re-embed with the service's model: a caller-supplied vector described the old text.
+                embedding = self.embedder.embed_documents([changes["content"]])[0]
+            row = repo.update_memory(cur, tenant_id, memory_id, changes, embedding,
+                                     self.embedder.model_id if embedding is not None else None)
+        if row is None:
+            raise _not_found(memory_id)
+        return Memory(**row)
+
+    def delete(self, tenant_id: UUID, memory_id: UUID) -> None:
+        with self.db.tenant(tenant_id) as cur:
+            if not repo.delete_memory(cur, tenant_id, memory_id):
+                raise _not_found(memory_id)
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def get(self, tenant_id: UUID, memory_id: UUID) -> Memory:
+        with self.db.tenant(tenant_id) as cur:
+            row = repo.get_memory(cur, tenant_id, memory_id)
+        if row is None:
+            raise _not_found(memory_id)
+        return Memory(**row)
+
+    def list(self, tenant_id: UUID, request: ListRequest) -> MemoryPage:
+        after = _decode_cursor(request.cursor) if request.cursor else None
+        with self.db.tenant(tenant_id) as cur:
+            rows = repo.list_memories(
+                cur, tenant_id, ContainerScope.parse(request.container), request.filters, request.limit + 1, after
+            )
+        memories = [Memory(**row) for row in rows[: request.limit]]
+        next_cursor = _encode_cursor(memories[-1].created_at, memories[-1].id) if len(rows) > request.limit else None
+        return MemoryPage(memories=memories, next_cursor=next_cursor)
+
+    @tracer.capture_method
+    def search(self, tenant_id: UUID, request: SearchRequest) -> SearchResponse:
+        query_vector: Sequence[float] | None = None
+        model = self.embedder.model_id
+        if request.mode != "text":
+            if request.embedding is not None and request.embedding_model is not None:
+                query_vector, model = request.embedding, request.embedding_model
+                if model == self.embedder.model_id:
+                    check_dimensions(query_vector, self.embedder.dimensions)
+            else:
+                query_vector = self.embedder.embed_query(request.query)
+        return self.search_with_vector(tenant_id, request, query_vector, model)
+
+    def search_with_vector(
+        self, tenant_id: UUID, request: SearchRequest, query_vector: Sequence[float] | None, model: str
+    ) -> SearchResponse:
+        """Search with the query already embedded (the benchmark times this part alone)."""
+        container = ContainerScope.parse(request.container)
+        candidates = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
+        with self.db.tenant(tenant_id) as cur:
+            vector: VectorQuery | None = None
+            if query_vector is not None:
+                if model != self.embedder.model_id:
+                    dims = repo.stored_dimensions(cur, tenant_id, model)
+                    if dims is not None:
+                        check_dimensions(query_vector, dims)
+                population = repo.count_up_to(cur, tenant_id, model, container, self.exact_scan_threshold)
+                exact = population <= self.exact_scan_threshold
+                if not exact:
+                    repo.tune_vector_scan(cur, max(self.ef_search, candidates), self.max_scan_tuples)
+                vector = VectorQuery(vector=query_vector, model=model, exact=exact)
+            plan = SearchPlan(
+                tenant_id=tenant_id,
+                text=request.query if request.mode != "vector" else None,
+                vector=vector,
+                container=container,
+                filters=request.filters,
+                candidates=candidates,
+                limit=request.limit,
+            )
+            rows = repo.search(cur, plan)
+        legs = (vector is not None) + (plan.text is not None)
+        results = [_result(row, request.mode, legs) for row in rows]
+        if request.score_threshold is not None:
+            results = [r for r in results if r.score >= request.score_threshold]
+        return SearchResponse(query=request.query, results=results, total=len(results))
+
+    def stats(self, tenant_id: UUID) -> Stats:
+        with self.db.tenant(tenant_id) as cur:
+            raw = repo.stats(cur, tenant_id)
+        containers: dict[str, int] = {}
+        types: dict[str, int] = {}
+        for row in raw["by_container_type"]:
+            containers[row["container"]] = containers.get(row["container"], 0) + row["count"]
+            types[row["memory_type"]] = types.get(row["memory_type"], 0) + row["count"]
+        models = {row["model"]: row["count"] for row in raw["models"] if row["model"]}
+        total = sum(containers.values())
+        embedded = sum(models.values())
+        return Stats(
+            total=total,
+            containers=[ContainerCount(container=k, count=v) for k, v in sorted(containers.items())],
+            memory_types=[TypeCount(memory_type=k, count=v) for k, v in sorted(types.items())],
+            by_container_and_type=[ContainerTypeCount(**row) for row in raw["by_container_type"]],
+            embeddings=EmbeddingCoverage(
+                embedded=embedded,
+                missing=total - embedded,
+                coverage=round(embedded / total, 4) if total else 1.0,
+                models=models,
+            ),
+        )
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _embedding_for(
+        self, cur: Any, tenant_id: UUID, content: str, embedding: list[float] | None, model: str | None
+    ) -> tuple[list[float], str]:
+        if embedding is None or model is None:
+            return self.embedder.embed_documents([content])[0], self.embedder.model_id
+        if model == self.embedder.model_id:
+            check_dimensions(embedding, self.embedder.dimensions)
+        else:
+            # A model of the caller's own: every vector stored under one name must agree in size.
+            dims = repo.stored_dimensions(cur, tenant_id, model)
+            if dims is not None:
+                check_dimensions(embedding, dims)
+        return embedding, model
+
+
+def _result(row: dict[str, Any], mode: str, legs: int) -> SearchResult:
+    fused = float(row["rrf"]) * (repo.RRF_K + 1) / max(legs, 1)
+    similarity = None if row["similarity"] is None else round(float(row["similarity"]), 6)
+    text_rank = None if row["text_rank"] is None else round(float(row["text_rank"]), 6)
+    score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
+    return SearchResult(
+        id=row["id"],
+        content=row["content"],
+        memory_type=row["memory_type"],
+        container=row["container"],
+        tags=row["tags"],
+        metadata=row["metadata"],
+        agent_id=row["agent_id"],
+        conversation_id=row["conversation_id"],
+        created_at=row["created_at"],
+        score=round(score if score is not None else 0.0, 6),
+        scores=Scores(vector=similarity, text=text_rank, fused=round(fused, 6)),
+    )
+
+
+def _not_found(memory_id: UUID) -> NotFound:
+    return NotFound(f"memory {memory_id} not found")
+
+
+def _encode_cursor(created_at: datetime, memory_id: UUID) -> str:
+    raw = json.dumps([created_at.isoformat(), str(memory_id)]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        created_at, memory_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        return datetime.fromisoformat(created_at), UUID(memory_id)
+    except (ValueError, TypeError, binascii.Error, json.JSONDecodeError) as exc:
+        raise InvalidInput("cursor is not one this API returned", details={"field": "cursor"}) from exc

@@ -1,0 +1,75 @@
+"""SQL for tenants and API keys.
+
+Admin operations (creating tenants and keys) run on the owner connection, still inside a tenant
+transaction, because RLS is forced even for the owner. Authentication runs as the app role and only
+calls the `authenticate_api_key` function: the app can never read the keys table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from engram.db.database import TenantTx
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    tenant_id: UUID
+    tenant_name: str
+    key_id: UUID
+    revoked: bool
+
+
+@dataclass(frozen=True)
+class ApiKeyRow:
+    id: UUID
+    prefix: str
+    name: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+def lookup_key(cur: TenantTx, key_hash: bytes) -> KeyLookup | None:
+    row = cur.execute("SELECT * FROM authenticate_api_key(%s)", (key_hash,)).fetchone()
+    return KeyLookup(**row) if row else None
+
+
+def tenant_id_by_name(cur: TenantTx, name: str) -> UUID | None:
+    row = cur.execute("SELECT tenant_id_by_name(%s) AS id", (name,)).fetchone()
+    return row["id"] if row else None
+
+
+def insert_tenant(cur: TenantTx, tenant_id: UUID, name: str) -> None:
+    """`cur` must be a transaction for `tenant_id` (the policy checks the new row)."""
+    cur.execute("INSERT INTO tenants (id, name) VALUES (%s, %s)", (tenant_id, name))
+
+
+def insert_key(cur: TenantTx, tenant_id: UUID, key_hash: bytes, prefix: str, name: str) -> UUID:
+    row = cur.execute(
+        """INSERT INTO api_keys (tenant_id, key_hash, prefix, name) VALUES (%s, %s, %s, %s)
+           ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL
+           WHERE api_keys.tenant_id = EXCLUDED.tenant_id
+           RETURNING id""",
+        (tenant_id, key_hash, prefix, name),
+    ).fetchone()
+    if row is None:
+        raise ValueError("that key already belongs to another tenant")
+    key_id: UUID = row["id"]
+    return key_id
+
+
+def revoke_key(cur: TenantTx, *, key_hash: bytes | None = None, prefix: str | None = None) -> int:
+    if key_hash is not None:
+        cur.execute("UPDATE api_keys SET revoked_at = now() WHERE key_hash = %s AND revoked_at IS NULL", (key_hash,))
+    else:
+        cur.execute("UPDATE api_keys SET revoked_at = now() WHERE prefix = %s AND revoked_at IS NULL", (prefix,))
+    return cur.rowcount
+
+
+def list_keys(cur: TenantTx) -> list[ApiKeyRow]:
+    rows = cur.execute(
+        "SELECT id, prefix, name, created_at, revoked_at FROM api_keys ORDER BY created_at"
+    ).fetchall()
+    return [ApiKeyRow(**row) for row in rows]

@@ -1,0 +1,88 @@
+"""Tenant administration and API-key authentication."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from uuid import UUID
+
+from engram.db.database import Database
+from engram.errors import Forbidden, InvalidInput, Unauthorized
+from engram.tenants import repo
+from engram.tenants.keys import from_plaintext, hash_api_key, new_api_key
+
+TENANT_NAME_RULE = "lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request acts for. Built only from a verified API key, never from a request body."""
+
+    tenant_id: UUID
+    tenant_name: str
+    key_id: UUID
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    tenant_id: UUID
+    tenant_name: str
+    key_id: UUID
+    plaintext: str
+    prefix: str
+
+
+def authenticate(db: Database, api_key: str | None) -> Principal:
+    if not api_key:
+        raise Unauthorized("missing API key: send it in the x-api-key header")
+    with db.transaction() as cur:
+        found = repo.lookup_key(cur, hash_api_key(api_key))
+    if found is None:
+        raise Forbidden("unknown API key")
+    if found.revoked:
+        raise Forbidden("this API key has been revoked")
+    return Principal(tenant_id=found.tenant_id, tenant_name=found.tenant_name, key_id=found.key_id)
+
+
+def ensure_tenant(admin_db: Database, name: str) -> UUID:
+    _check_tenant_name(name)
+    with admin_db.transaction() as cur:
+        existing = repo.tenant_id_by_name(cur, name)
+    if existing is not None:
+        return existing
+    tenant_id = uuid.uuid4()
+    with admin_db.tenant(tenant_id) as cur:
+        repo.insert_tenant(cur, tenant_id, name)
+    return tenant_id
+
+
+def issue_key(admin_db: Database, tenant_name: str, *, plaintext: str | None = None, label: str = "") -> IssuedKey:
+    """Create a tenant if needed and give it a key: a new random one, or `plaintext` (the dev key)."""
+    tenant_id = ensure_tenant(admin_db, tenant_name)
+    key = from_plaintext(plaintext) if plaintext else new_api_key()
+    with admin_db.tenant(tenant_id) as cur:
+        key_id = repo.insert_key(cur, tenant_id, key.key_hash, key.prefix, label)
+    return IssuedKey(tenant_id, tenant_name, key_id, key.plaintext, key.prefix)
+
+
+def revoke_key(admin_db: Database, tenant_name: str, *, plaintext: str | None = None, prefix: str | None = None) -> int:
+    tenant_id = ensure_existing_tenant(admin_db, tenant_name)
+    with admin_db.tenant(tenant_id) as cur:
+        if plaintext:
+            return repo.revoke_key(cur, key_hash=hash_api_key(plaintext))
+        return repo.revoke_key(cur, prefix=prefix)
+
+
+def ensure_existing_tenant(admin_db: Database, name: str) -> UUID:
+    with admin_db.transaction() as cur:
+        tenant_id = repo.tenant_id_by_name(cur, name)
+    if tenant_id is None:
+        raise InvalidInput(f"no tenant named {name!r}")
+    return tenant_id
+
+
+def _check_tenant_name(name: str) -> None:
+    import re
+
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,62}", name):
+        raise InvalidInput(f"invalid tenant name {name!r}: {TENANT_NAME_RULE}")

@@ -1,0 +1,133 @@
+"""Shared fixtures: one throw-away embedded PostgreSQL per test session, the real local embedding
+model, and a tenant (with its own API key) per test."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+from engram import deps  # noqa: E402
+from engram.local.gateway import HttpResponse, LocalGateway  # noqa: E402
+from engram.local.stack import LocalDatabase, open_database  # noqa: E402
+from engram.providers.local_embeddings import LocalEmbedder  # noqa: E402
+from engram.settings import Settings  # noqa: E402
+from engram.tenants import service as tenants  # noqa: E402
+from engram.tenants.service import IssuedKey  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+MODEL_CACHE = REPO / ".engram" / "test-models"
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(data_dir=tmp_path_factory.mktemp("engram"), database_url=None, app_database_url=None,
+                    local_model_dir=MODEL_CACHE, exact_scan_threshold=20_000)
+
+
+@pytest.fixture(scope="session")
+def local_db(settings: Settings) -> Iterator[LocalDatabase]:
+    local = open_database(settings, cleanup_mode="delete")
+    yield local
+    local.close()
+    if local.embedded is not None:
+        local.embedded.stop()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder(model_dir=MODEL_CACHE)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Handlers resolve their collaborators through engram.deps: point them at the test database.
+    Pure unit tests (tests/unit) do not start the database."""
+    needs_db = any("tests/unit" not in str(item.fspath) for item in request.session.items)
+    if not needs_db:
+        yield
+        return
+    local_db = request.getfixturevalue("local_db")
+    embedder = request.getfixturevalue("embedder")
+    settings = request.getfixturevalue("settings")
+    deps.install(deps.Deps(settings=settings, database=local_db.app, embedder=embedder))
+    yield
+
+
+@pytest.fixture
+def tenant(local_db: LocalDatabase) -> IssuedKey:
+    return tenants.issue_key(local_db.admin, f"t-{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture
+def other_tenant(local_db: LocalDatabase) -> IssuedKey:
+    return tenants.issue_key(local_db.admin, f"o-{uuid.uuid4().hex[:12]}")
+
+
+@dataclass
+class ApiResponse:
+    status: int
+    headers: dict[str, str]
+    raw: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.raw) if self.raw else None
+
+
+class Api:
+    """Calls the API in-process through the local gateway: authorizer, proxy event, handler."""
+
+    def __init__(self, gateway: LocalGateway, key: str | None) -> None:
+        self.gateway, self.key = gateway, key
+
+    def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
+             headers: dict[str, str] | None = None) -> ApiResponse:
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if self.key is not None:
+            sent["x-api-key"] = self.key
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
+        response: HttpResponse = self.gateway.handle(method, path, sent, data)
+        return ApiResponse(response.status, response.headers, response.body)
+
+    def post(self, path: str, body: Any = None, **kw: Any) -> ApiResponse:
+        return self.call("POST", path, body, **kw)
+
+    def get(self, path: str, **kw: Any) -> ApiResponse:
+        return self.call("GET", path, **kw)
+
+    def patch(self, path: str, body: Any = None, **kw: Any) -> ApiResponse:
+        return self.call("PATCH", path, body, **kw)
+
+    def delete(self, path: str, **kw: Any) -> ApiResponse:
+        return self.call("DELETE", path, **kw)
+
+
+@pytest.fixture(scope="session")
+def gateway() -> LocalGateway:
+    return LocalGateway()
+
+
+@pytest.fixture
+def api(gateway: LocalGateway, tenant: IssuedKey) -> Api:
+    return Api(gateway, tenant.plaintext)
+
+
+@pytest.fixture
+def other_api(gateway: LocalGateway, other_tenant: IssuedKey) -> Api:
+    return Api(gateway, other_tenant.plaintext)
+
+
+@pytest.fixture
+def anonymous_api(gateway: LocalGateway) -> Api:
+    return Api(gateway, None)
