@@ -17,13 +17,13 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
-from engram import deps  # noqa: E402
-from engram.local.gateway import HttpResponse, LocalGateway  # noqa: E402
-from engram.local.stack import LocalDatabase, open_database  # noqa: E402
-from engram.providers.local_embeddings import LocalEmbedder  # noqa: E402
-from engram.settings import Settings  # noqa: E402
-from engram.tenants import service as tenants  # noqa: E402
-from engram.tenants.service import IssuedKey  # noqa: E402
+from engram import deps
+from engram.local.gateway import HttpResponse, LocalGateway
+from engram.local.stack import LocalDatabase, open_database
+from engram.providers.local_embeddings import LocalEmbedder
+from engram.settings import Settings
+from engram.tenants import service as tenants
+from engram.tenants.service import IssuedKey
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL_CACHE = REPO / ".engram" / "test-models"
@@ -31,8 +31,13 @@ MODEL_CACHE = REPO / ".engram" / "test-models"
 
 @pytest.fixture(scope="session")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(data_dir=tmp_path_factory.mktemp("engram"), database_url=None, app_database_url=None,
-                    local_model_dir=MODEL_CACHE, exact_scan_threshold=20_000)
+    return Settings(
+        data_dir=tmp_path_factory.mktemp("engram"),
+        database_url=None,
+        app_database_url=None,
+        local_model_dir=MODEL_CACHE,
+        exact_scan_threshold=20_000,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -91,8 +96,15 @@ class Api:
     def __init__(self, gateway: LocalGateway, key: str | None) -> None:
         self.gateway, self.key = gateway, key
 
-    def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
-             headers: dict[str, str] | None = None) -> ApiResponse:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> ApiResponse:
         sent = {"Content-Type": "application/json", **(headers or {})}
         if self.key is not None:
             sent["x-api-key"] = self.key

@@ -28,7 +28,7 @@ def create_memory(body: MemoryCreate) -> tuple[Memory, int]:
 
 @app.post("/v1/memories/list")
 def list_memories(body: ListRequest) -> MemoryPage:
-    return deps.memory_service().list(principal_of(app).tenant_id, body)
+    return deps.memory_service().list_memories(principal_of(app).tenant_id, body)
 
 
 @app.get("/v1/memories/<id>")

@@ -46,7 +46,11 @@ def authorize_request(db: Database, event: dict[str, Any]) -> dict[str, Any]:
         "Allow",
         _api_wide_arn(method_arn),
         api_key,
-        {"tenantId": str(principal.tenant_id), "tenantName": principal.tenant_name, "keyId": str(principal.key_id)},
+        {
+            "tenantId": str(principal.tenant_id),
+            "tenantName": principal.tenant_name,
+            "keyId": str(principal.key_id),
+        },
     )
 
 

@@ -1,10 +1,10 @@
 """`engram`: the local stack, migrations and API keys.
 
-    engram local                      run the API on http://127.0.0.1:8080 (embedded PostgreSQL)
-    engram migrate                    apply migrations/ to the database
-    engram keys create --tenant NAME  create a tenant if needed and print a new key (last line)
-    engram keys revoke --tenant NAME (--key KEY | --prefix PREFIX)
-    engram keys list --tenant NAME
+engram local                      run the API on http://127.0.0.1:8080 (embedded PostgreSQL)
+engram migrate                    apply migrations/ to the database
+engram keys create --tenant NAME  create a tenant if needed and print a new key (last line)
+engram keys revoke --tenant NAME (--key KEY | --prefix PREFIX)
+engram keys list --tenant NAME
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import sys
 from collections.abc import Sequence
 
 from engram.errors import EngramError
+from engram.settings import Settings
 
 
-def _settings():  # type: ignore[no-untyped-def]
+def _settings() -> Settings:
     from engram.settings import get_settings
 
     return get_settings()

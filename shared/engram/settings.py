@@ -46,7 +46,9 @@ class Settings(BaseSettings):
     migrations_dir: Path = Field(default_factory=lambda: _repo_root() / "migrations")
 
     # Database. `database_url` is the owner/migration connection; the app connects as `app_role`.
-    database_url: str | None = Field(default=None, validation_alias=AliasChoices("DATABASE_URL", "ENGRAM_DATABASE_URL"))
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "ENGRAM_DATABASE_URL")
+    )
     app_database_url: str | None = None
     app_role: str = "engram_app"
     # AWS: RDS Proxy endpoint with IAM authentication (no passwords in the environment).
@@ -54,7 +56,9 @@ class Settings(BaseSettings):
     db_port: int = 5432
     db_name: str = "engram"
     db_iam_auth: bool = False
-    aws_region: str | None = Field(default=None, validation_alias=AliasChoices("AWS_REGION", "ENGRAM_AWS_REGION"))
+    aws_region: str | None = Field(
+        default=None, validation_alias=AliasChoices("AWS_REGION", "ENGRAM_AWS_REGION")
+    )
 
     # Embeddings.
     embedding_provider: EmbeddingProviderName = "local"

@@ -39,3 +39,136 @@ def test_another_tenants_memory_is_the_same_404_as_an_unknown_id(api: Api, other
 
     assert theirs.status == unknown.status == 404
     assert theirs.json["error"]["code"] == unknown.json["error"]["code"] == "not_found"
+
+
+def test_get_patch_and_delete_round_trip(api: Api) -> None:
+    created = api.post("/v1/memories", {"content": "Bob likes tea", "memory_type": "preference"}).json
+
+    fetched = api.get(f"/v1/memories/{created['id']}")
+    patched = api.patch(
+        f"/v1/memories/{created['id']}",
+        {"tags": ["drinks"], "metadata": {"source": "chat"}, "memory_type": "fact"},
+    )
+    deleted = api.delete(f"/v1/memories/{created['id']}")
+    after = api.get(f"/v1/memories/{created['id']}")
+
+    assert fetched.status == 200 and fetched.json["content"] == "Bob likes tea"
+    assert patched.status == 200
+    assert patched.json["tags"] == ["drinks"]
+    assert patched.json["metadata"] == {"source": "chat"}
+    assert patched.json["memory_type"] == "fact"
+    assert patched.json["updated_at"] >= created["updated_at"]
+    assert deleted.status == 204 and deleted.raw == b""
+    assert after.status == 404
+
+
+def test_patching_content_re_embeds_it(api: Api) -> None:
+    created = api.post("/v1/memories", {"content": "The office is in Lisbon"}).json
+
+    api.patch(f"/v1/memories/{created['id']}", {"content": "Quarterly revenue grew by twelve percent"})
+    found = api.post("/v1/search", {"query": "how much did revenue grow", "mode": "vector"}).json
+
+    assert found["results"][0]["id"] == created["id"]
+    assert found["results"][0]["scores"]["vector"] > 0.5
+
+
+def test_patch_with_nothing_to_change_is_422(api: Api) -> None:
+    created = api.post("/v1/memories", {"content": "x marks the spot"}).json
+
+    response = api.patch(f"/v1/memories/{created['id']}", {})
+
+    assert response.status == 422
+    assert "nothing to change" in response.json["error"]["message"]
+
+
+def test_patch_and_delete_of_another_tenants_memory_are_404_and_change_nothing(
+    api: Api, other_api: Api
+) -> None:
+    mine = api.post("/v1/memories", {"content": "only mine"}).json
+
+    patched = other_api.patch(f"/v1/memories/{mine['id']}", {"content": "overwritten"})
+    deleted = other_api.delete(f"/v1/memories/{mine['id']}")
+
+    assert patched.status == deleted.status == 404
+    assert api.get(f"/v1/memories/{mine['id']}").json["content"] == "only mine"
+
+
+def test_malformed_ids_are_plain_404s(api: Api) -> None:
+    for path in ("/v1/memories/not-a-uuid", "/v1/memories/%00", "/v1/memories/" + "9" * 300):
+        response = api.get(path)
+        assert response.status == 404, path
+        assert response.json["error"]["code"] == "not_found"
+
+
+def test_expired_memories_disappear_from_reads_and_search(api: Api) -> None:
+    created = api.post(
+        "/v1/memories", {"content": "the temporary door code is 4242", "expires_at": "2000-01-01T00:00:00Z"}
+    ).json
+
+    assert api.get(f"/v1/memories/{created['id']}").status == 404
+    found = api.post("/v1/search", {"query": "temporary door code"}).json
+    assert created["id"] not in {r["id"] for r in found["results"]}
+
+
+def test_list_pages_through_everything_with_a_cursor(api: Api) -> None:
+    ids = {
+        api.post("/v1/memories", {"content": f"note number {i}", "container": "notes"}).json["id"]
+        for i in range(5)
+    }
+
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = api.post("/v1/memories/list", {"container": "notes", "limit": 2, "cursor": cursor}).json
+        seen.extend(m["id"] for m in page["memories"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+
+    assert len(seen) == 5 and set(seen) == ids
+
+
+def test_list_applies_the_search_filters(api: Api) -> None:
+    api.post("/v1/memories", {"content": "tagged", "tags": ["keep"], "agent_id": "a1"})
+    api.post("/v1/memories", {"content": "untagged", "agent_id": "a1"})
+
+    page = api.post("/v1/memories/list", {"filters": {"tags": ["keep"], "agent_id": "a1"}}).json
+
+    assert [m["content"] for m in page["memories"]] == ["tagged"]
+
+
+def test_a_forged_cursor_is_422(api: Api) -> None:
+    response = api.post("/v1/memories/list", {"cursor": "not-a-cursor"})
+
+    assert response.status == 422
+    assert response.json["error"]["field"] == "cursor"
+
+
+def test_stats_count_containers_types_and_embedding_coverage(api: Api) -> None:
+    api.post("/v1/memories", {"content": "a", "container": "x"})
+    api.post("/v1/memories", {"content": "b", "container": "x", "memory_type": "task"})
+    api.post("/v1/memories", {"content": "c", "container": "y.z", "memory_type": "task"})
+
+    stats = api.get("/v1/stats").json
+
+    assert stats["total"] == 3
+    assert {c["container"]: c["count"] for c in stats["containers"]} == {"x": 2, "y.z": 1}
+    assert {t["memory_type"]: t["count"] for t in stats["memory_types"]} == {"fact": 1, "task": 2}
+    assert stats["embeddings"]["coverage"] == 1.0
+    assert stats["embeddings"]["models"] == {"sentence-transformers/all-MiniLM-L6-v2": 3}
+
+
+def test_health_checks_the_database(anonymous_api: Api) -> None:
+    response = anonymous_api.get("/health")
+
+    assert response.status == 200
+    assert response.json["status"] == "ok"
+
+
+def test_openapi_document_lists_every_route(anonymous_api: Api) -> None:
+    from engram.api.routes import ROUTES
+
+    document = anonymous_api.get("/openapi.json").json
+
+    for route in ROUTES:
+        assert route.method.lower() in document["paths"][route.path], route

@@ -6,6 +6,7 @@ unexpected becomes a generic 500 that gives away no internals; the full error is
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 from uuid import UUID
@@ -26,7 +27,7 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> Respon
 
 def _field_of(loc: tuple[Any, ...]) -> str:
     # ("body", "filters", "tags", 0) -> "filters.tags[0]"; the leading "body"/"query" is where, not what.
-    parts = [p for p in loc if p not in ("body", "query", "path", "header")]
+    parts = list(loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)
     out = ""
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -47,7 +48,9 @@ def _validation_error(exc: RequestValidationError) -> Response:
         "validation_error",
         f"{field}: {message}",
         field=field,
-        errors=[{"field": _field_of(tuple(e.get("loc", ()))), "message": str(e.get("msg"))} for e in errors[:20]],
+        errors=[
+            {"field": _field_of(tuple(e.get("loc", ()))), "message": str(e.get("msg"))} for e in errors[:20]
+        ],
     )
 
 
@@ -70,19 +73,38 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
 
     @app.not_found
     def _on_not_found(exc: Exception) -> Response:
-        return error_response(404, "not_found", f"no route for {app.current_event.http_method} {app.current_event.path}")
+        return error_response(
+            404, "not_found", f"no route for {app.current_event.http_method} {app.current_event.path}"
+        )
 
 
 def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Resolve an event. The API speaks only JSON, so a body sent without a JSON content type
     (curl -d sends form encoding) is still read as JSON rather than as a form."""
+    if event.get("isBase64Encoded") and event.get("body"):
+        try:
+            body = base64.b64decode(event["body"]).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            problem = {"error": {"code": "malformed_json", "message": "the request body is not UTF-8 JSON"}}
+            return {
+                "statusCode": 400,
+                "headers": {"Content-Type": "application/json"},
+                "body": json.dumps(problem),
+            }
+        event = {**event, "body": body, "isBase64Encoded": False}
     headers = event.get("headers") or {}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
     if event.get("body") and "json" not in content_type.lower():
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["Content-Type"] = "application/json"
-        multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
-        event = {**event, "headers": headers, "multiValueHeaders": {**multi, "Content-Type": ["application/json"]}}
+        multi = {
+            k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"
+        }
+        event = {
+            **event,
+            "headers": headers,
+            "multiValueHeaders": {**multi, "Content-Type": ["application/json"]},
+        }
     return app.resolve(event, context)
 
 
@@ -95,8 +117,8 @@ def build_resolver() -> APIGatewayRestResolver:
 def principal_of(app: BaseRouter) -> Principal:
     """The tenant the authorizer verified. Never read from the body, query or any header but the
     authorizer's context (API Gateway sets it; clients cannot)."""
-    context = app.current_event.request_context.authorizer or {}
-    tenant_id = context.get("tenantId") if hasattr(context, "get") else None
+    context = (app.current_event.raw_event.get("requestContext") or {}).get("authorizer") or {}
+    tenant_id = context.get("tenantId")
     if not tenant_id:
         raise Unauthorized("request was not authorized")
     return Principal(

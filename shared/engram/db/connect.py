@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from psycopg.conninfo import make_conninfo
 
 from engram.db.database import Database
@@ -27,7 +29,7 @@ def app_database(settings: Settings, *, max_size: int = 1) -> Database:
     )
 
 
-def _iam_conninfo_factory(settings: Settings):  # type: ignore[no-untyped-def]
+def _iam_conninfo_factory(settings: Settings) -> Callable[[], str]:
     import boto3
 
     rds = boto3.client("rds", region_name=settings.aws_region)
@@ -36,8 +38,13 @@ def _iam_conninfo_factory(settings: Settings):  # type: ignore[no-untyped-def]
     def conninfo() -> str:
         token = rds.generate_db_auth_token(DBHostname=host, Port=port, DBUsername=user)
         return make_conninfo(
-            host=host, port=port, dbname=settings.db_name, user=user, password=token,
-            sslmode="require", connect_timeout=5,
+            host=host,
+            port=port,
+            dbname=settings.db_name,
+            user=user,
+            password=token,
+            sslmode="require",
+            connect_timeout=5,
         )
 
     return conninfo

@@ -91,7 +91,9 @@ def migrate(
                         "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
                         (migration.version, migration.name, migration.checksum),
                     )
-                logger.info("applied migration", extra={"version": migration.version, "migration": migration.name})
+                logger.info(
+                    "applied migration", extra={"version": migration.version, "migration": migration.name}
+                )
                 applied_now.append(migration.version)
             for model, dimensions in embedding_indexes or []:
                 ensure_embedding_index(conn, model, dimensions)

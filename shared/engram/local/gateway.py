@@ -75,11 +75,19 @@ class LocalGateway:
                     return route, found.groupdict()
                 allowed.append(route.method)
         if allowed:
-            return error(405, "method_not_allowed", f"{method} is not allowed on {path}; use {', '.join(allowed)}")
+            return error(
+                405, "method_not_allowed", f"{method} is not allowed on {path}; use {', '.join(allowed)}"
+            )
         return error(404, "not_found", f"no route for {method} {path}")
 
     def _proxy_event(
-        self, route: Route, method: str, path: str, query: str, headers: dict[str, str], body: bytes,
+        self,
+        route: Route,
+        method: str,
+        path: str,
+        query: str,
+        headers: dict[str, str],
+        body: bytes,
         params: dict[str, str],
     ) -> dict[str, Any]:
         multi_query = {k: v for k, v in parse_qs(query, keep_blank_values=True).items()}
@@ -130,7 +138,9 @@ class LocalGateway:
             "requestContext": event["requestContext"],
         }
         try:
-            result = handler_of(AUTHORIZER_FUNCTION)(authorizer_event, LocalLambdaContext(AUTHORIZER_FUNCTION))
+            result = handler_of(AUTHORIZER_FUNCTION)(
+                authorizer_event, LocalLambdaContext(AUTHORIZER_FUNCTION)
+            )
         except AuthorizerDenied:
             return error(401, "unauthorized", "missing API key: send it in the x-api-key header")
         statement = result["policyDocument"]["Statement"][0]
@@ -161,9 +171,7 @@ class LocalGateway:
             merged: dict[str, Any] = {}
             for function in dict.fromkeys(route.function for route in ROUTES):
                 app = load_function(function).app
-                schema = json.loads(
-                    app.get_openapi_json_schema(title="Engram API", version="0.1.0")
-                )
+                schema = json.loads(app.get_openapi_json_schema(title="Engram API", version="0.1.0"))
                 if not merged:
                     merged = schema
                     continue

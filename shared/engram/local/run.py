@@ -8,6 +8,7 @@ import time
 from types import FrameType
 
 from engram import deps
+from engram.db.database import Database
 from engram.local.server import make_server
 from engram.local.stack import install_app, open_database
 from engram.settings import Settings
@@ -16,7 +17,7 @@ from engram.tenants import service
 DEV_TENANT = "dev"
 
 
-def ensure_dev_key(local_admin, settings: Settings) -> str:  # type: ignore[no-untyped-def]
+def ensure_dev_key(local_admin: Database, settings: Settings) -> str:
     """ENGRAM_DEV_API_KEY if set; otherwise one generated on first start and kept (0600) in the
     data directory, so the dev key stays the same across restarts."""
     if settings.dev_api_key:
@@ -49,12 +50,16 @@ def run_local(settings: Settings) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    where = settings.database_url and "DATABASE_URL" or str(settings.pg_data_dir.resolve())
+    where = (settings.database_url and "DATABASE_URL") or str(settings.pg_data_dir.resolve())
     print(f"Engram local stack ready in {time.monotonic() - started:.1f}s", flush=True)
     print(f"  API:       http://{settings.host}:{settings.port}  (OpenAPI at /openapi.json)", flush=True)
     print(f"  database:  {where}", flush=True)
-    print(f"  embedder:  {deps.embedder().model_id} (local)" if settings.embedding_provider == "local"
-          else f"  embedder:  {deps.embedder().model_id}", flush=True)
+    print(
+        f"  embedder:  {deps.embedder().model_id} (local)"
+        if settings.embedding_provider == "local"
+        else f"  embedder:  {deps.embedder().model_id}",
+        flush=True,
+    )
     print(f"  dev API key (tenant '{DEV_TENANT}'): {key}", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
     try:

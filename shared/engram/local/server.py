@@ -7,6 +7,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from engram.local.gateway import MAX_BODY_BYTES, HttpResponse, LocalGateway, error
 from engram.observability import logger
 
+DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
+
 
 def make_server(host: str, port: int, gateway: LocalGateway | None = None) -> ThreadingHTTPServer:
     gw = gateway or LocalGateway()
@@ -22,11 +24,24 @@ def make_server(host: str, port: int, gateway: LocalGateway | None = None) -> Th
                 self._send(error(400, "bad_request", "invalid Content-Length"))
                 return
             if length > MAX_BODY_BYTES:
-                self._send(error(413, "payload_too_large", f"request bodies are limited to {MAX_BODY_BYTES} bytes"))
+                # Read (and drop) a moderately oversized body so the client sees the 413 rather than
+                # a reset connection; beyond that, just close.
+                if length <= DRAIN_LIMIT_BYTES:
+                    remaining = length
+                    while remaining > 0:
+                        chunk = self.rfile.read(min(remaining, 1 << 20))
+                        if not chunk:
+                            break
+                        remaining -= len(chunk)
+                self._send(
+                    error(413, "payload_too_large", f"request bodies are limited to {MAX_BODY_BYTES} bytes")
+                )
                 self.close_connection = True
                 return
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                self._send(error(411, "length_required", "send a Content-Length; chunked bodies are not supported"))
+                self._send(
+                    error(411, "length_required", "send a Content-Length; chunked bodies are not supported")
+                )
                 self.close_connection = True
                 return
             body = self.rfile.read(length) if length else b""

@@ -30,9 +30,11 @@ def open_database(settings: Settings, *, cleanup_mode: str = "stop", app_pool_si
     embedded: EmbeddedPostgres | None = None
     if settings.database_url:
         admin_conninfo = settings.database_url
-        app = Database(settings.app_database_url or admin_conninfo,
-                       set_role=None if settings.app_database_url else settings.app_role,
-                       max_size=app_pool_size)
+        app = Database(
+            settings.app_database_url or admin_conninfo,
+            set_role=None if settings.app_database_url else settings.app_role,
+            max_size=app_pool_size,
+        )
     else:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         embedded = start_embedded(settings.pg_data_dir, cleanup_mode=cleanup_mode)

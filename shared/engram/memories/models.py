@@ -58,10 +58,14 @@ def _finite(vector: list[float]) -> list[float]:
 Content = Annotated[str, AfterValidator(_content_fits)]
 ContainerName = Annotated[str, StringConstraints(pattern=CONTAINER_PATTERN, max_length=520)]
 ContainerQuery = Annotated[str, StringConstraints(pattern=CONTAINER_QUERY_PATTERN, max_length=522)]
-Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=r"^[^\x00]*$")]
+Tag = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=r"^[^\x00]*$")
+]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=r"^[^\x00]*$")]
 Metadata = Annotated[dict[str, JsonValue], AfterValidator(_metadata_fits)]
-Vector = Annotated[list[float], Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS), AfterValidator(_finite)]
+Vector = Annotated[
+    list[float], Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS), AfterValidator(_finite)
+]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
@@ -105,7 +109,9 @@ class MemoryPatch(_Strict):
     @model_validator(mode="after")
     def _something_to_change(self) -> MemoryPatch:
         if not self.model_fields_set:
-            raise ValueError("nothing to change: send at least one of content, tags, metadata, memory_type, expires_at")
+            raise ValueError(
+                "nothing to change: send at least one of content, tags, metadata, memory_type, expires_at"
+            )
         for name in ("content", "tags", "metadata", "memory_type"):
             if name in self.model_fields_set and getattr(self, name) is None:
                 raise ValueError(f"{name} cannot be null")
@@ -133,20 +139,26 @@ class Memory(BaseModel):
 
 class SearchFilters(_Strict):
     memory_type: list[MemoryType] = Field(default_factory=list, max_length=6)
-    tags: list[Tag] = Field(default_factory=list, max_length=50, description="memories carrying all of these tags")
+    tags: list[Tag] = Field(
+        default_factory=list, max_length=50, description="memories carrying all of these tags"
+    )
     agent_id: Identifier | None = None
     conversation_id: Identifier | None = None
     metadata: Metadata = Field(default_factory=dict, description="key/value pairs the metadata must contain")
 
 
 class SearchRequest(_Strict):
-    query: Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
-    container: ContainerQuery | None = Field(default=None, description="'a.b' exactly, or 'a.b.*' for a.b and below")
+    query: Annotated[str, StringConstraints(min_length=1, max_length=10_000, pattern=r"^[^\x00]*$")]
+    container: ContainerQuery | None = Field(
+        default=None, description="'a.b' exactly, or 'a.b.*' for a.b and below"
+    )
     limit: int = Field(default=10, ge=1, le=100)
     score_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     mode: SearchMode = "hybrid"
     filters: SearchFilters = Field(default_factory=SearchFilters)
-    embedding: Vector | None = Field(default=None, description="a query vector of your own, for embedding_model")
+    embedding: Vector | None = Field(
+        default=None, description="a query vector of your own, for embedding_model"
+    )
     embedding_model: ModelName | None = None
 
     @model_validator(mode="after")

@@ -89,8 +89,8 @@ def insert_memory(
     ensure_container(cur, tenant_id, fields["container"])
     row = cur.execute(
         sql.SQL(
-            """INSERT INTO memories AS m (tenant_id, container, content, memory_type, tags, metadata, agent_id,
-                   conversation_id, confidence, valid_from, expires_at, embedding, embedding_model)
+            """INSERT INTO memories AS m (tenant_id, container, content, memory_type, tags, metadata,
+                   agent_id, conversation_id, confidence, valid_from, expires_at, embedding, embedding_model)
                VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()), %s, %s::vector, %s)
                RETURNING {columns}"""
         ).format(columns=MEMORY_COLUMNS),
@@ -131,7 +131,7 @@ def update_memory(
     embedding: Sequence[float] | None = None,
     embedding_model: str | None = None,
 ) -> dict[str, Any] | None:
-    assignments = [sql.SQL("updated_at = now()")]
+    assignments: list[sql.Composable] = [sql.SQL("updated_at = now()")]
     params: list[Any] = []
     for column in ("content", "tags", "metadata", "memory_type", "expires_at"):
         if column in changes:
@@ -169,15 +169,16 @@ def list_memories(
             where, sql.Literal(after[0]), sql.Literal(after[1])
         )
     return cur.execute(
-        sql.SQL("SELECT {columns} FROM memories m WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT {n}").format(
-            columns=MEMORY_COLUMNS, where=where, n=sql.Literal(limit)
-        )
+        sql.SQL(
+            "SELECT {columns} FROM memories m WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT {n}"
+        ).format(columns=MEMORY_COLUMNS, where=where, n=sql.Literal(limit))
     ).fetchall()
 
 
 def stored_dimensions(cur: TenantTx, tenant_id: UUID, model: str) -> int | None:
     row = cur.execute(
-        "SELECT vector_dims(embedding) AS dims FROM memories WHERE tenant_id = %s AND embedding_model = %s LIMIT 1",
+        "SELECT vector_dims(embedding) AS dims FROM memories "
+        "WHERE tenant_id = %s AND embedding_model = %s LIMIT 1",
         (tenant_id, model),
     ).fetchone()
     return row["dims"] if row else None
@@ -186,7 +187,9 @@ def stored_dimensions(cur: TenantTx, tenant_id: UUID, model: str) -> int | None:
 # --- search -----------------------------------------------------------------------------------
 
 
-def count_up_to(cur: TenantTx, tenant_id: UUID, model: str, container: ContainerScope | None, cap: int) -> int:
+def count_up_to(
+    cur: TenantTx, tenant_id: UUID, model: str, container: ContainerScope | None, cap: int
+) -> int:
     """How many embedded rows the vector leg would scan, counted only up to `cap`."""
     where = sql.SQL("m.tenant_id = {} AND m.embedding_model = {} AND {}").format(
         sql.Literal(tenant_id), sql.Literal(model), _container_sql(container)
@@ -212,41 +215,59 @@ def tune_vector_scan(cur: TenantTx, ef_search: int, max_scan_tuples: int) -> Non
 
 
 def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
-    """Hybrid retrieval in one statement: each leg ranks its candidates, reciprocal-rank fusion
-    merges them, and the rows come back with every leg's score."""
+    """Hybrid retrieval in one statement.
+
+    Each leg proposes its top candidates; the pool is their union. Every pooled memory is then
+    ranked by each leg within the pool (its cosine similarity is computed even when only the text
+    leg proposed it), and reciprocal-rank fusion merges the ranks. So a memory that is first for
+    text but outside the vector top-k is not tied with one that only the vector leg found.
+    """
     legs: list[sql.Composable] = []
-    joins: list[sql.Composable] = []
+    proposals: list[sql.Composable] = []
+    similarity: sql.Composable
+    text_rank: sql.Composable
+    text_join: sql.Composable
     if plan.vector is not None:
-        legs.append(sql.SQL("vec AS MATERIALIZED ({}), vec_ranked AS ({})").format(
-            _vector_leg(plan), sql.SQL("SELECT id, 1 - distance AS similarity, "
-                                       "row_number() OVER (ORDER BY distance, id) AS rank FROM vec")
-        ))
-        joins.append(sql.SQL("vec_ranked"))
-    if plan.text is not None:
-        legs.append(sql.SQL("txt AS ({})").format(_text_leg(plan)))
-        joins.append(sql.SQL("txt"))
-    if len(joins) == 2:
-        fused = sql.SQL(
-            "SELECT coalesce(v.id, t.id) AS id, v.similarity, t.text_rank, "
-            "coalesce(1.0 / ({k} + v.rank), 0) + coalesce(1.0 / ({k} + t.rank), 0) AS rrf "
-            "FROM vec_ranked v FULL JOIN txt t ON v.id = t.id"
-        )
-    elif plan.vector is not None:
-        fused = sql.SQL("SELECT id, similarity, NULL::real AS text_rank, 1.0 / ({k} + rank) AS rrf FROM vec_ranked")
+        legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(_vector_leg(plan)))
+        proposals.append(sql.SQL("SELECT id FROM vec"))
+        similarity = sql.SQL(
+            "CASE WHEN m.embedding_model = {model} THEN 1 - (m.embedding <=> {q}::vector) END"
+        ).format(model=sql.Literal(plan.vector.model), q=sql.Literal(_vector_literal(plan.vector.vector)))
     else:
-        fused = sql.SQL("SELECT id, NULL::float8 AS similarity, text_rank, 1.0 / ({k} + rank) AS rrf FROM txt")
+        similarity = sql.SQL("NULL::float8")
+    if plan.text is not None:
+        legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(_text_leg(plan)))
+        proposals.append(sql.SQL("SELECT id FROM txt"))
+        text_rank, text_join = sql.SQL("t.text_rank"), sql.SQL("LEFT JOIN txt t ON t.id = p.id")
+    else:
+        text_rank, text_join = sql.SQL("NULL::real"), sql.SQL("")
     query = sql.SQL(
-        """WITH {legs}, fused AS ({fused})
-           SELECT {columns}, f.similarity, f.text_rank, f.rrf
-           FROM fused f JOIN memories m ON m.id = f.id
-           WHERE m.tenant_id = {tenant}
-           ORDER BY f.rrf DESC, m.id
+        """WITH {legs},
+           pool AS ({proposals}),
+           scored AS (
+               SELECT {columns}, {similarity} AS similarity, {text_rank} AS text_rank
+               FROM pool p JOIN memories m ON m.id = p.id {text_join}
+               WHERE m.tenant_id = {tenant}),
+           ranked AS (
+               SELECT s.*,
+                   CASE WHEN similarity IS NOT NULL
+                        THEN rank() OVER (ORDER BY similarity DESC NULLS LAST) END AS vector_rank,
+                   CASE WHEN text_rank IS NOT NULL
+                        THEN rank() OVER (ORDER BY text_rank DESC NULLS LAST) END AS text_position
+               FROM scored s)
+           SELECT *, coalesce(1.0 / ({k} + vector_rank), 0) + coalesce(1.0 / ({k} + text_position), 0) AS rrf
+           FROM ranked
+           ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
            LIMIT {limit}"""
     ).format(
         legs=sql.SQL(", ").join(legs),
-        fused=fused.format(k=sql.Literal(RRF_K)),
+        proposals=sql.SQL(" UNION ").join(proposals),
         columns=MEMORY_COLUMNS,
+        similarity=similarity,
+        text_rank=text_rank,
+        text_join=text_join,
         tenant=sql.Literal(plan.tenant_id),
+        k=sql.Literal(RRF_K),
         limit=sql.Literal(plan.limit),
     )
     return cur.execute(query).fetchall()
@@ -265,7 +286,7 @@ def _vector_leg(plan: SearchPlan) -> sql.Composable:
             dims=sql.Literal(dims), q=literal
         )
     return sql.SQL(
-        "SELECT m.id, {distance} AS distance FROM memories m "
+        "SELECT m.id FROM memories m "
         "WHERE {where} AND m.embedding_model = {model} ORDER BY {distance} LIMIT {k}"
     ).format(
         distance=distance,
@@ -278,9 +299,10 @@ def _vector_leg(plan: SearchPlan) -> sql.Composable:
 def _text_leg(plan: SearchPlan) -> sql.Composable:
     f = plan.filters
     return sql.SQL(
-        "SELECT c.id, c.rank AS text_rank, row_number() OVER (ORDER BY c.rank DESC, c.id) AS rank "
+        "SELECT c.id, c.rank AS text_rank "
         "FROM memory_text_candidates(replace(plainto_tsquery('english', {q})::text, ' & ', ' | ')::tsquery, "
-        "{k}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, {conversation}, {metadata}::jsonb) c"
+        "{k}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, {conversation}, "
+        "{metadata}::jsonb) c"
     ).format(
         q=sql.Literal(plan.text),
         k=sql.Literal(plan.candidates),
@@ -319,7 +341,9 @@ def _where(tenant_id: UUID, container: ContainerScope | None, filters: SearchFil
         _container_sql(container),
     ]
     if filters.memory_type:
-        clauses.append(sql.SQL("m.memory_type = ANY({}::text[])").format(sql.Literal(list(filters.memory_type))))
+        clauses.append(
+            sql.SQL("m.memory_type = ANY({}::text[])").format(sql.Literal(list(filters.memory_type)))
+        )
     if filters.tags:
         clauses.append(sql.SQL("m.tags @> {}::text[]").format(sql.Literal(list(filters.tags))))
     if filters.agent_id is not None:

@@ -60,8 +60,9 @@ class MemoryService:
     def create(self, tenant_id: UUID, request: MemoryCreate) -> Memory:
         fields = request.model_dump(exclude={"embedding", "embedding_model"})
         with self.db.tenant(tenant_id) as cur:
-            embedding, model = self._embedding_for(cur, tenant_id, request.content, request.embedding,
-                                                   request.embedding_model)
+            embedding, model = self._embedding_for(
+                cur, tenant_id, request.content, request.embedding, request.embedding_model
+            )
             row = repo.insert_memory(cur, tenant_id, fields, embedding, model)
         return Memory(**row)
 
@@ -76,8 +77,14 @@ class MemoryService:
             if "content" in changes and changes["content"] != current["content"]:
                 # Re-embed with the service's model: a caller-supplied vector described the old text.
                 embedding = self.embedder.embed_documents([changes["content"]])[0]
-            row = repo.update_memory(cur, tenant_id, memory_id, changes, embedding,
-                                     self.embedder.model_id if embedding is not None else None)
+            row = repo.update_memory(
+                cur,
+                tenant_id,
+                memory_id,
+                changes,
+                embedding,
+                self.embedder.model_id if embedding is not None else None,
+            )
         if row is None:
             raise _not_found(memory_id)
         return Memory(**row)
@@ -96,14 +103,21 @@ class MemoryService:
             raise _not_found(memory_id)
         return Memory(**row)
 
-    def list(self, tenant_id: UUID, request: ListRequest) -> MemoryPage:
+    def list_memories(self, tenant_id: UUID, request: ListRequest) -> MemoryPage:
         after = _decode_cursor(request.cursor) if request.cursor else None
         with self.db.tenant(tenant_id) as cur:
             rows = repo.list_memories(
-                cur, tenant_id, ContainerScope.parse(request.container), request.filters, request.limit + 1, after
+                cur,
+                tenant_id,
+                ContainerScope.parse(request.container),
+                request.filters,
+                request.limit + 1,
+                after,
             )
         memories = [Memory(**row) for row in rows[: request.limit]]
-        next_cursor = _encode_cursor(memories[-1].created_at, memories[-1].id) if len(rows) > request.limit else None
+        next_cursor = (
+            _encode_cursor(memories[-1].created_at, memories[-1].id) if len(rows) > request.limit else None
+        )
         return MemoryPage(memories=memories, next_cursor=next_cursor)
 
     @tracer.capture_method

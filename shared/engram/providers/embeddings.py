@@ -52,7 +52,9 @@ class OpenAIEmbedder:
             import openai
 
             if not api_key:
-                raise ProviderError("OPENAI_API_KEY is required for the openai embedding provider", transient=False)
+                raise ProviderError(
+                    "OPENAI_API_KEY is required for the openai embedding provider", transient=False
+                )
             client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=3)
         self._client = client
 
@@ -103,7 +105,11 @@ class BedrockEmbedder:
             )
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
-            transient = code in {"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException"}
+            transient = code in {
+                "ThrottlingException",
+                "ServiceUnavailableException",
+                "ModelNotReadyException",
+            }
             raise ProviderError(f"bedrock embeddings failed: {code}", transient=transient) from exc
         vector = json.loads(response["body"].read())["embedding"]
         check_dimensions(vector, self.dimensions)
@@ -116,10 +122,14 @@ def make_embedder(settings: Settings) -> Embedder:
     if settings.embedding_provider == "local":
         from engram.providers.local_embeddings import LocalEmbedder
 
-        return LocalEmbedder(model_id=model_id, model_dir=settings.local_model_dir or settings.data_dir / "models")
+        return LocalEmbedder(
+            model_id=model_id, model_dir=settings.local_model_dir or settings.data_dir / "models"
+        )
     if settings.embedding_provider == "openai":
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-        return OpenAIEmbedder(model_id=model_id, dimensions=dimensions, api_key=key, base_url=settings.openai_base_url)
+        return OpenAIEmbedder(
+            model_id=model_id, dimensions=dimensions, api_key=key, base_url=settings.openai_base_url
+        )
     import boto3
 
     return BedrockEmbedder(

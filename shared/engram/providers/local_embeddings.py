@@ -48,7 +48,9 @@ def assemble_offline_model(target: Path) -> Path | None:
 class LocalEmbedder:
     dimensions = LOCAL_DIMENSIONS
 
-    def __init__(self, *, model_id: str = LOCAL_MODEL_NAME, model_dir: Path, threads: int | None = None) -> None:
+    def __init__(
+        self, *, model_id: str = LOCAL_MODEL_NAME, model_dir: Path, threads: int | None = None
+    ) -> None:
         self.model_id = model_id
         self._model_dir = model_dir / "all-MiniLM-L6-v2"
         self._threads = threads

@@ -62,9 +62,13 @@ def insert_key(cur: TenantTx, tenant_id: UUID, key_hash: bytes, prefix: str, nam
 
 def revoke_key(cur: TenantTx, *, key_hash: bytes | None = None, prefix: str | None = None) -> int:
     if key_hash is not None:
-        cur.execute("UPDATE api_keys SET revoked_at = now() WHERE key_hash = %s AND revoked_at IS NULL", (key_hash,))
+        cur.execute(
+            "UPDATE api_keys SET revoked_at = now() WHERE key_hash = %s AND revoked_at IS NULL", (key_hash,)
+        )
     else:
-        cur.execute("UPDATE api_keys SET revoked_at = now() WHERE prefix = %s AND revoked_at IS NULL", (prefix,))
+        cur.execute(
+            "UPDATE api_keys SET revoked_at = now() WHERE prefix = %s AND revoked_at IS NULL", (prefix,)
+        )
     return cur.rowcount
 
 

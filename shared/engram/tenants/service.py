@@ -56,7 +56,9 @@ def ensure_tenant(admin_db: Database, name: str) -> UUID:
     return tenant_id
 
 
-def issue_key(admin_db: Database, tenant_name: str, *, plaintext: str | None = None, label: str = "") -> IssuedKey:
+def issue_key(
+    admin_db: Database, tenant_name: str, *, plaintext: str | None = None, label: str = ""
+) -> IssuedKey:
     """Create a tenant if needed and give it a key: a new random one, or `plaintext` (the dev key)."""
     tenant_id = ensure_tenant(admin_db, tenant_name)
     key = from_plaintext(plaintext) if plaintext else new_api_key()
@@ -65,7 +67,9 @@ def issue_key(admin_db: Database, tenant_name: str, *, plaintext: str | None = N
     return IssuedKey(tenant_id, tenant_name, key_id, key.plaintext, key.prefix)
 
 
-def revoke_key(admin_db: Database, tenant_name: str, *, plaintext: str | None = None, prefix: str | None = None) -> int:
+def revoke_key(
+    admin_db: Database, tenant_name: str, *, plaintext: str | None = None, prefix: str | None = None
+) -> int:
     tenant_id = ensure_existing_tenant(admin_db, tenant_name)
     with admin_db.tenant(tenant_id) as cur:
         if plaintext:

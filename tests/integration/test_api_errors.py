@@ -1,0 +1,145 @@
+"""Every kind of bad input gets a clear 4xx with a message; nothing a client sends produces a 500."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engram.local.stack import LocalDatabase
+from engram.tenants import service as tenants
+from engram.tenants.service import IssuedKey
+from tests.conftest import Api
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "content"),
+        ({"content": ""}, "content"),
+        ({"content": "   "}, "content"),
+        ({"content": 42}, "content"),
+        ({"content": "x", "memory_type": "opinion"}, "memory_type"),
+        ({"content": "x", "container": "bad name!"}, "container"),
+        ({"content": "x", "container": "a..b"}, "container"),
+        ({"content": "x", "tags": "not-a-list"}, "tags"),
+        ({"content": "x", "tags": [1, 2]}, "tags[0]"),
+        ({"content": "x", "metadata": [1]}, "metadata"),
+        ({"content": "x", "confidence": 2}, "confidence"),
+        ({"content": "x", "expires_at": "tomorrow"}, "expires_at"),
+        ({"content": "x", "unknown_field": 1}, "unknown_field"),
+        ({"content": "x", "embedding": [0.1, 0.2]}, "body"),
+        (
+            {"content": "x", "embedding": [0.1], "embedding_model": "sentence-transformers/all-MiniLM-L6-v2"},
+            "embedding",
+        ),
+        ({"content": "x", "embedding": ["a"], "embedding_model": "m"}, "embedding[0]"),
+    ],
+)
+def test_invalid_memory_is_422_naming_the_field(api: Api, body: dict, field: str) -> None:
+    response = api.post("/v1/memories", body)
+
+    assert response.status == 422, response.json
+    error = response.json["error"]
+    assert error["code"] == "validation_error"
+    assert error["message"]
+    if field != "body":
+        assert error["field"] == field
+
+
+def test_content_over_100_kb_is_rejected_with_its_size(api: Api) -> None:
+    response = api.post("/v1/memories", {"content": "é" * 60_000})  # 120,000 bytes of UTF-8
+
+    assert response.status == 422
+    assert "102400" in response.json["error"]["message"]
+    assert response.json["error"]["field"] == "content"
+
+
+def test_content_of_exactly_100_kb_is_accepted(api: Api) -> None:
+    response = api.post("/v1/memories", {"content": "a" * 102_400})
+
+    assert response.status == 201
+
+
+def test_malformed_json_is_400(api: Api) -> None:
+    for raw in (b"{bad", b"", b"\xff\xfe", b'{"content": "x"'):
+        response = api.post("/v1/memories", raw=raw)
+        assert response.status in (400, 422), raw
+        assert response.json["error"]["message"], raw
+
+
+def test_a_json_body_of_the_wrong_shape_is_422(api: Api) -> None:
+    for body in ([], "text", 3, None):
+        response = api.post("/v1/memories", raw=json.dumps(body).encode())
+        assert response.status == 422, body
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "query"),
+        ({"query": ""}, "query"),
+        ({"query": "x", "limit": 0}, "limit"),
+        ({"query": "x", "limit": 101}, "limit"),
+        ({"query": "x", "limit": "ten"}, "limit"),
+        ({"query": "x", "mode": "semantic"}, "mode"),
+        ({"query": "x", "container": "a.*.b"}, "container"),
+        ({"query": "x", "filters": {"memory_type": ["nope"]}}, "filters.memory_type[0]"),
+        ({"query": "x", "filters": {"colour": "red"}}, "filters.colour"),
+        ({"query": "x", "score_threshold": 5}, "score_threshold"),
+    ],
+)
+def test_invalid_search_is_422_naming_the_field(api: Api, body: dict, field: str) -> None:
+    response = api.post("/v1/search", body)
+
+    assert response.status == 422, response.json
+    assert response.json["error"]["field"] == field
+
+
+def test_missing_key_is_401(anonymous_api: Api) -> None:
+    response = anonymous_api.post("/v1/search", {"query": "x"})
+
+    assert response.status == 401
+    assert response.json["error"]["code"] == "unauthorized"
+
+
+def test_unknown_key_is_403(gateway) -> None:  # type: ignore[no-untyped-def]
+    response = Api(gateway, "engram_not-a-real-key").get("/v1/stats")
+
+    assert response.status == 403
+    assert response.json["error"]["message"] == "unknown API key"
+
+
+def test_revoked_key_is_403(gateway, local_db: LocalDatabase, tenant: IssuedKey) -> None:  # type: ignore[no-untyped-def]
+    assert Api(gateway, tenant.plaintext).get("/v1/stats").status == 200
+
+    tenants.revoke_key(local_db.admin, tenant.tenant_name, prefix=tenant.prefix)
+
+    response = Api(gateway, tenant.plaintext).get("/v1/stats")
+    assert response.status == 403
+    assert "revoked" in response.json["error"]["message"]
+
+
+def test_unknown_route_and_wrong_method(api: Api) -> None:
+    assert api.get("/v1/nothing-here").status == 404
+    wrong = api.call("PUT", "/v1/search", {"query": "x"})
+    assert wrong.status == 405
+    assert "POST" in wrong.json["error"]["message"]
+
+
+def test_hostile_strings_are_stored_verbatim_not_executed(api: Api) -> None:
+    content = "Robert'); DROP TABLE memories;-- \u202e \U0001f600 <script>alert(1)</script>"
+    created = api.post("/v1/memories", {"content": content, "tags": ["'; --"], "metadata": {"k": "' OR 1=1"}})
+
+    assert created.status == 201
+    assert api.get(f"/v1/memories/{created.json['id']}").json["content"] == content
+    found = api.post(
+        "/v1/search", {"query": content, "filters": {"tags": ["'; --"], "metadata": {"k": "' OR 1=1"}}}
+    )
+    assert found.status == 200 and found.json["results"][0]["id"] == created.json["id"]
+
+
+def test_nul_characters_are_422_not_500(api: Api) -> None:
+    assert api.post("/v1/memories", {"content": "a\u0000b"}).status == 422
+    assert api.post("/v1/memories", {"content": "ok", "metadata": {"k": "a\u0000b"}}).status == 422
+    assert api.post("/v1/search", {"query": "a\u0000b"}).status in (200, 422)
