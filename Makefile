@@ -28,7 +28,7 @@ local: $(STAMP)
 	$(BIN)/engram local
 
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --basetemp=$(CURDIR)/.pytest-tmp
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
