@@ -12,6 +12,7 @@ from datetime import datetime
 from uuid import UUID
 
 from engram.db.database import TenantTx
+from engram.errors import Conflict
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def insert_key(cur: TenantTx, tenant_id: UUID, key_hash: bytes, prefix: str, nam
         (tenant_id, key_hash, prefix, name),
     ).fetchone()
     if row is None:
-        raise ValueError("that key already belongs to another tenant")
+        raise Conflict("that key already belongs to another tenant")
     key_id: UUID = row["id"]
     return key_id
 
