@@ -74,6 +74,8 @@ CREATE TABLE memories (
     valid_from       timestamptz NOT NULL DEFAULT now(),
     valid_to         timestamptz,
     expires_at       timestamptz,
+    -- Set when a supersession is undone: this version was wrong and is never current again.
+    reverted_at      timestamptz,
     -- Untyped so that several embedding models can coexist; each model gets its own partial
     -- HNSW index over `embedding::vector(<dims>)` (created by the migration runner).
     embedding        vector,
@@ -190,7 +192,9 @@ CREATE FUNCTION memory_text_candidates(
     p_tags text[] DEFAULT NULL,
     p_agent_id text DEFAULT NULL,
     p_conversation_id text DEFAULT NULL,
-    p_metadata jsonb DEFAULT NULL
+    p_metadata jsonb DEFAULT NULL,
+    p_as_of timestamptz DEFAULT NULL,
+    p_include_history boolean DEFAULT false
 )
 RETURNS TABLE (id uuid, rank real)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -205,8 +209,17 @@ BEGIN
     END IF;
     -- Only the filters asked for go into the statement, so the planner sees a specific query.
     v_sql := 'SELECT m.id, ts_rank_cd(m.fts, $1, 33)::real AS rank FROM memories m '
-          || 'WHERE m.tenant_id = $2 AND m.fts @@ $1 AND m.is_latest '
-          || 'AND (m.expires_at IS NULL OR m.expires_at > now())';
+          || 'WHERE m.tenant_id = $2 AND m.fts @@ $1';
+    -- Time: current memories by default; what was valid at $11; or everything not reverted.
+    IF p_as_of IS NOT NULL THEN
+        v_sql := v_sql || ' AND m.reverted_at IS NULL AND m.valid_from <= $11'
+                       || ' AND (m.valid_to IS NULL OR m.valid_to > $11)'
+                       || ' AND (m.expires_at IS NULL OR m.expires_at > $11)';
+    ELSIF p_include_history THEN
+        v_sql := v_sql || ' AND m.reverted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())';
+    ELSE
+        v_sql := v_sql || ' AND m.is_latest AND (m.expires_at IS NULL OR m.expires_at > now())';
+    END IF;
     -- 'a.b.*' is a.b and everything below it: a range on the "C"-collated name ('.' + 1 = '/').
     IF p_container IS NOT NULL AND p_include_children THEN
         v_sql := v_sql || ' AND (m.container = $3 OR (m.container > $3 || ''.'' AND m.container < $3 || ''/''))';
@@ -221,12 +234,12 @@ BEGIN
     v_sql := v_sql || ' ORDER BY rank DESC, m.id LIMIT $10';
     RETURN QUERY EXECUTE v_sql
         USING p_query, v_tenant, p_container, p_include_children, p_memory_types, p_tags,
-              p_agent_id, p_conversation_id, p_metadata, p_limit;
+              p_agent_id, p_conversation_id, p_metadata, p_limit, p_as_of, p_include_history;
 END
 $$;
-ALTER FUNCTION memory_text_candidates(tsquery, integer, text, boolean, text[], text[], text, text, jsonb)
+ALTER FUNCTION memory_text_candidates(tsquery, integer, text, boolean, text[], text[], text, text, jsonb, timestamptz, boolean)
     OWNER TO engram_search;
-REVOKE ALL ON FUNCTION memory_text_candidates(tsquery, integer, text, boolean, text[], text[], text, text, jsonb)
+REVOKE ALL ON FUNCTION memory_text_candidates(tsquery, integer, text, boolean, text[], text[], text, text, jsonb, timestamptz, boolean)
     FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION memory_text_candidates(tsquery, integer, text, boolean, text[], text[], text, text, jsonb)
+GRANT EXECUTE ON FUNCTION memory_text_candidates(tsquery, integer, text, boolean, text[], text[], text, text, jsonb, timestamptz, boolean)
     TO engram_app;

@@ -12,7 +12,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, principal_of, resolve
 from engram.api.ids import memory_id
-from engram.memories.models import ListRequest, Memory, MemoryCreate, MemoryPage, MemoryPatch
+from engram.memories.models import (
+    ListRequest,
+    Memory,
+    MemoryCreate,
+    MemoryHistory,
+    MemoryPage,
+    MemoryPatch,
+)
 from engram.observability import logger, metrics, tracer
 
 app = build_resolver()
@@ -45,6 +52,16 @@ def patch_memory(id: MemoryId, body: MemoryPatch) -> Memory:
 def delete_memory(id: MemoryId) -> None:
     deps.memory_service().delete(principal_of(app).tenant_id, memory_id(id))
     return Response(status_code=204, body="")  # type: ignore[return-value]
+
+
+@app.get("/v1/memories/<id>/history")
+def memory_history(id: MemoryId) -> MemoryHistory:
+    return deps.memory_service().history(principal_of(app).tenant_id, memory_id(id))
+
+
+@app.post("/v1/memories/<id>/revert")
+def revert_memory(id: MemoryId) -> Memory:
+    return deps.memory_service().revert(principal_of(app).tenant_id, memory_id(id))
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

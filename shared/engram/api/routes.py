@@ -21,6 +21,8 @@ ROUTES: tuple[Route, ...] = (
     Route("memories", "GET", "/v1/memories/{id}"),
     Route("memories", "PATCH", "/v1/memories/{id}"),
     Route("memories", "DELETE", "/v1/memories/{id}"),
+    Route("memories", "GET", "/v1/memories/{id}/history"),
+    Route("memories", "POST", "/v1/memories/{id}/revert"),
     Route("search", "POST", "/v1/search"),
     Route("stats", "GET", "/v1/stats"),
 )

@@ -92,6 +92,10 @@ class MemoryCreate(_Strict):
     expires_at: AwareDatetime | None = None
     embedding: Vector | None = None
     embedding_model: ModelName | None = None
+    supersedes: UUID | None = Field(
+        default=None,
+        description="the id of the memory this one replaces: it stays as history, no longer current",
+    )
 
     @model_validator(mode="after")
     def _pair(self) -> MemoryCreate:
@@ -132,9 +136,15 @@ class Memory(BaseModel):
     valid_from: datetime
     valid_to: datetime | None
     expires_at: datetime | None
+    reverted_at: datetime | None
     embedding_model: str | None
     created_at: datetime
     updated_at: datetime
+
+
+class MemoryHistory(BaseModel):
+    id: UUID
+    versions: list[Memory] = Field(description="the version chain through `updates` links, oldest first")
 
 
 class SearchFilters(_Strict):
@@ -160,11 +170,15 @@ class SearchRequest(_Strict):
         default=None, description="a query vector of your own, for embedding_model"
     )
     embedding_model: ModelName | None = None
+    as_of: AwareDatetime | None = Field(default=None, description="return what was valid at this time")
+    include_history: bool = Field(default=False, description="also return superseded memories")
 
     @model_validator(mode="after")
     def _pair(self) -> SearchRequest:
         if not self.query.strip():
             raise ValueError("query must not be empty or only whitespace")
+        if self.as_of is not None and self.include_history:
+            raise ValueError("as_of and include_history do not go together: as_of already picks the versions")
         _embedding_pair(self.embedding, self.embedding_model)
         return self
 
@@ -184,6 +198,9 @@ class SearchResult(BaseModel):
     metadata: dict[str, Any]
     agent_id: str | None
     conversation_id: str | None
+    is_latest: bool
+    valid_from: datetime
+    valid_to: datetime | None = Field(description="when this stopped being true (superseded), if it has")
     created_at: datetime
     score: float
     scores: Scores

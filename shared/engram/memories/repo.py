@@ -20,7 +20,7 @@ from engram.memories.models import ContainerQuery, SearchFilters
 
 MEMORY_COLUMNS = sql.SQL(
     "m.id, m.content, m.container, m.memory_type, m.tags, m.metadata, m.agent_id, m.conversation_id, "
-    "m.confidence, m.is_latest, m.valid_from, m.valid_to, m.expires_at, m.embedding_model, "
+    "m.confidence, m.is_latest, m.valid_from, m.valid_to, m.expires_at, m.reverted_at, m.embedding_model, "
     "m.created_at, m.updated_at"
 )
 RRF_K = 60
@@ -50,6 +50,17 @@ class VectorQuery:
 
 
 @dataclass(frozen=True)
+class TimeScope:
+    """Which versions count: current ones (default), those valid at `as_of`, or all but reverted."""
+
+    as_of: datetime | None = None
+    include_history: bool = False
+
+
+CURRENT = TimeScope()
+
+
+@dataclass(frozen=True)
 class SearchPlan:
     tenant_id: UUID
     text: str | None
@@ -58,6 +69,7 @@ class SearchPlan:
     filters: SearchFilters
     candidates: int
     limit: int
+    time: TimeScope = CURRENT
 
 
 # --- containers -------------------------------------------------------------------------------
@@ -184,6 +196,86 @@ def stored_dimensions(cur: TenantTx, tenant_id: UUID, model: str) -> int | None:
     return row["dims"] if row else None
 
 
+# --- versions: supersession, history, revert ---------------------------------------------------
+
+
+def lock_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, Any] | None:
+    """The memory's row, locked until the transaction ends (two supersessions cannot interleave)."""
+    return cur.execute(
+        sql.SQL("SELECT {columns} FROM memories m WHERE m.tenant_id = %s AND m.id = %s FOR UPDATE").format(
+            columns=MEMORY_COLUMNS
+        ),
+        (tenant_id, memory_id),
+    ).fetchone()
+
+
+def retire(cur: TenantTx, tenant_id: UUID, old_id: UUID, new_id: UUID, valid_to: datetime) -> None:
+    """`new` updates `old`: old stays as history, valid until `valid_to`, no longer current."""
+    cur.execute(
+        "UPDATE memories SET is_latest = false, valid_to = greatest(valid_from, %s), updated_at = now() "
+        "WHERE tenant_id = %s AND id = %s",
+        (valid_to, tenant_id, old_id),
+    )
+    cur.execute(
+        "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type) "
+        "VALUES (%s, %s, %s, 'updates') ON CONFLICT (source_id, target_id, relationship_type) DO NOTHING",
+        (tenant_id, new_id, old_id),
+    )
+
+
+def replacement_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> UUID | None:
+    """The memory that retired this one (the source of an `updates` link to it), if any."""
+    row = cur.execute(
+        "SELECT r.source_id FROM memory_relationships r JOIN memories m ON m.id = r.source_id "
+        "WHERE r.tenant_id = %s AND r.target_id = %s AND r.relationship_type = 'updates' "
+        "AND m.reverted_at IS NULL ORDER BY r.created_at DESC LIMIT 1",
+        (tenant_id, memory_id),
+    ).fetchone()
+    return row["source_id"] if row else None
+
+
+def restore(cur: TenantTx, tenant_id: UUID, memory_id: UUID, replacement_id: UUID) -> dict[str, Any]:
+    """Undo a supersession: the replacement is reverted, the memory is current again."""
+    cur.execute(
+        "UPDATE memories SET is_latest = false, reverted_at = now(), valid_to = now(), updated_at = now() "
+        "WHERE tenant_id = %s AND id = %s",
+        (tenant_id, replacement_id),
+    )
+    cur.execute(
+        "UPDATE memory_relationships SET metadata = metadata || jsonb_build_object('reverted_at', now()) "
+        "WHERE tenant_id = %s AND source_id = %s AND target_id = %s AND relationship_type = 'updates'",
+        (tenant_id, replacement_id, memory_id),
+    )
+    row = cur.execute(
+        sql.SQL(
+            "UPDATE memories AS m SET is_latest = true, valid_to = NULL, updated_at = now() "
+            "WHERE m.tenant_id = %s AND m.id = %s RETURNING {columns}"
+        ).format(columns=MEMORY_COLUMNS),
+        (tenant_id, memory_id),
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
+    """Every version linked to this memory by `updates`, in either direction, oldest first."""
+    return cur.execute(
+        sql.SQL(
+            """WITH RECURSIVE chain(id) AS (
+                   SELECT %s::uuid
+                   UNION  -- not UNION ALL: an id seen once is not walked again, so cycles end
+                   SELECT CASE WHEN r.source_id = c.id THEN r.target_id ELSE r.source_id END
+                   FROM chain c JOIN memory_relationships r
+                     ON r.tenant_id = %s AND r.relationship_type = 'updates'
+                    AND (r.source_id = c.id OR r.target_id = c.id))
+               SELECT {columns} FROM memories m
+               WHERE m.tenant_id = %s AND m.id IN (SELECT id FROM chain)
+               ORDER BY m.valid_from, m.created_at, m.id"""
+        ).format(columns=MEMORY_COLUMNS),
+        (memory_id, tenant_id, tenant_id),
+    ).fetchall()
+
+
 # --- search -----------------------------------------------------------------------------------
 
 
@@ -290,7 +382,7 @@ def _vector_leg(plan: SearchPlan) -> sql.Composable:
         "WHERE {where} AND m.embedding_model = {model} ORDER BY {distance} LIMIT {k}"
     ).format(
         distance=distance,
-        where=_where(plan.tenant_id, plan.container, plan.filters),
+        where=_where(plan.tenant_id, plan.container, plan.filters, plan.time),
         model=sql.Literal(plan.vector.model),
         k=sql.Literal(plan.candidates),
     )
@@ -302,7 +394,7 @@ def _text_leg(plan: SearchPlan) -> sql.Composable:
         "SELECT c.id, c.rank AS text_rank "
         "FROM memory_text_candidates(replace(plainto_tsquery('english', {q})::text, ' & ', ' | ')::tsquery, "
         "{k}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, {conversation}, "
-        "{metadata}::jsonb) c"
+        "{metadata}::jsonb, {as_of}::timestamptz, {history}) c"
     ).format(
         q=sql.Literal(plan.text),
         k=sql.Literal(plan.candidates),
@@ -313,6 +405,8 @@ def _text_leg(plan: SearchPlan) -> sql.Composable:
         agent=sql.Literal(f.agent_id),
         conversation=sql.Literal(f.conversation_id),
         metadata=sql.Literal(Jsonb(f.metadata) if f.metadata else None),
+        as_of=sql.Literal(plan.time.as_of),
+        history=sql.Literal(plan.time.include_history),
     )
 
 
@@ -333,11 +427,24 @@ def _container_sql(container: ContainerScope | None) -> sql.Composable:
     )
 
 
-def _where(tenant_id: UUID, container: ContainerScope | None, filters: SearchFilters) -> sql.Composable:
+def _time_sql(time: TimeScope) -> sql.Composable:
+    # Keep in step with the same three cases in memory_text_candidates (migrations/0001_core.sql).
+    if time.as_of is not None:
+        return sql.SQL(
+            "m.reverted_at IS NULL AND m.valid_from <= {t} AND (m.valid_to IS NULL OR m.valid_to > {t}) "
+            "AND (m.expires_at IS NULL OR m.expires_at > {t})"
+        ).format(t=sql.Literal(time.as_of))
+    if time.include_history:
+        return sql.SQL("m.reverted_at IS NULL AND {}").format(_LIVE)
+    return sql.SQL("m.is_latest AND {}").format(_LIVE)
+
+
+def _where(
+    tenant_id: UUID, container: ContainerScope | None, filters: SearchFilters, time: TimeScope = CURRENT
+) -> sql.Composable:
     clauses: list[sql.Composable] = [
         sql.SQL("m.tenant_id = {}").format(sql.Literal(tenant_id)),
-        sql.SQL("m.is_latest"),
-        _LIVE,
+        _time_sql(time),
         _container_sql(container),
     ]
     if filters.memory_type:

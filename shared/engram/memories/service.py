@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from engram.db.database import Database
-from engram.errors import InvalidInput, NotFound
+from engram.errors import Conflict, InvalidInput, NotFound
 from engram.memories import repo
 from engram.memories.models import (
     ContainerCount,
@@ -20,6 +20,7 @@ from engram.memories.models import (
     ListRequest,
     Memory,
     MemoryCreate,
+    MemoryHistory,
     MemoryPage,
     MemoryPatch,
     Scores,
@@ -29,7 +30,7 @@ from engram.memories.models import (
     Stats,
     TypeCount,
 )
-from engram.memories.repo import ContainerScope, SearchPlan, VectorQuery
+from engram.memories.repo import ContainerScope, SearchPlan, TimeScope, VectorQuery
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions
 
@@ -58,13 +59,54 @@ class MemoryService:
 
     @tracer.capture_method
     def create(self, tenant_id: UUID, request: MemoryCreate) -> Memory:
-        fields = request.model_dump(exclude={"embedding", "embedding_model"})
+        fields = request.model_dump(exclude={"embedding", "embedding_model", "supersedes"})
         with self.db.tenant(tenant_id) as cur:
+            old = self._supersedable(cur, tenant_id, request.supersedes) if request.supersedes else None
             embedding, model = self._embedding_for(
                 cur, tenant_id, request.content, request.embedding, request.embedding_model
             )
             row = repo.insert_memory(cur, tenant_id, fields, embedding, model)
+            if old is not None:
+                # The new memory and the retirement of the old one commit together, or not at all.
+                repo.retire(cur, tenant_id, old["id"], row["id"], row["valid_from"])
         return Memory(**row)
+
+    def history(self, tenant_id: UUID, memory_id: UUID) -> MemoryHistory:
+        with self.db.tenant(tenant_id) as cur:
+            rows = repo.version_chain(cur, tenant_id, memory_id)
+        if not rows:
+            raise _not_found(memory_id)
+        return MemoryHistory(id=memory_id, versions=[Memory(**row) for row in rows])
+
+    @tracer.capture_method
+    def revert(self, tenant_id: UUID, memory_id: UUID) -> Memory:
+        """Undo the supersession that retired `memory_id`: it is current again, and the memory that
+        replaced it is marked reverted (kept, never current again)."""
+        with self.db.tenant(tenant_id) as cur:
+            memory = repo.lock_memory(cur, tenant_id, memory_id)
+            if memory is None:
+                raise _not_found(memory_id)
+            if memory["is_latest"]:
+                raise Conflict(f"memory {memory_id} is current: there is no supersession to revert")
+            replacement_id = repo.replacement_of(cur, tenant_id, memory_id)
+            if replacement_id is None:
+                raise Conflict(f"memory {memory_id} was not superseded by another memory")
+            replacement = repo.lock_memory(cur, tenant_id, replacement_id)
+            if replacement is None or not replacement["is_latest"]:
+                raise Conflict(
+                    f"memory {replacement_id}, which replaced {memory_id}, has itself been superseded: "
+                    "revert the newer version first"
+                )
+            row = repo.restore(cur, tenant_id, memory_id, replacement_id)
+        return Memory(**row)
+
+    def _supersedable(self, cur: Any, tenant_id: UUID, memory_id: UUID) -> dict[str, Any]:
+        old = repo.lock_memory(cur, tenant_id, memory_id)
+        if old is None:
+            raise InvalidInput(f"supersedes: memory {memory_id} not found", details={"field": "supersedes"})
+        if not old["is_latest"]:
+            raise Conflict(f"memory {memory_id} is already superseded; supersede its current version instead")
+        return old
 
     @tracer.capture_method
     def patch(self, tenant_id: UUID, memory_id: UUID, request: MemoryPatch) -> Memory:
@@ -159,6 +201,7 @@ class MemoryService:
                 filters=request.filters,
                 candidates=candidates,
                 limit=request.limit,
+                time=TimeScope(as_of=request.as_of, include_history=request.include_history),
             )
             rows = repo.search(cur, plan)
         legs = (vector is not None) + (plan.text is not None)
@@ -222,6 +265,9 @@ def _result(row: dict[str, Any], mode: str, legs: int) -> SearchResult:
         metadata=row["metadata"],
         agent_id=row["agent_id"],
         conversation_id=row["conversation_id"],
+        is_latest=row["is_latest"],
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
         created_at=row["created_at"],
         score=round(score if score is not None else 0.0, 6),
         scores=Scores(vector=similarity, text=text_rank, fused=round(fused, 6)),
