@@ -330,27 +330,35 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
     if plan.text is not None:
         legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(_text_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM txt"))
-        text_rank, text_join = sql.SQL("t.text_rank"), sql.SQL("LEFT JOIN txt t ON t.id = p.id")
+        text_rank, text_join = sql.SQL("x.text_rank"), sql.SQL("LEFT JOIN txt x ON x.id = m.id")
     else:
         text_rank, text_join = sql.SQL("NULL::real"), sql.SQL("")
     query = sql.SQL(
         """WITH {legs},
-           pool AS ({proposals}),
+           pool AS MATERIALIZED ({proposals}),
            scored AS (
-               SELECT {columns}, {similarity} AS similarity, {text_rank} AS text_rank
-               FROM pool p JOIN memories m ON m.id = p.id {text_join}
-               WHERE m.tenant_id = {tenant}),
+               -- Pooled rows are fetched by primary key (= ANY(ARRAY(...))): a join here let the
+               -- planner hash-join the whole tenant.
+               SELECT m.id, {similarity} AS similarity, {text_rank} AS text_rank
+               FROM memories m {text_join}
+               WHERE m.tenant_id = {tenant} AND m.id = ANY(ARRAY(SELECT id FROM pool))),
            ranked AS (
                SELECT s.*,
                    CASE WHEN similarity IS NOT NULL
                         THEN rank() OVER (ORDER BY similarity DESC NULLS LAST) END AS vector_rank,
                    CASE WHEN text_rank IS NOT NULL
                         THEN rank() OVER (ORDER BY text_rank DESC NULLS LAST) END AS text_position
-               FROM scored s)
-           SELECT *, coalesce(1.0 / ({k} + vector_rank), 0) + coalesce(1.0 / ({k} + text_position), 0) AS rrf
-           FROM ranked
-           ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
-           LIMIT {limit}"""
+               FROM scored s),
+           top AS MATERIALIZED (
+               SELECT id, similarity, text_rank,
+                   coalesce(1.0 / ({k} + vector_rank), 0) + coalesce(1.0 / ({k} + text_position), 0) AS rrf
+               FROM ranked
+               ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
+               LIMIT {limit})
+           SELECT {columns}, t.similarity, t.text_rank, t.rrf
+           FROM top t JOIN memories m ON m.id = t.id
+           WHERE m.tenant_id = {tenant} AND m.id = ANY(ARRAY(SELECT id FROM top))
+           ORDER BY t.rrf DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, m.id"""
     ).format(
         legs=sql.SQL(", ").join(legs),
         proposals=sql.SQL(" UNION ").join(proposals),
