@@ -65,6 +65,7 @@ def embedder() -> Embedder:
 
 
 def memory_service() -> MemoryService:
+    from engram.documents.search import ChunkSearcher
     from engram.memories.service import MemoryService
 
     s = current().settings
@@ -74,4 +75,9 @@ def memory_service() -> MemoryService:
         exact_scan_threshold=s.exact_scan_threshold,
         ef_search=s.hnsw_ef_search,
         max_scan_tuples=s.hnsw_max_scan_tuples,
+        chunks=ChunkSearcher(
+            exact_scan_threshold=s.exact_scan_threshold,
+            ef_search=s.hnsw_ef_search,
+            max_scan_tuples=s.hnsw_max_scan_tuples,
+        ),
     )

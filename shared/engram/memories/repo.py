@@ -237,7 +237,9 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
         fused = sql.SQL("SELECT id, NULL::float8 AS similarity, text_rank, 1.0 / ({k} + rank) AS rrf FROM txt")
     query = sql.SQL(
         """WITH {legs}, fused AS ({fused})
-           SELECT {columns}, f.similarity, f.text_rank, f.rrf
+           SELECT {columns}, f.similarity, f.text_rank, f.rrf, 'memory' AS kind,
+                  (SELECT s.document_id FROM memory_sources s WHERE s.memory_id = m.id
+                   ORDER BY s.created_at, s.document_id LIMIT 1) AS document_id
            FROM fused f JOIN memories m ON m.id = f.id
            WHERE m.tenant_id = {tenant}
            ORDER BY f.rrf DESC, m.id
