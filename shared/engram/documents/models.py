@@ -20,13 +20,21 @@ Filename = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255, pattern=r"^[^\x00/\\]+$")
 ]
 ContentType = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=3, max_length=200,
-                           pattern=r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$")
+    str,
+    StringConstraints(
+        strip_whitespace=True,
+        min_length=3,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$",
+    ),
 ]
-Url = Annotated[str, StringConstraints(strip_whitespace=True, min_length=8, max_length=4096,
-                                       pattern=r"^https?://[^\s\x00]+$")]
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500,
-                                         pattern=r"^[^\x00]*$")]
+Url = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=8, max_length=4096, pattern=r"^https?://[^\s\x00]+$"),
+]
+Title = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500, pattern=r"^[^\x00]*$")
+]
 
 
 class _Strict(BaseModel):
@@ -113,7 +121,11 @@ class Document(BaseModel):
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Document:
-        error = DocumentError(code=row["error_code"] or "ingest_failed", message=row["error"]) if row["error"] else None
+        error = (
+            DocumentError(code=row["error_code"] or "ingest_failed", message=row["error"])
+            if row["error"]
+            else None
+        )
         fields = {k: v for k, v in row.items() if k in cls.model_fields and k != "error"}
         return cls(**fields, error=error)
 
@@ -121,7 +133,9 @@ class Document(BaseModel):
 class DocumentAccepted(BaseModel):
     id: UUID
     status: DocumentStatus
-    duplicate: bool = Field(default=False, description="the same content was already ingested: nothing new to do")
+    duplicate: bool = Field(
+        default=False, description="the same content was already ingested: nothing new to do"
+    )
 
 
 class DocumentListRequest(_Strict):
