@@ -74,11 +74,12 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
 
 
 def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Resolve an event. The API speaks only JSON, so a body sent without a JSON content type
-    (curl -d sends form encoding) is still read as JSON rather than as a form."""
+    """Resolve an event. The API speaks JSON, so a body sent without a JSON content type (curl -d
+    sends form encoding) is still read as JSON rather than as a form. The one exception is a
+    multipart upload, which its route reads itself."""
     headers = event.get("headers") or {}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
-    if event.get("body") and "json" not in content_type.lower():
+    if event.get("body") and "json" not in content_type.lower() and "multipart/form-data" not in content_type.lower():
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["Content-Type"] = "application/json"
         multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
