@@ -162,7 +162,8 @@ class MemoryService:
         results = [_result(row, request.mode, legs) for row in rows]
         if request.scope == "all" and self.chunks is not None:
             # Both kinds are scored alike (RRF scaled the same way, or the same similarity / rank).
-            results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))[: request.limit]
+            results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))
+            results = results[: request.limit]
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
         return SearchResponse(query=request.query, results=results, total=len(results))
