@@ -33,7 +33,9 @@ def pdf(pages: list[str], *, password: str | None = None) -> bytes:
         page = doc.new_page()
         page.insert_textbox(pymupdf.Rect(72, 72, 540, 770), text, fontsize=10)
     if password:
-        return doc.tobytes(encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw=password, owner_pw=password + "-owner")
+        return doc.tobytes(
+            encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw=password, owner_pw=password + "-owner"
+        )
     return doc.tobytes()
 
 

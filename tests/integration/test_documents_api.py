@@ -16,7 +16,8 @@ The staging cluster runs in the Frankfurt region and serves the internal dashboa
 
 ## Database
 
-The primary database listens on port 6543 behind the connection pooler. Backups are taken every night at two o'clock.
+The primary database listens on port 6543 behind the connection pooler.
+Backups are taken every night at two o'clock.
 """
 
 
@@ -39,12 +40,18 @@ def test_search_finds_a_documents_chunks_and_memories_with_their_document(api: A
     doc = ingest(api, {"content": NOTES, "filename": "notes.md", "container": "ops.notes"})
 
     both = api.post("/v1/search", {"query": "which port does the primary database use"}).json["results"]
-    chunks = api.post("/v1/search", {"query": "which port does the primary database use", "scope": "chunks"}).json
-    memories = api.post("/v1/search", {"query": "which port does the primary database use", "scope": "memories"})
+    chunks = api.post(
+        "/v1/search", {"query": "which port does the primary database use", "scope": "chunks"}
+    ).json
+    memories = api.post(
+        "/v1/search", {"query": "which port does the primary database use", "scope": "memories"}
+    )
 
     assert {r["kind"] for r in both} == {"memory", "chunk"}
     assert all(r["document_id"] == doc["id"] for r in both)
-    assert chunks["results"] and all(r["kind"] == "chunk" and r["memory_type"] is None for r in chunks["results"])
+    assert chunks["results"] and all(
+        r["kind"] == "chunk" and r["memory_type"] is None for r in chunks["results"]
+    )
     top = memories.json["results"][0]
     assert top["kind"] == "memory"
     assert "6543" in top["content"]
@@ -54,7 +61,9 @@ def test_search_finds_a_documents_chunks_and_memories_with_their_document(api: A
 
 
 def test_a_pdf_sent_as_a_file_is_extracted_with_page_markers(api: Api) -> None:
-    pdf = files.pdf(["The invoice service is owned by the payments team.", "Refunds are processed within five days."])
+    pdf = files.pdf(
+        ["The invoice service is owned by the payments team.", "Refunds are processed within five days."]
+    )
 
     doc = ingest(api, {"file_base64": base64.b64encode(pdf).decode(), "filename": "handbook.pdf"})
     chunks = api.post("/v1/search", {"query": "how long do refunds take", "scope": "chunks"}).json["results"]
@@ -76,12 +85,20 @@ def test_the_same_content_twice_is_one_document(api: Api) -> None:
 
 
 def test_custom_id_replaces_the_document_when_its_content_changes(api: Api) -> None:
-    v1 = ingest(api, {"content": "The office opens at eight in the morning every weekday.", "custom_id": "hours"})
+    v1 = ingest(
+        api, {"content": "The office opens at eight in the morning every weekday.", "custom_id": "hours"}
+    )
 
-    same = api.post("/v1/documents", {"content": "The office opens at eight in the morning every weekday.",
-                                      "custom_id": "hours"}).json
-    v2 = ingest(api, {"content": "The office opens at nine in the morning every weekday.", "custom_id": "hours"})
-    found = api.post("/v1/search", {"query": "when does the office open", "scope": "memories"}).json["results"]
+    same = api.post(
+        "/v1/documents",
+        {"content": "The office opens at eight in the morning every weekday.", "custom_id": "hours"},
+    ).json
+    v2 = ingest(
+        api, {"content": "The office opens at nine in the morning every weekday.", "custom_id": "hours"}
+    )
+    found = api.post("/v1/search", {"query": "when does the office open", "scope": "memories"}).json[
+        "results"
+    ]
 
     assert same["duplicate"] is True and same["id"] == v1["id"]
     assert v2["id"] == v1["id"] and v2["revision"] == v1["revision"] + 1 and v2["status"] == "done"
@@ -90,11 +107,16 @@ def test_custom_id_replaces_the_document_when_its_content_changes(api: Api) -> N
 
 def test_list_pages_with_a_cursor_and_filters_by_status(api: Api) -> None:
     for n in range(3):
-        ingest(api, {"content": f"Document number {n} talks about the number {n} in detail here.", "container": "pg"})
+        ingest(
+            api,
+            {"content": f"Document number {n} talks about the number {n} in detail here.", "container": "pg"},
+        )
     ingest(api, {"content": "", "filename": "empty.txt", "container": "pg"})
 
     first = api.post("/v1/documents/list", {"container": "pg", "limit": 2}).json
-    second = api.post("/v1/documents/list", {"container": "pg", "limit": 2, "cursor": first["next_cursor"]}).json
+    second = api.post(
+        "/v1/documents/list", {"container": "pg", "limit": 2, "cursor": first["next_cursor"]}
+    ).json
     failed = api.post("/v1/documents/list", {"container": "pg", "status": "failed"}).json
 
     assert len(first["documents"]) == 2 and first["next_cursor"]
@@ -106,12 +128,17 @@ def test_list_pages_with_a_cursor_and_filters_by_status(api: Api) -> None:
 
 def test_delete_removes_chunks_and_the_memories_only_it_produced(api: Api) -> None:
     shared_fact = "The release train leaves every second Tuesday of the month."
-    keep = ingest(api, {"content": shared_fact + " Hotfixes go out whenever they are ready.", "container": "rel"})
-    gone = ingest(api, {"content": shared_fact + " The freeze starts two days before each release.",
-                        "container": "rel"})
+    keep = ingest(
+        api, {"content": shared_fact + " Hotfixes go out whenever they are ready.", "container": "rel"}
+    )
+    gone = ingest(
+        api, {"content": shared_fact + " The freeze starts two days before each release.", "container": "rel"}
+    )
 
     deleted = api.delete(f"/v1/documents/{gone['id']}")
-    after = api.post("/v1/search", {"query": "release train freeze hotfixes", "container": "rel", "limit": 50}).json
+    after = api.post(
+        "/v1/search", {"query": "release train freeze hotfixes", "container": "rel", "limit": 50}
+    ).json
 
     assert deleted.status == 204
     assert api.get(f"/v1/documents/{gone['id']}").status == 404
@@ -153,14 +180,21 @@ def test_another_tenants_document_is_invisible(api: Api, other_api: Api) -> None
 def test_local_upload_takes_multipart(api: Api) -> None:
     boundary = "engram-test-boundary"
     body = (
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"container\"\r\n\r\nuploads\r\n"
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"tags\"\r\n\r\n[\"people\"]\r\n"
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"people.csv\"\r\n"
-        f"Content-Type: text/csv\r\n\r\n"
-    ).encode() + files.csv_people() + f"\r\n--{boundary}--\r\n".encode()
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="container"\r\n\r\nuploads\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="tags"\r\n\r\n["people"]\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="people.csv"\r\n'
+            f"Content-Type: text/csv\r\n\r\n"
+        ).encode()
+        + files.csv_people()
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
 
-    response = api.post("/v1/documents/upload", raw=body,
-                        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    response = api.post(
+        "/v1/documents/upload",
+        raw=body,
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
     done = wait_final(api, response.json["id"])
     found = api.post("/v1/search", {"query": "who works in Berlin", "container": "uploads"}).json["results"]
 
