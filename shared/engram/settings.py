@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engram.pipeline.steps import WORK_PREFIX
+
 EmbeddingProviderName = Literal["local", "openai", "bedrock"]
 OcrProviderName = Literal["auto", "textract", "tesseract", "none"]
 TranscriptionProviderName = Literal["none", "transcribe", "openai"]
@@ -79,7 +81,7 @@ class Settings(BaseSettings):
     # the pipeline runs in-process (the local runner); without a state machine ARN, likewise.
     documents_bucket: str | None = None
     state_machine_arn: str | None = None
-    work_prefix: str = "_engram/"
+    work_prefix: str = WORK_PREFIX
     max_file_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
     max_pdf_pages: int = Field(default=2000, ge=1)
     max_extracted_chars: int = Field(default=20_000_000, ge=1000)
