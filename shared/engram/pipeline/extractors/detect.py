@@ -3,6 +3,7 @@ name's extension, else "is it UTF-8 text?". The result is one canonical type per
 
 from __future__ import annotations
 
+import codecs
 import posixpath
 
 from engram.pipeline.extractors.code import LANGUAGE_BY_EXTENSION, code_content_type
@@ -100,6 +101,8 @@ def extension_of(filename: str | None) -> str:
 
 
 def sniff(data: bytes) -> str | None:
+    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None  # text with a byte-order mark (FF FE would otherwise look like an MPEG frame)
     for magic, offset, content_type in _MAGIC:
         if data[offset : offset + len(magic)] == magic:
             return content_type
@@ -109,8 +112,8 @@ def sniff(data: bytes) -> str | None:
         return "audio/wav"
     if data[4:8] == b"ftyp":
         return "audio/mp4"
-    if len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0 and data[1] & 0x06:
-        return "audio/mpeg"  # an MPEG audio frame header without ID3
+    if len(data) > 1 and data[0] == 0xFF and data[1] in (0xFB, 0xFA, 0xF3, 0xF2, 0xE3, 0xE2):
+        return "audio/mpeg"  # an MPEG-1/2/2.5 layer III frame header without ID3
     head = data[:1024].lstrip().lower()
     if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head[:200]:
         return "text/html"
@@ -144,6 +147,8 @@ def detect(data: bytes, filename: str | None, declared: str | None) -> str:
 
 def looks_like_text(data: bytes) -> bool:
     sample = data[:4096]
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return True
     if b"\x00" in sample:
         return False
     try:
