@@ -92,8 +92,11 @@ def memory_service() -> MemoryService:
 
 def boto_client(service: str) -> Any:
     import boto3
+    from botocore.config import Config
 
-    return boto3.client(service, region_name=current().settings.aws_region)  # type: ignore[call-overload]
+    # SigV4 everywhere: presigned S3 URLs must work in every region and with KMS-encrypted buckets.
+    config = Config(signature_version="s3v4") if service == "s3" else None
+    return boto3.client(service, region_name=current().settings.aws_region, config=config)  # type: ignore[call-overload]
 
 
 def blob_store() -> BlobStore:
