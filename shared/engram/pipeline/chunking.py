@@ -219,7 +219,7 @@ def chunk_code(segments: list[Segment], target: int) -> list[ChunkDraft]:
         meta = {
             k: v
             for k, v in segment.meta.items()
-            if k in ("kind", "symbol", "language", "start_line", "end_line", "signature")
+            if k in ("kind", "symbol", "language", "start_line", "end_line", "signature", "doc")
         }
         drafts.extend(_code_pieces(segment.text, meta, target))
     flush_pending()

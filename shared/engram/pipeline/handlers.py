@@ -8,6 +8,7 @@ with backoff), a PipelineFailure subclass (the document fails with its message),
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import psycopg
@@ -23,6 +24,7 @@ from engram.pipeline.run import STEP_FUNCTIONS, mark_done, mark_failed
 def run_step(ctx: PipelineContext, step: str, event: dict[str, Any]) -> dict[str, Any]:
     ref = DocumentRef.from_event(event)
     logger.append_keys(document_id=str(ref.document_id), revision=ref.revision, step=step)
+    started = time.monotonic()
     try:
         STEP_FUNCTIONS[step](ctx, ref)
     except (PipelineFailure, TransientError) as exc:
@@ -38,6 +40,7 @@ def run_step(ctx: PipelineContext, step: str, event: dict[str, Any]) -> dict[str
         psycopg.errors.DeadlockDetected,
     ) as exc:
         raise TransientError(f"database unavailable: {type(exc).__name__}") from exc
+    logger.info("step done", extra={"seconds": round(time.monotonic() - started, 3)})
     return ref.to_event()
 
 

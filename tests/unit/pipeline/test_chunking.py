@@ -100,6 +100,7 @@ def test_code_is_one_chunk_per_function_and_class() -> None:
         ("class", "Invoice"),
     ]
     assert chunks[2].content.startswith("class Invoice:") and "def total" in chunks[2].content
+    assert chunks[1].metadata["doc"] == "Return the amount with VAT added."  # for the memory extractor
 
 
 def test_a_function_larger_than_a_chunk_is_cut_at_blank_lines() -> None:
