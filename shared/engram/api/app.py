@@ -79,7 +79,8 @@ def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) ->
     multipart upload, which its route reads itself."""
     headers = event.get("headers") or {}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
-    if event.get("body") and "json" not in content_type.lower() and "multipart/form-data" not in content_type.lower():
+    kind = content_type.lower()
+    if event.get("body") and "json" not in kind and "multipart/form-data" not in kind:
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["Content-Type"] = "application/json"
         multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
