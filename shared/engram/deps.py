@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from engram.db.database import Database
+    from engram.documents.service import DocumentService
     from engram.memories.service import MemoryService
+    from engram.pipeline.blobs import BlobStore
+    from engram.pipeline.context import PipelineContext
+    from engram.pipeline.start import PipelineStarter
     from engram.providers.embeddings import Embedder
 
 
@@ -23,6 +27,9 @@ class Deps:
     settings: Settings
     database: Database | None = None
     embedder: Embedder | None = None
+    blobs: BlobStore | None = None
+    starter: PipelineStarter | None = None
+    pipeline: PipelineContext | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -65,6 +72,7 @@ def embedder() -> Embedder:
 
 
 def memory_service() -> MemoryService:
+    from engram.documents.search import ChunkSearcher
     from engram.memories.service import MemoryService
 
     s = current().settings
@@ -74,4 +82,73 @@ def memory_service() -> MemoryService:
         exact_scan_threshold=s.exact_scan_threshold,
         ef_search=s.hnsw_ef_search,
         max_scan_tuples=s.hnsw_max_scan_tuples,
+        chunks=ChunkSearcher(
+            exact_scan_threshold=s.exact_scan_threshold,
+            ef_search=s.hnsw_ef_search,
+            max_scan_tuples=s.hnsw_max_scan_tuples,
+        ),
+    )
+
+
+def boto_client(service: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    # SigV4 everywhere: presigned S3 URLs must work in every region and with KMS-encrypted buckets.
+    config = Config(signature_version="s3v4") if service == "s3" else None
+    return boto3.client(service, region_name=current().settings.aws_region, config=config)  # type: ignore[call-overload]
+
+
+def blob_store() -> BlobStore:
+    """S3 when a documents bucket is configured, else a folder under the data directory."""
+    deps = current()
+    with deps._lock:
+        if deps.blobs is None:
+            from engram.pipeline.blobs import LocalBlobStore, S3BlobStore
+
+            s = deps.settings
+            deps.blobs = (
+                S3BlobStore(boto_client("s3"), s.documents_bucket)
+                if s.documents_bucket
+                else LocalBlobStore(s.blob_dir)
+            )
+        return deps.blobs
+
+
+def pipeline_starter() -> PipelineStarter:
+    """Step Functions when a state machine is configured, else the in-process local runner."""
+    deps = current()
+    with deps._lock:
+        if deps.starter is None:
+            from engram.pipeline.start import LocalStarter, StepFunctionsStarter
+
+            arn = deps.settings.state_machine_arn
+            deps.starter = StepFunctionsStarter(boto_client("stepfunctions"), arn) if arn else LocalStarter()
+        return deps.starter
+
+
+def pipeline_context() -> PipelineContext:
+    db, emb, blobs = database(), embedder(), blob_store()
+    deps = current()
+    with deps._lock:
+        if deps.pipeline is None:
+            from engram.pipeline.context import build_context
+
+            deps.pipeline = build_context(deps.settings, db, blobs, emb, boto_client)
+        return deps.pipeline
+
+
+def document_service() -> DocumentService:
+    from engram.documents.service import DocumentService
+    from engram.pipeline.blobs import S3BlobStore
+
+    s = current().settings
+    blobs = blob_store()
+    return DocumentService(
+        database(),
+        blobs,
+        pipeline_starter(),
+        work_prefix=s.work_prefix,
+        max_file_bytes=s.max_file_bytes,
+        presigner=blobs if isinstance(blobs, S3BlobStore) else None,
     )

@@ -13,7 +13,11 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engram.pipeline.steps import WORK_PREFIX
+
 EmbeddingProviderName = Literal["local", "openai", "bedrock"]
+OcrProviderName = Literal["auto", "textract", "tesseract", "none"]
+TranscriptionProviderName = Literal["none", "transcribe", "openai"]
 
 LOCAL_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
@@ -76,6 +80,37 @@ class Settings(BaseSettings):
     exact_scan_threshold: int = Field(default=20_000, ge=0)
     hnsw_ef_search: int = Field(default=100, ge=10, le=1000)
     hnsw_max_scan_tuples: int = Field(default=40_000, ge=1000)
+
+    # Documents and the ingestion pipeline. Without a bucket, raw bytes live under data_dir/blobs and
+    # the pipeline runs in-process (the local runner); without a state machine ARN, likewise.
+    documents_bucket: str | None = None
+    state_machine_arn: str | None = None
+    work_prefix: str = WORK_PREFIX
+    max_file_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    max_pdf_pages: int = Field(default=2000, ge=1)
+    max_extracted_chars: int = Field(default=20_000_000, ge=1000)
+    max_records: int = Field(default=200_000, ge=1)
+    max_image_pixels: int = Field(default=100_000_000, ge=1)
+    chunk_tokens: int = Field(default=500, ge=50, le=8000)
+    chunk_overlap_tokens: int = Field(default=60, ge=0, le=2000)
+    max_memories_per_document: int = Field(default=500, ge=0)
+    link_similarity: float = Field(default=0.9, gt=0.0, le=1.0)
+    embed_batch_size: int = Field(default=64, ge=1, le=2048)
+    ocr_provider: OcrProviderName = "auto"
+    transcription_provider: TranscriptionProviderName = "none"
+    transcription_model: str = "whisper-1"
+    url_fetch_timeout_seconds: float = Field(default=20.0, gt=0)
+    allow_private_urls: bool = False
+    stale_document_minutes: int = Field(default=120, ge=1)
+    watch_interval_seconds: float = Field(default=1.0, gt=0)
+
+    @property
+    def drop_dir(self) -> Path:
+        return self.data_dir / "drop"
+
+    @property
+    def blob_dir(self) -> Path:
+        return self.data_dir / "blobs"
 
     @property
     def resolved_embedding_model(self) -> str:

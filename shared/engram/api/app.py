@@ -79,8 +79,14 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
 
 
 def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Resolve an event. The API speaks only JSON, so a body sent without a JSON content type
-    (curl -d sends form encoding) is still read as JSON rather than as a form."""
+    """Resolve an event. The API speaks JSON, so a body sent without a JSON content type (curl -d
+    sends form encoding) is still read as JSON rather than as a form. The one exception is a
+    multipart upload, which its route reads itself."""
+    headers = event.get("headers") or {}
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
+    kind = content_type.lower()
+    if "multipart/form-data" in kind:
+        return app.resolve(event, context)
     if event.get("isBase64Encoded") and event.get("body"):
         try:
             body = base64.b64decode(event["body"]).decode("utf-8")
@@ -92,9 +98,7 @@ def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) ->
                 "body": json.dumps(problem),
             }
         event = {**event, "body": body, "isBase64Encoded": False}
-    headers = event.get("headers") or {}
-    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
-    if event.get("body") and "json" not in content_type.lower():
+    if event.get("body") and "json" not in kind:
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["Content-Type"] = "application/json"
         multi = {

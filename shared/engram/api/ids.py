@@ -12,3 +12,10 @@ def memory_id(raw: str) -> UUID:
         return UUID(raw)
     except ValueError:
         raise NotFound(f"memory {raw[:64]} not found") from None
+
+
+def document_id(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise NotFound(f"document {raw[:64]} not found") from None

@@ -25,6 +25,11 @@ ROUTES: tuple[Route, ...] = (
     Route("memories", "POST", "/v1/memories/{id}/revert"),
     Route("search", "POST", "/v1/search"),
     Route("stats", "GET", "/v1/stats"),
+    Route("documents", "POST", "/v1/documents"),
+    Route("documents", "POST", "/v1/documents/upload"),
+    Route("documents", "POST", "/v1/documents/list"),
+    Route("documents", "GET", "/v1/documents/{id}"),
+    Route("documents", "DELETE", "/v1/documents/{id}"),
 )
 
 API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))

@@ -96,28 +96,36 @@ def migrate(
                 )
                 applied_now.append(migration.version)
             for model, dimensions in embedding_indexes or []:
-                ensure_embedding_index(conn, model, dimensions)
+                for table in EMBEDDED_TABLES:
+                    ensure_embedding_index(conn, model, dimensions, table=table)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
     return applied_now
 
 
-def embedding_index_name(model: str, dimensions: int) -> str:
+# Tables whose `embedding` column gets one partial HNSW index per model (chunks: 0003_documents).
+EMBEDDED_TABLES = ("memories", "chunks")
+
+
+def embedding_index_name(model: str, dimensions: int, table: str = "memories") -> str:
     digest = hashlib.sha1(model.encode(), usedforsecurity=False).hexdigest()[:10]
-    return f"memories_embedding_{dimensions}_{digest}_hnsw"
+    return f"{table}_embedding_{dimensions}_{digest}_hnsw"
 
 
-def ensure_embedding_index(conn: psycopg.Connection[Any], model: str, dimensions: int) -> None:
+def ensure_embedding_index(
+    conn: psycopg.Connection[Any], model: str, dimensions: int, *, table: str = "memories"
+) -> None:
     """One partial HNSW (cosine) index per embedding model, over the vectors cast to its dimension.
 
     Search uses exactly this expression and predicate, so the planner can pick the index; vectors of
     other models never meet in one index or one distance computation."""
     conn.execute(
         sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
+            "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
             "((embedding::vector({dims})) vector_cosine_ops) WHERE embedding_model = {model}"
         ).format(
-            name=sql.Identifier(embedding_index_name(model, dimensions)),
+            name=sql.Identifier(embedding_index_name(model, dimensions, table)),
+            table=sql.Identifier(table),
             dims=sql.Literal(int(dimensions)),
             model=sql.Literal(model),
         )

@@ -25,7 +25,7 @@ def load_function(name: str, root: Path | None = None) -> ModuleType:
     path = (root or functions_dir()) / name / "handler.py"
     if not path.is_file():
         raise FileNotFoundError(f"no handler for function {name!r} at {path}")
-    module_name = f"engram_function_{name}"
+    module_name = f"engram_function_{name.replace('/', '_')}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

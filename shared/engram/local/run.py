@@ -41,6 +41,9 @@ def run_local(settings: Settings) -> int:
     install_app(local)
     key = ensure_dev_key(local.admin, settings)
     deps.embedder().embed_query("warm up")  # load the model now, not on the first request
+    from engram.local.ingest import start_local_ingest
+
+    ingest = start_local_ingest(settings, local.admin, DEV_TENANT)
     server = make_server(settings.host, settings.port)
     stop = threading.Event()
 
@@ -61,10 +64,12 @@ def run_local(settings: Settings) -> int:
         flush=True,
     )
     print(f"  dev API key (tenant '{DEV_TENANT}'): {key}", flush=True)
+    print(f"  drop folder: {settings.drop_dir.resolve()}/<container>/ (files become documents)", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
+        ingest.stop()
         server.server_close()
         local.close()
         if local.embedded is not None:

@@ -27,6 +27,8 @@ CONTAINER_QUERY_PATTERN = r"^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}(\.\
 
 MemoryType = Literal["fact", "preference", "episode", "insight", "task", "procedure"]
 SearchMode = Literal["hybrid", "vector", "text"]
+SearchScope = Literal["memories", "chunks", "all"]
+ResultKind = Literal["memory", "chunk"]
 
 
 def _content_fits(value: str) -> str:
@@ -165,6 +167,9 @@ class SearchRequest(_Strict):
     limit: int = Field(default=10, ge=1, le=100)
     score_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     mode: SearchMode = "hybrid"
+    scope: SearchScope = Field(
+        default="all", description="memories, document chunks, or both ranked together"
+    )
     filters: SearchFilters = Field(default_factory=SearchFilters)
     embedding: Vector | None = Field(
         default=None, description="a query vector of your own, for embedding_model"
@@ -191,8 +196,10 @@ class Scores(BaseModel):
 
 class SearchResult(BaseModel):
     id: UUID
+    kind: ResultKind = Field(default="memory", description="a memory, or a chunk of a document")
+    document_id: UUID | None = Field(default=None, description="the document a chunk or memory came from")
     content: str
-    memory_type: MemoryType
+    memory_type: MemoryType | None = Field(description="null for chunks")
     container: str
     tags: list[str]
     metadata: dict[str, Any]

@@ -355,7 +355,9 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
                FROM ranked
                ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
-           SELECT {columns}, t.similarity, t.text_rank, t.rrf
+           SELECT {columns}, t.similarity, t.text_rank, t.rrf, 'memory' AS kind,
+                  (SELECT s.document_id FROM memory_sources s WHERE s.memory_id = m.id
+                   ORDER BY s.created_at, s.document_id LIMIT 1) AS document_id
            FROM top t JOIN memories m ON m.id = t.id
            WHERE m.tenant_id = {tenant} AND m.id = ANY(ARRAY(SELECT id FROM top))
            ORDER BY t.rrf DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, m.id"""

@@ -7,10 +7,10 @@ import binascii
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
-from engram.db.database import Database
+from engram.db.database import Database, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.memories import repo
 from engram.memories.models import (
@@ -39,6 +39,13 @@ CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
 
 
+class ChunkSearch(Protocol):
+    """Search over document chunks with the same plan (engram.documents supplies it). Rows have the
+    memory rows' columns (memory_type, agent_id and conversation_id null) plus kind and document_id."""
+
+    def search(self, cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]: ...
+
+
 class MemoryService:
     def __init__(
         self,
@@ -48,9 +55,11 @@ class MemoryService:
         exact_scan_threshold: int = 20_000,
         ef_search: int = 100,
         max_scan_tuples: int = 40_000,
+        chunks: ChunkSearch | None = None,
     ) -> None:
         self.db = db
         self.embedder = embedder
+        self.chunks = chunks
         self.exact_scan_threshold = exact_scan_threshold
         self.ef_search = ef_search
         self.max_scan_tuples = max_scan_tuples
@@ -203,9 +212,15 @@ class MemoryService:
                 limit=request.limit,
                 time=TimeScope(as_of=request.as_of, include_history=request.include_history),
             )
-            rows = repo.search(cur, plan)
+            rows = repo.search(cur, plan) if request.scope != "chunks" else []
+            if request.scope != "memories" and self.chunks is not None:
+                rows = rows + self.chunks.search(cur, plan)
         legs = (vector is not None) + (plan.text is not None)
         results = [_result(row, request.mode, legs) for row in rows]
+        if request.scope == "all" and self.chunks is not None:
+            # Both kinds are scored alike (RRF scaled the same way, or the same similarity / rank).
+            results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))
+            results = results[: request.limit]
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
         return SearchResponse(query=request.query, results=results, total=len(results))
@@ -258,6 +273,8 @@ def _result(row: dict[str, Any], mode: str, legs: int) -> SearchResult:
     score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
     return SearchResult(
         id=row["id"],
+        kind=row.get("kind", "memory"),
+        document_id=row.get("document_id"),
         content=row["content"],
         memory_type=row["memory_type"],
         container=row["container"],

@@ -1,0 +1,274 @@
+"""The ingestion state machine and what feeds it, as one construct the main stack wires in.
+
+The step list comes from `engram.pipeline.steps` (shared with the local runner), so AWS and
+`engram local` run the same steps in the same order with the same limits:
+
+    Extract -> Chunk -> Embed -> LlmExtract -> GraphLink -> MarkDone -> Done
+         \\ (any failure, after retries) -> <Step>Failed (notes the step) -> MarkFailed -> Failed
+
+- every Task has TimeoutSeconds (the step's Lambda timeout plus a margin);
+- Retry covers transient errors only (Lambda service errors and throttling, our TransientError),
+  with exponential backoff and full jitter; a PipelineFailure (bad input) is never retried;
+- Catch sends every other failure to MarkFailed, which records the error and removes whatever the
+  run wrote; MarkDone marks the document done;
+- states pass ids only ({tenant_id, document_id, revision}), never content.
+
+Also here: the EventBridge rule that feeds S3 "Object Created" events (outside the work prefix) to the
+trigger Lambda, the rule that hands executions that timed out or were aborted to the finish Lambda,
+and the schedule of the sweeper that fails documents left unfinished.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+try:
+    from engram.pipeline import steps as pipeline
+except ImportError:  # the CDK app runs from infra/ without the package installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
+    from engram.pipeline import steps as pipeline
+
+IDS = {"tenant_id.$": "$.tenant_id", "document_id.$": "$.document_id", "revision.$": "$.revision"}
+
+
+class PipelineStateMachine(Construct):
+    """Args:
+    step_functions: the Lambda of each step, keyed by `Step.function` ("extract", "chunk", "embed",
+        "llm_extract", "graph_link"), each built from functions/pipeline/<key>/handler.py with
+        timeout `Step.timeout_seconds` and memory `Step.memory_mb`.
+    finish_function: functions/pipeline/finish (mark-done, mark-failed, execution-ended events).
+    trigger_function: functions/pipeline/trigger (S3 object created -> document -> execution).
+    sweeper_function: functions/pipeline/sweeper (scheduled).
+    bucket: the documents bucket (drops under <tenant-id>/<container>/, work files under _engram/).
+    starters: other functions that start executions and store uploads (the documents API).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        step_functions: Mapping[str, lambda_.IFunction],
+        finish_function: lambda_.IFunction,
+        trigger_function: lambda_.IFunction,
+        sweeper_function: lambda_.IFunction,
+        bucket: s3.IBucket,
+        starters: Sequence[lambda_.IFunction] = (),
+        sweep_every: Duration | None = None,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        missing = [s.function for s in pipeline.STEPS if s.function not in step_functions]
+        if missing:
+            raise ValueError(f"no Lambda given for pipeline step(s): {', '.join(missing)}")
+
+        mark_failed = self._finish_task(
+            "MarkFailed",
+            finish_function,
+            {**IDS, "outcome": "failed", "step.$": "$.step", "error.$": "$.error"},
+        )
+        # If even MarkFailed cannot run, the sweeper (and the execution-ended rule) fail the document.
+        mark_failed.add_catch(
+            sfn.Fail(
+                self,
+                "MarkFailedFailed",
+                error="MarkFailedFailed",
+                cause="could not record the failure; the sweeper will",
+            )
+        )
+        mark_failed.next(
+            sfn.Fail(
+                self,
+                "Failed",
+                error="IngestFailed",
+                cause="the document could not be ingested: see its error",
+            )
+        )
+
+        chain: sfn.Chain | None = None
+        for step in pipeline.STEPS:
+            task = tasks.LambdaInvoke(
+                self,
+                step.state,
+                lambda_function=step_functions[step.function],
+                payload=sfn.TaskInput.from_object(dict(IDS)),
+                payload_response_only=True,  # the step returns the ids: they become the next input
+                retry_on_service_exceptions=False,  # our own Retry below covers them
+                task_timeout=sfn.Timeout.duration(
+                    Duration.seconds(step.timeout_seconds + pipeline.TASK_TIMEOUT_MARGIN_SECONDS)
+                ),
+                comment=f"{step.name}: the document is '{step.status}' while this runs",
+            )
+            self._retry(task)
+            self._on_failure(task, step.state, step.name, mark_failed)
+            chain = sfn.Chain.start(task) if chain is None else chain.next(task)
+        assert chain is not None
+
+        mark_done = self._finish_task("MarkDone", finish_function, {**IDS, "outcome": "done"})
+        self._on_failure(mark_done, "MarkDone", "mark-done", mark_failed)
+        chain = chain.next(mark_done).next(sfn.Succeed(self, "Done"))
+
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            definition_body=sfn.DefinitionBody.from_chainable(chain),
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            timeout=Duration.seconds(pipeline.EXECUTION_TIMEOUT_SECONDS),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(
+                destination=logs.LogGroup(
+                    self, "Logs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY
+                ),
+                level=sfn.LogLevel.ERROR,
+            ),
+        )
+
+        self._permissions(
+            step_functions, finish_function, trigger_function, sweeper_function, bucket, starters
+        )
+        self._environment(
+            [*step_functions.values(), finish_function, trigger_function, sweeper_function, *starters],
+            bucket,
+            [trigger_function, *starters],
+        )
+        self._rules(bucket, trigger_function, finish_function, sweeper_function, sweep_every)
+
+    # --- states -------------------------------------------------------------------------------
+
+    def _finish_task(
+        self, state: str, function: lambda_.IFunction, payload: dict[str, object]
+    ) -> tasks.LambdaInvoke:
+        task = tasks.LambdaInvoke(
+            self,
+            state,
+            lambda_function=function,
+            payload=sfn.TaskInput.from_object(payload),
+            payload_response_only=True,
+            retry_on_service_exceptions=False,
+            task_timeout=sfn.Timeout.duration(
+                Duration.seconds(pipeline.FINISH.timeout_seconds + pipeline.TASK_TIMEOUT_MARGIN_SECONDS)
+            ),
+        )
+        self._retry(task)
+        return task
+
+    @staticmethod
+    def _retry(task: tasks.LambdaInvoke) -> None:
+        task.add_retry(
+            errors=list(pipeline.TRANSIENT_ERRORS),
+            interval=Duration.seconds(pipeline.RETRY_INTERVAL_SECONDS),
+            backoff_rate=pipeline.RETRY_BACKOFF_RATE,
+            max_attempts=pipeline.RETRY_MAX_ATTEMPTS,
+            max_delay=Duration.seconds(pipeline.RETRY_MAX_DELAY_SECONDS),
+            jitter_strategy=sfn.JitterType.FULL,
+        )
+
+    def _on_failure(
+        self, task: tasks.LambdaInvoke, state: str, step: str, mark_failed: sfn.IChainable
+    ) -> None:
+        # The Pass state names the failed step for the document's error; only ids and the error go on.
+        note = sfn.Pass(self, f"{state}Failed", parameters={**IDS, "step": step, "error.$": "$.error"})
+        note.next(mark_failed)
+        task.add_catch(note, errors=["States.ALL"], result_path="$.error")
+
+    # --- wiring -------------------------------------------------------------------------------
+
+    def _permissions(
+        self,
+        step_functions: Mapping[str, lambda_.IFunction],
+        finish: lambda_.IFunction,
+        trigger: lambda_.IFunction,
+        sweeper: lambda_.IFunction,
+        bucket: s3.IBucket,
+        starters: Sequence[lambda_.IFunction],
+    ) -> None:
+        for function in (*step_functions.values(), finish, *starters):
+            bucket.grant_read_write(function)  # sources, extracted text, deleting work files
+        bucket.grant_read(trigger)  # the checksum of each new object
+        for function in (trigger, *starters):
+            self.state_machine.grant_start_execution(function)
+        extract = step_functions[pipeline.STEPS[0].function]
+        extract.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "textract:DetectDocumentText",
+                    "transcribe:StartTranscriptionJob",
+                    "transcribe:GetTranscriptionJob",
+                ],
+                resources=["*"],  # neither service supports resource-level permissions for these calls
+            )
+        )
+        del sweeper  # only the database: its access comes with the stack's database wiring
+
+    def _environment(
+        self,
+        functions: Sequence[lambda_.IFunction],
+        bucket: s3.IBucket,
+        starters: Sequence[lambda_.IFunction],
+    ) -> None:
+        for function in dict.fromkeys(functions):
+            if isinstance(function, lambda_.Function):
+                function.add_environment("ENGRAM_DOCUMENTS_BUCKET", bucket.bucket_name)
+                function.add_environment("ENGRAM_WORK_PREFIX", pipeline.WORK_PREFIX)
+        for function in starters:
+            if isinstance(function, lambda_.Function):
+                function.add_environment("ENGRAM_STATE_MACHINE_ARN", self.state_machine.state_machine_arn)
+
+    def _rules(
+        self,
+        bucket: s3.IBucket,
+        trigger: lambda_.IFunction,
+        finish: lambda_.IFunction,
+        sweeper: lambda_.IFunction,
+        sweep_every: Duration | None,
+    ) -> None:
+        if isinstance(bucket, s3.Bucket):
+            bucket.enable_event_bridge_notification()
+        events.Rule(
+            self,
+            "ObjectCreated",
+            description="S3 drops (not the pipeline's own work files) start ingestion",
+            event_pattern=events.EventPattern(
+                source=["aws.s3"],
+                detail_type=["Object Created"],
+                detail={
+                    "bucket": {"name": [bucket.bucket_name]},
+                    "object": {"key": [{"anything-but": {"prefix": pipeline.WORK_PREFIX}}]},
+                },
+            ),
+            targets=[targets.LambdaFunction(trigger, retry_attempts=8, max_event_age=Duration.hours(6))],
+        )
+        events.Rule(
+            self,
+            "ExecutionEnded",
+            description="executions that timed out or were aborted skip MarkFailed: fail their document",
+            event_pattern=events.EventPattern(
+                source=["aws.states"],
+                detail_type=["Step Functions Execution Status Change"],
+                detail={
+                    "status": ["FAILED", "TIMED_OUT", "ABORTED"],
+                    "stateMachineArn": [self.state_machine.state_machine_arn],
+                },
+            ),
+            targets=[targets.LambdaFunction(finish, retry_attempts=8)],
+        )
+        events.Rule(
+            self,
+            "Sweep",
+            description="fail documents left unfinished (an execution that never started)",
+            schedule=events.Schedule.rate(sweep_every or Duration.minutes(15)),
+            targets=[targets.LambdaFunction(sweeper, retry_attempts=2)],
+        )

@@ -1,0 +1,150 @@
+"""Request and response models of the documents API."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from engram.memories.models import ContainerName, ContainerQuery, Identifier, Metadata, Tag
+
+DocumentStatus = Literal["queued", "extracting", "chunking", "embedding", "indexing", "done", "failed"]
+SourceKind = Literal["inline", "url", "file", "s3", "drop"]
+MAX_INLINE_BYTES = 10 * 1024 * 1024  # what fits in one API Gateway request
+
+Filename = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255, pattern=r"^[^\x00/\\]+$")
+]
+ContentType = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True,
+        min_length=3,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$",
+    ),
+]
+Url = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=8, max_length=4096, pattern=r"^https?://[^\s\x00]+$"),
+]
+Title = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500, pattern=r"^[^\x00]*$")
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DocumentCreate(_Strict):
+    content: str | None = Field(default=None, description="the document's text")
+    url: Url | None = Field(default=None, description="an http(s) page or file to fetch")
+    file_base64: str | None = Field(default=None, description="a file's bytes, base64; send filename too")
+    filename: Filename | None = None
+    content_type: ContentType | None = Field(default=None, description="detected from the bytes when missing")
+    title: Title | None = None
+    container: ContainerName = "default"
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
+    metadata: Metadata = Field(default_factory=dict)
+    custom_id: Identifier | None = Field(
+        default=None, description="your id: sending it again replaces the document (same content: no-op)"
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DocumentCreate:
+        given = [name for name in ("content", "url", "file_base64") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError("send exactly one of content, url or file_base64")
+        if self.file_base64 is not None and not self.filename:
+            raise ValueError("filename is required with file_base64")
+        if self.content is not None and len(self.content.encode("utf-8")) > MAX_INLINE_BYTES:
+            raise ValueError(f"content is larger than {MAX_INLINE_BYTES} bytes")
+        if self.file_base64 is not None:
+            self.decoded()  # refuse malformed base64 now, as a 422
+        return self
+
+    def decoded(self) -> bytes:
+        assert self.file_base64 is not None
+        try:
+            return base64.b64decode(self.file_base64, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("file_base64 is not valid base64") from None
+
+
+class UploadRequest(_Strict):
+    """AWS: ask for a presigned PUT; the object then goes through the S3 drop pipeline."""
+
+    filename: Filename
+    container: ContainerName = "default"
+    content_type: ContentType | None = None
+
+
+class UploadTicket(BaseModel):
+    method: Literal["PUT"] = "PUT"
+    url: str
+    key: str
+    headers: dict[str, str]
+    expires_in: int = Field(description="seconds the URL stays valid")
+
+
+class DocumentError(BaseModel):
+    code: str
+    message: str
+
+
+class Document(BaseModel):
+    id: UUID
+    container: str
+    status: DocumentStatus
+    content_type: str | None
+    source_kind: SourceKind
+    source: str
+    filename: str | None
+    title: str | None
+    tags: list[str]
+    metadata: dict[str, Any]
+    checksum: str | None
+    size_bytes: int | None
+    custom_id: str | None
+    revision: int
+    chunk_count: int
+    memory_count: int
+    error: DocumentError | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Document:
+        error = (
+            DocumentError(code=row["error_code"] or "ingest_failed", message=row["error"])
+            if row["error"]
+            else None
+        )
+        fields = {k: v for k, v in row.items() if k in cls.model_fields and k != "error"}
+        return cls(**fields, error=error)
+
+
+class DocumentAccepted(BaseModel):
+    id: UUID
+    status: DocumentStatus
+    duplicate: bool = Field(
+        default=False, description="the same content was already ingested: nothing new to do"
+    )
+
+
+class DocumentListRequest(_Strict):
+    container: ContainerQuery | None = None
+    status: DocumentStatus | None = None
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: Annotated[str, StringConstraints(max_length=200)] | None = None
+
+
+class DocumentPage(BaseModel):
+    documents: list[Document]
+    next_cursor: str | None

@@ -1,0 +1,343 @@
+"""Document logic: registration (API, uploads, S3 and local drops) with idempotency, reads, delete.
+No SQL here (engram.documents.repo), no HTTP (functions/documents)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from engram.db.database import Database
+from engram.documents import repo
+from engram.documents.models import (
+    Document,
+    DocumentAccepted,
+    DocumentCreate,
+    DocumentListRequest,
+    DocumentPage,
+    UploadTicket,
+)
+from engram.errors import InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
+from engram.memories.repo import ContainerScope
+from engram.observability import logger
+from engram.pipeline.blobs import BlobStore, sha256_hex, work_key, work_prefix_of
+from engram.pipeline.refs import DocumentRef, execution_name
+from engram.pipeline.start import PipelineStarter
+
+PRESIGN_SECONDS = 900
+
+
+@dataclass(frozen=True)
+class Registration:
+    document: dict[str, Any]
+    duplicate: bool
+    start: bool  # a run must be started for the document's current revision
+
+    @property
+    def ref(self) -> DocumentRef:
+        return DocumentRef(self.document_tenant, self.document["id"], self.document["revision"])
+
+    @property
+    def document_tenant(self) -> UUID:
+        return UUID(str(self.document["tenant_id"]))
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """An object already stored where the pipeline reads it (an S3 drop, a local drop or upload)."""
+
+    container: str
+    source_kind: str  # "s3", "drop" or "file"
+    source: str
+    filename: str
+    blob_key: str
+    blob_version: str | None
+    checksum: str
+    size_bytes: int
+    content_type: str | None = None
+    # What identifies this object for the execution name: (bucket, key, version or ETag) for S3.
+    identity: tuple[str, ...] = ()
+
+
+class DocumentService:
+    def __init__(
+        self,
+        db: Database,
+        blobs: BlobStore,
+        starter: PipelineStarter,
+        *,
+        work_prefix: str,
+        max_file_bytes: int,
+        presigner: Any = None,
+    ) -> None:
+        self.db = db
+        self.blobs = blobs
+        self.starter = starter
+        self.work_prefix = work_prefix
+        self.max_file_bytes = max_file_bytes
+        self.presigner = presigner  # S3BlobStore in AWS: uploads go straight to S3
+
+    # --- registration -------------------------------------------------------------------------
+
+    def create(self, tenant_id: UUID, request: DocumentCreate) -> DocumentAccepted:
+        """POST /v1/documents: store the bytes, register (idempotently), start the run."""
+        fields: dict[str, Any] = {
+            "container": request.container,
+            "title": request.title,
+            "tags": request.tags,
+            "metadata": request.metadata,
+            "content_type": request.content_type,
+            "custom_id": request.custom_id,
+        }
+        data: bytes | None = None
+        if request.url is not None:
+            fields.update(source_kind="url", source=request.url, filename=request.filename)
+        else:
+            if request.content is not None:
+                data = request.content.encode("utf-8")
+                fields.update(
+                    source_kind="inline",
+                    source="inline",
+                    filename=request.filename,
+                    content_type=request.content_type or "text/plain",
+                )
+            else:
+                data = request.decoded()
+                fields.update(source_kind="file", source=request.filename, filename=request.filename)
+            if len(data) > self.max_file_bytes:
+                raise PayloadTooLarge(f"the file is {len(data)} bytes; the limit is {self.max_file_bytes}")
+            fields.update(checksum=sha256_hex(data), size_bytes=len(data))
+        registration = self._register(tenant_id, fields, data)
+        self._start(registration, ("api", str(registration.document["id"])), fail_on_error=True)
+        return _accepted(registration)
+
+    def create_from_upload(
+        self,
+        tenant_id: UUID,
+        filename: str,
+        data: bytes,
+        *,
+        container: str,
+        content_type: str | None,
+        tags: list[str],
+        metadata: dict[str, Any],
+    ) -> DocumentAccepted:
+        """The local multipart upload: the same path as a file sent to POST /v1/documents."""
+        request = DocumentCreate(
+            file_base64=base64.b64encode(data).decode(),
+            filename=filename,
+            container=container,
+            content_type=content_type,
+            tags=tags,
+            metadata=metadata,
+        )
+        return self.create(tenant_id, request)
+
+    def register_stored(
+        self, tenant_id: UUID, stored: StoredObject, data: bytes | None = None
+    ) -> Registration:
+        """An S3 object or a dropped file: same content in the same container is a no-op. With `data`
+        (a local drop) the bytes are copied into the blob store, so later edits cannot change a run."""
+        fields = {
+            "container": stored.container,
+            "source_kind": stored.source_kind,
+            "source": stored.source,
+            "filename": stored.filename,
+            "blob_key": stored.blob_key,
+            "blob_version": stored.blob_version,
+            "checksum": stored.checksum,
+            "size_bytes": stored.size_bytes,
+            "content_type": stored.content_type,
+        }
+        registration = self._register(tenant_id, fields, data)
+        identity = stored.identity or (stored.source_kind, str(registration.document["id"]))
+        self._start(registration, identity, fail_on_error=False)
+        return registration
+
+    def register_rejected(
+        self, tenant_id: UUID, stored: StoredObject, code: str, message: str
+    ) -> Registration:
+        """An object refused before any step could read it (too large): recorded as failed at once,
+        so the user sees why. The same object reported twice is recorded once."""
+        with self.db.tenant(tenant_id) as cur:
+            repo.lock(cur, tenant_id, f"source:{stored.source_kind}:{stored.source}")
+            existing = repo.find_by_source(
+                cur, tenant_id, stored.source_kind, stored.source, stored.blob_version
+            )
+            if existing is not None:
+                return _registration(tenant_id, existing, duplicate=True, start=False)
+            row = repo.insert_document(
+                cur,
+                tenant_id,
+                {
+                    "container": stored.container,
+                    "source_kind": stored.source_kind,
+                    "source": stored.source,
+                    "filename": stored.filename,
+                    "blob_key": stored.blob_key,
+                    "blob_version": stored.blob_version,
+                    "size_bytes": stored.size_bytes,
+                    "content_type": stored.content_type,
+                },
+            )
+            repo.finish(cur, tenant_id, row["id"], row["revision"], "failed", code, message)
+            row = repo.get_document(cur, tenant_id, row["id"]) or row
+        return _registration(tenant_id, row, duplicate=False, start=False)
+
+    def _register(self, tenant_id: UUID, fields: dict[str, Any], data: bytes | None) -> Registration:
+        checksum, custom_id = fields.get("checksum"), fields.get("custom_id")
+        with self.db.tenant(tenant_id) as cur:
+            if custom_id is not None:
+                repo.lock(cur, tenant_id, f"custom:{custom_id}")
+                existing = repo.find_by_custom_id(cur, tenant_id, custom_id)
+                if existing is not None:
+                    return self._upsert(cur, tenant_id, existing, fields, data)
+            if checksum is not None:
+                repo.lock(cur, tenant_id, f"checksum:{fields['container']}:{checksum}")
+                existing = repo.find_by_checksum(cur, tenant_id, fields["container"], checksum)
+                if existing is not None and existing["status"] != "failed":
+                    return _registration(
+                        tenant_id, existing, duplicate=True, start=existing["status"] == "queued"
+                    )
+                if existing is not None and existing["custom_id"] is None and custom_id is None:
+                    # The same content failed before: try it again as a new revision of that document.
+                    return self._upsert(cur, tenant_id, existing, fields, data)
+            document_id = uuid.uuid4()
+            if data is not None:
+                fields["blob_key"] = self._store(tenant_id, document_id, data)
+            row = repo.insert_document(cur, tenant_id, {**fields, "id": document_id})
+            return _registration(tenant_id, row, duplicate=False, start=True)
+
+    def _upsert(
+        self, cur: Any, tenant_id: UUID, existing: dict[str, Any], fields: dict[str, Any], data: bytes | None
+    ) -> Registration:
+        unchanged = (
+            fields.get("checksum") is not None
+            and fields.get("checksum") == existing["checksum"]
+            and fields["container"] == existing["container"]
+        )
+        if existing["status"] not in ("done", "failed") or (unchanged and existing["status"] == "done"):
+            # Already being ingested, or this exact content is already in: nothing new to do.
+            return _registration(tenant_id, existing, duplicate=True, start=existing["status"] == "queued")
+        repo.purge_outputs(cur, tenant_id, existing["id"])
+        changes = {k: v for k, v in fields.items() if k not in ("custom_id", "id")}
+        if data is not None:
+            changes["blob_key"] = self._store(tenant_id, existing["id"], data)
+        elif "blob_key" not in changes and changes.get("source_kind") == "url":
+            changes["blob_key"] = None
+        row = repo.requeue(cur, tenant_id, existing["id"], changes)
+        return _registration(tenant_id, row, duplicate=False, start=True)
+
+    def _store(self, tenant_id: UUID, document_id: UUID, data: bytes) -> str:
+        key = work_key(self.work_prefix, tenant_id, document_id, "source")
+        self.blobs.put(key, data)
+        return key
+
+    def _start(self, registration: Registration, identity: tuple[str, ...], *, fail_on_error: bool) -> None:
+        """Start the run for the document's current revision. The name is derived from what identifies
+        the source plus the revision: a duplicated event or request names the same run."""
+        if not registration.start:
+            return
+        name = execution_name(*identity, f"r{registration.document['revision']}")
+        try:
+            self.starter.start(registration.ref, name)
+        except Exception as exc:
+            logger.exception(
+                "could not start the pipeline", extra={"document_id": str(registration.ref.document_id)}
+            )
+            if not fail_on_error:
+                raise  # the trigger's event is retried; the sweeper fails whatever stays queued
+            from engram.pipeline.run import fail_document
+
+            fail_document(self.db, registration.ref, "unavailable", f"could not start the pipeline: {exc}")
+            raise ServiceUnavailable("the ingestion pipeline could not be started; try again") from exc
+
+    # --- uploads ------------------------------------------------------------------------------
+
+    def presign_upload(
+        self, tenant_id: UUID, filename: str, container: str, content_type: str | None
+    ) -> UploadTicket:
+        if self.presigner is None:
+            raise InvalidInput(
+                "this deployment takes uploads as multipart/form-data on this route",
+                details={"field": "body"},
+            )
+        key = f"{tenant_id}/{container}/{filename}"
+        url = self.presigner.presign_put(key, content_type, PRESIGN_SECONDS)
+        headers = {"Content-Type": content_type} if content_type else {}
+        return UploadTicket(url=url, key=key, headers=headers, expires_in=PRESIGN_SECONDS)
+
+    # --- reads and delete ---------------------------------------------------------------------
+
+    def get(self, tenant_id: UUID, document_id: UUID) -> Document:
+        with self.db.tenant(tenant_id) as cur:
+            row = repo.get_document(cur, tenant_id, document_id)
+        if row is None:
+            raise _not_found(document_id)
+        return Document.from_row(row)
+
+    def list(self, tenant_id: UUID, request: DocumentListRequest) -> DocumentPage:
+        after = _decode_cursor(request.cursor) if request.cursor else None
+        with self.db.tenant(tenant_id) as cur:
+            rows = repo.list_documents(
+                cur,
+                tenant_id,
+                ContainerScope.parse(request.container),
+                request.status,
+                request.limit + 1,
+                after,
+            )
+        documents = [Document.from_row(row) for row in rows[: request.limit]]
+        more = len(rows) > request.limit
+        cursor = _encode_cursor(documents[-1].created_at, documents[-1].id) if more else None
+        return DocumentPage(documents=documents, next_cursor=cursor)
+
+    def delete(self, tenant_id: UUID, document_id: UUID) -> None:
+        """Remove the document, its chunks, and the memories that come only from it. A run still in
+        progress finds the document gone at its next write and stops."""
+        with self.db.tenant(tenant_id) as cur:
+            if repo.get_document(cur, tenant_id, document_id, for_update=True) is None:
+                raise _not_found(document_id)
+            repo.purge_outputs(cur, tenant_id, document_id)
+            repo.delete_document(cur, tenant_id, document_id)
+        try:
+            self.blobs.delete_prefix(work_prefix_of(self.work_prefix, tenant_id, document_id))
+        except Exception:
+            logger.exception(
+                "could not delete the document's stored files", extra={"document_id": str(document_id)}
+            )
+
+
+def _registration(tenant_id: UUID, row: dict[str, Any], *, duplicate: bool, start: bool) -> Registration:
+    return Registration({**row, "tenant_id": tenant_id}, duplicate=duplicate, start=start)
+
+
+def _accepted(registration: Registration) -> DocumentAccepted:
+    return DocumentAccepted(
+        id=registration.document["id"],
+        status=registration.document["status"],
+        duplicate=registration.duplicate,
+    )
+
+
+def _not_found(document_id: UUID) -> NotFound:
+    return NotFound(f"document {document_id} not found")
+
+
+def _encode_cursor(created_at: datetime, document_id: UUID) -> str:
+    raw = json.dumps([created_at.isoformat(), str(document_id)]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        created_at, document_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        return datetime.fromisoformat(created_at), UUID(document_id)
+    except (ValueError, TypeError, binascii.Error, json.JSONDecodeError) as exc:
+        raise InvalidInput("cursor is not one this API returned", details={"field": "cursor"}) from exc

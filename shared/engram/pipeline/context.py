@@ -1,0 +1,89 @@
+"""Everything a step needs, built once per process and passed in (nothing reads the environment)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.db.database import Database
+from engram.pipeline.blobs import BlobStore
+from engram.pipeline.extractors import Limits, Services
+from engram.pipeline.extractors.audio import AwsTranscriber, OpenAITranscriber, Transcriber
+from engram.pipeline.extractors.image import Ocr, TesseractOcr, TextractOcr
+from engram.pipeline.extractors.url import UrlFetcher
+from engram.pipeline.linking import MemoryLinker, SimilarityLinker
+from engram.pipeline.memory_extraction import HeuristicExtractor, MemoryExtractor
+from engram.providers.embeddings import Embedder
+from engram.settings import Settings
+
+
+@dataclass
+class PipelineContext:
+    settings: Settings
+    db: Database
+    blobs: BlobStore
+    embedder: Embedder
+    services: Services
+    fetcher: UrlFetcher
+    extractor: MemoryExtractor
+    linker: MemoryLinker
+    sleep: Callable[[float], None] = field(default=time.sleep)
+
+    @property
+    def limits(self) -> Limits:
+        return Limits.from_settings(self.settings)
+
+
+def make_ocr(settings: Settings, boto_client: Callable[[str], Any]) -> Ocr | None:
+    provider = settings.ocr_provider
+    if provider == "none":
+        return None
+    if provider == "textract" or (provider == "auto" and settings.documents_bucket):
+        return TextractOcr(boto_client("textract"))
+    return TesseractOcr.find()
+
+
+def make_transcriber(
+    settings: Settings, blobs: BlobStore, boto_client: Callable[[str], Any]
+) -> Transcriber | None:
+    if settings.transcription_provider == "openai":
+        import openai
+
+        if not settings.openai_api_key:
+            return None
+        client = openai.OpenAI(
+            api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url
+        )
+        return OpenAITranscriber(client, settings.transcription_model)
+    if settings.transcription_provider == "transcribe" and settings.documents_bucket:
+        prefix = settings.work_prefix
+        return AwsTranscriber(
+            boto_client("transcribe"),
+            settings.documents_bucket,
+            output_key=lambda job: f"{prefix}transcripts/{job}.json",
+            read_output=lambda key: blobs.get(key),
+        )
+    return None
+
+
+def build_context(
+    settings: Settings, db: Database, blobs: BlobStore, embedder: Embedder, boto_client: Callable[[str], Any]
+) -> PipelineContext:
+    return PipelineContext(
+        settings=settings,
+        db=db,
+        blobs=blobs,
+        embedder=embedder,
+        services=Services(
+            ocr=make_ocr(settings, boto_client), transcriber=make_transcriber(settings, blobs, boto_client)
+        ),
+        fetcher=UrlFetcher(
+            max_bytes=settings.max_file_bytes,
+            timeout=settings.url_fetch_timeout_seconds,
+            allow_private=settings.allow_private_urls,
+        ),
+        extractor=HeuristicExtractor(settings.max_memories_per_document),
+        linker=SimilarityLinker(settings.link_similarity),
+    )

@@ -1,0 +1,88 @@
+"""How a step fails. The class name is what Step Functions sees as the error name.
+
+- `TransientError`: worth retrying (throttling, a provider or the database briefly unavailable). The
+  state machine and the local runner retry it with backoff.
+- `PipelineFailure` and its subclasses: the document cannot be ingested as it is. Not retried: the
+  document ends `failed` with `code` and the message, which is written for the user.
+"""
+
+from __future__ import annotations
+
+
+class TransientError(Exception):
+    """A failure that may succeed on retry."""
+
+
+class PipelineFailure(Exception):
+    code = "ingest_failed"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UnsupportedType(PipelineFailure):
+    code = "unsupported_type"
+
+
+class UnsupportedHere(PipelineFailure):
+    """The type is supported, but not by what this deployment has configured or installed."""
+
+    code = "unsupported_here"
+
+
+class EmptyContent(PipelineFailure):
+    code = "empty_content"
+
+
+class InvalidEncoding(PipelineFailure):
+    code = "invalid_encoding"
+
+
+class TooLarge(PipelineFailure):
+    code = "too_large"
+
+
+class DecompressionBomb(PipelineFailure):
+    code = "decompression_bomb"
+
+
+class EncryptedDocument(PipelineFailure):
+    code = "encrypted"
+
+
+class CorruptDocument(PipelineFailure):
+    code = "corrupt"
+
+
+class FetchFailed(PipelineFailure):
+    code = "fetch_failed"
+
+
+class SourceMissing(PipelineFailure):
+    code = "source_missing"
+
+
+class Superseded(PipelineFailure):
+    """The document was deleted or queued again (a newer revision) while this run was working."""
+
+    code = "superseded"
+
+
+FAILURE_CODES: dict[str, str] = {
+    cls.__name__: cls.code
+    for cls in (
+        PipelineFailure,
+        UnsupportedType,
+        UnsupportedHere,
+        EmptyContent,
+        InvalidEncoding,
+        TooLarge,
+        DecompressionBomb,
+        EncryptedDocument,
+        CorruptDocument,
+        FetchFailed,
+        SourceMissing,
+        Superseded,
+    )
+}

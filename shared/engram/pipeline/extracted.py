@@ -1,0 +1,44 @@
+"""What the extract step produces and the chunk step reads (stored as JSON in the blob store)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+# prose: text, markdown, HTML, PDF (segments are pages or the whole text; headings are '#' lines);
+# code: one segment per function, class or module-level block; records: one segment per row/object;
+# transcript: one segment per speaker turn.
+Kind = Literal["prose", "code", "records", "transcript"]
+
+
+@dataclass
+class Segment:
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Extracted:
+    kind: Kind
+    content_type: str
+    segments: list[Segment]
+    title: str | None = None
+    language: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def chars(self) -> int:
+        return sum(len(s.text) for s in self.segments)
+
+    def has_text(self) -> bool:
+        return any(s.text.strip() for s in self.segments)
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), ensure_ascii=False).encode("utf-8")
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> Extracted:
+        data = json.loads(raw)
+        data["segments"] = [Segment(**s) for s in data["segments"]]
+        return cls(**data)

@@ -1,0 +1,53 @@
+"""PDF via PyMuPDF: one segment per page, each starting with a `[page N]` marker."""
+
+from __future__ import annotations
+
+from engram.pipeline.errors import CorruptDocument, EmptyContent, EncryptedDocument, TooLarge, UnsupportedHere
+from engram.pipeline.extracted import Extracted, Segment
+
+
+def extract_pdf(data: bytes, *, max_pages: int, max_chars: int) -> Extracted:
+    try:
+        import pymupdf
+    except ImportError:  # pragma: no cover - the extractors extra is not installed
+        raise UnsupportedHere("PDF extraction needs the 'extractors' extra (pymupdf)") from None
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except Exception as exc:
+        raise CorruptDocument(f"not a readable PDF: {exc}") from None
+    with doc:
+        if doc.needs_pass:
+            raise EncryptedDocument("the PDF is password-protected; send an unprotected copy")
+        if doc.page_count == 0:
+            raise CorruptDocument("the PDF has no pages")
+        if doc.page_count > max_pages:
+            raise TooLarge(f"the PDF has {doc.page_count} pages; the limit is {max_pages}")
+        segments: list[Segment] = []
+        total = 0
+        for number in range(1, doc.page_count + 1):
+            page = doc[number - 1]
+            try:
+                text = page.get_text("text", sort=True)
+            except Exception as exc:
+                raise CorruptDocument(f"page {number} of the PDF could not be read: {exc}") from None
+            total += len(text)
+            if total > max_chars:
+                raise TooLarge(
+                    f"the PDF's text passes {max_chars} characters by page {number}: too large, or a "
+                    "decompression bomb"
+                )
+            if text.strip():
+                segments.append(Segment(f"[page {number}]\n{text.strip()}\n", {"page": number}))
+        if not segments:
+            raise EmptyContent(
+                f"the PDF's {doc.page_count} page(s) have no extractable text (scanned pages are images: "
+                "send them as PNG or JPEG for OCR)"
+            )
+        title = (doc.metadata or {}).get("title") or None
+        return Extracted(
+            kind="prose",
+            content_type="application/pdf",
+            segments=segments,
+            title=title,
+            meta={"pages": doc.page_count},
+        )

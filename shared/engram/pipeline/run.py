@@ -1,0 +1,265 @@
+"""The steps themselves, as plain functions of (context, document reference).
+
+Each step: (1) claims the document for its revision and sets the status (a short transaction);
+(2) does its work outside any transaction; (3) writes its results in one transaction that first checks
+the revision again. So a step either writes everything or nothing, a retried step overwrites its own
+earlier attempt, and a superseded run (the document deleted or queued again) writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engram.db.database import Database
+from engram.documents import repo as documents
+from engram.memories import repo as memories
+from engram.observability import logger
+from engram.pipeline import repo as graph
+from engram.pipeline.blobs import sha256_hex, work_key, work_prefix_of
+from engram.pipeline.chunking import chunk
+from engram.pipeline.context import PipelineContext
+from engram.pipeline.embedding import embed_batched, vector_literal
+from engram.pipeline.errors import EmptyContent, SourceMissing, Superseded
+from engram.pipeline.extracted import Extracted
+from engram.pipeline.extractors import Source, extract
+from engram.pipeline.linking import LinkCandidate, LinkSubject
+from engram.pipeline.memory_extraction import ChunkInfo, DocumentInfo
+from engram.pipeline.refs import DocumentRef
+
+LINK_CANDIDATES = 5
+
+
+def _claim(ctx: PipelineContext, ref: DocumentRef, status: str) -> dict[str, Any]:
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        row = _current(cur, ref)
+        documents.set_status(cur, ref.tenant_id, ref.document_id, status)
+    return row
+
+
+def _current(cur: Any, ref: DocumentRef) -> dict[str, Any]:
+    row = documents.current_for_run(cur, ref.tenant_id, ref.document_id, ref.revision)
+    if row is None:
+        raise Superseded(
+            f"document {ref.document_id} revision {ref.revision} was deleted, re-queued or finished"
+        )
+    return row
+
+
+def _extracted_key(ctx: PipelineContext, ref: DocumentRef) -> str:
+    return work_key(
+        ctx.settings.work_prefix, ref.tenant_id, ref.document_id, f"r{ref.revision}/extracted.json"
+    )
+
+
+# --- extract ----------------------------------------------------------------------------------
+
+
+def extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    doc = _claim(ctx, ref, "extracting")
+    url = doc["source"] if doc["source_kind"] == "url" else None
+    if url is not None:
+        fetched = ctx.fetcher.fetch(url)
+        data, declared = fetched.data, doc["content_type"] or fetched.content_type
+        filename = doc["filename"] or url.rstrip("/").rsplit("/", 1)[-1]
+    else:
+        if not doc["blob_key"]:
+            raise SourceMissing("the document has no stored content")
+        data = ctx.blobs.get(
+            doc["blob_key"], version=doc["blob_version"], max_bytes=ctx.settings.max_file_bytes
+        )
+        declared, filename = doc["content_type"], doc["filename"]
+    s3_uri = (
+        f"s3://{ctx.settings.documents_bucket}/{doc['blob_key']}"
+        if ctx.settings.documents_bucket and doc["blob_key"]
+        else None
+    )
+    source = Source(
+        data=data,
+        filename=filename,
+        declared_type=declared,
+        url=url,
+        s3_uri=s3_uri,
+        job_name=f"engram-{ref.document_id}-r{ref.revision}",
+    )
+    extracted = extract(source, ctx.limits, ctx.services)
+    ctx.blobs.put(_extracted_key(ctx, ref), extracted.to_json(), "application/json")
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        _current(cur, ref)
+        documents.record_extraction(
+            cur,
+            ref.tenant_id,
+            ref.document_id,
+            content_type=extracted.content_type,
+            title=extracted.title,
+            checksum=sha256_hex(data),
+            size_bytes=len(data),
+        )
+
+
+# --- chunk ------------------------------------------------------------------------------------
+
+
+def chunk_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    _claim(ctx, ref, "chunking")
+    extracted = Extracted.from_json(ctx.blobs.get(_extracted_key(ctx, ref)))
+    drafts = chunk(extracted, ctx.settings.chunk_tokens, ctx.settings.chunk_overlap_tokens)
+    if not drafts:
+        raise EmptyContent("the document has no text to index")
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        doc = _current(cur, ref)
+        documents.replace_chunks(
+            cur, ref.tenant_id, doc, [(d.content, d.token_count, d.metadata) for d in drafts]
+        )
+
+
+# --- embed ------------------------------------------------------------------------------------
+
+
+def embed_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    _claim(ctx, ref, "embedding")
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        rows = documents.chunks_of(cur, ref.tenant_id, ref.document_id)
+    model = ctx.embedder.model_id
+    todo = [r for r in rows if r["embedding_model"] != model]  # a retry resumes where it stopped
+    vectors = embed_batched(
+        ctx.embedder, [r["content"] for r in todo], batch_size=ctx.settings.embed_batch_size, sleep=ctx.sleep
+    )
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        _current(cur, ref)
+        documents.set_chunk_embeddings(
+            cur,
+            ref.tenant_id,
+            [(r["id"], vector_literal(v)) for r, v in zip(todo, vectors, strict=True)],
+            model,
+        )
+
+
+# --- llm-extract ------------------------------------------------------------------------------
+
+
+def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    doc = _claim(ctx, ref, "indexing")
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        rows = documents.chunks_of(cur, ref.tenant_id, ref.document_id)
+    info = DocumentInfo(
+        doc["id"], doc["container"], doc["title"] or doc["filename"], doc["content_type"], doc["tags"]
+    )
+    chunks = [ChunkInfo(r["id"], r["ordinal"], r["content"], r["metadata"]) for r in rows]
+    candidates = ctx.extractor.extract(info, chunks)[: ctx.settings.max_memories_per_document]
+    vectors = embed_batched(
+        ctx.embedder,
+        [c.content for c in candidates],
+        batch_size=ctx.settings.embed_batch_size,
+        sleep=ctx.sleep,
+    )
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        _current(cur, ref)
+        # An earlier attempt of this step may have committed: start from a clean slate.
+        documents.purge_memories(cur, ref.tenant_id, ref.document_id)
+        for candidate, vector in zip(candidates, vectors, strict=True):
+            existing = documents.latest_memory_with_content(
+                cur, ref.tenant_id, doc["container"], candidate.content
+            )
+            if existing is None:
+                row = memories.insert_memory(
+                    cur,
+                    ref.tenant_id,
+                    {
+                        "container": doc["container"],
+                        "content": candidate.content,
+                        "memory_type": candidate.memory_type,
+                        "tags": doc["tags"],
+                        "metadata": candidate.metadata,
+                        "agent_id": None,
+                        "conversation_id": None,
+                        "confidence": candidate.confidence,
+                        "valid_from": None,
+                        "expires_at": None,
+                    },
+                    vector,
+                    ctx.embedder.model_id,
+                )
+                existing = row["id"]
+            documents.add_memory_source(cur, ref.tenant_id, existing, ref.document_id, candidate.chunk_id)
+
+
+# --- graph-link -------------------------------------------------------------------------------
+
+
+def graph_link_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    _claim(ctx, ref, "indexing")
+    links = 0
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        _current(cur, ref)
+        for memory in documents.memories_of(cur, ref.tenant_id, ref.document_id):
+            if memory["metadata"].get("document_id") != str(ref.document_id):
+                continue  # an older memory this document only confirmed
+            rows = graph.nearest_latest_memories(
+                cur, ref.tenant_id, memory["id"], ref.document_id, LINK_CANDIDATES
+            )
+            subject = LinkSubject(memory["id"], memory["content"])
+            candidates = [LinkCandidate(r["id"], r["content"], float(r["similarity"])) for r in rows]
+            for link in ctx.linker.links(subject, candidates):
+                meta = {"linker": ctx.linker.name, "document_id": str(ref.document_id)}
+                links += graph.supersede(
+                    cur,
+                    ref.tenant_id,
+                    link.source_id,
+                    link.target_id,
+                    link.relationship,
+                    link.confidence,
+                    meta,
+                )
+    logger.info("graph-link", extra={"document_id": str(ref.document_id), "links": links})
+
+
+# --- finish -----------------------------------------------------------------------------------
+
+
+def mark_done(ctx: PipelineContext, ref: DocumentRef) -> bool:
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        done = documents.finish(cur, ref.tenant_id, ref.document_id, ref.revision, "done")
+    if done:
+        _drop_work_files(ctx, ref)
+    return done
+
+
+def mark_failed(ctx: PipelineContext, ref: DocumentRef, code: str, message: str) -> bool:
+    changed = fail_document(ctx.db, ref, code, message)
+    if changed:
+        _drop_work_files(ctx, ref)
+    return changed
+
+
+def fail_document(db: Database, ref: DocumentRef, code: str, message: str) -> bool:
+    """Record the failure and remove everything this revision wrote, in one transaction. A no-op for
+    a document that is gone, finished, or already at a newer revision."""
+    with db.tenant(ref.tenant_id) as cur:
+        row = documents.get_document(cur, ref.tenant_id, ref.document_id, for_update=True)
+        if row is None or row["revision"] != ref.revision or row["status"] in ("done", "failed"):
+            return False
+        documents.purge_outputs(cur, ref.tenant_id, ref.document_id)
+        documents.finish(cur, ref.tenant_id, ref.document_id, ref.revision, "failed", code, message[:2000])
+    return True
+
+
+def _drop_work_files(ctx: PipelineContext, ref: DocumentRef) -> None:
+    try:
+        ctx.blobs.delete_prefix(
+            work_prefix_of(ctx.settings.work_prefix, ref.tenant_id, ref.document_id) + f"r{ref.revision}/"
+        )
+    except Exception:  # only intermediate files: never fail a document over them
+        logger.exception("could not delete work files", extra={"document_id": str(ref.document_id)})
+
+
+StepFunction = Callable[[PipelineContext, DocumentRef], None]
+
+# By step name, as in engram.pipeline.steps.STEPS.
+STEP_FUNCTIONS: dict[str, StepFunction] = {
+    "extract": extract_step,
+    "chunk": chunk_step,
+    "embed": embed_step,
+    "llm-extract": llm_extract_step,
+    "graph-link": graph_link_step,
+}

@@ -1,0 +1,108 @@
+"""The local runner: the state machine's behaviour, in-process, over the same step list.
+
+It invokes the same Lambda handlers (functions/pipeline/<step>/handler.py) in the order of
+`engram.pipeline.steps.STEPS`, retries TransientError with the same backoff policy, sends any other
+failure to mark-failed with the step's name, and marks the document done at the end. What it cannot
+do is stop a step at its TimeoutSeconds: a Python thread cannot be killed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from engram.observability import logger
+from engram.pipeline.refs import DocumentRef
+from engram.pipeline.steps import (
+    FINISH,
+    RETRY_BACKOFF_RATE,
+    RETRY_MAX_ATTEMPTS,
+    RETRY_MAX_DELAY_SECONDS,
+    STEPS,
+    TRANSIENT_ERRORS,
+)
+
+Invoke = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+def invoke_handler(function: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Call functions/pipeline/<function>/handler.py exactly as Lambda would."""
+    from engram.local.functions import LocalLambdaContext, handler_of
+
+    result: dict[str, Any] = handler_of(f"pipeline/{function}")(
+        event, LocalLambdaContext(f"pipeline-{function}")
+    )
+    return result
+
+
+def error_object(exc: BaseException) -> dict[str, str]:
+    """The {Error, Cause} a Catch sees when a Python Lambda raises `exc`."""
+    name = type(exc).__name__
+    return {"Error": name, "Cause": json.dumps({"errorMessage": str(exc), "errorType": name})}
+
+
+class LocalRunner:
+    def __init__(
+        self,
+        invoke: Invoke = invoke_handler,
+        *,
+        retry_interval: float = 0.5,
+        max_retries: int = RETRY_MAX_ATTEMPTS,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.invoke = invoke
+        self.retry_interval = retry_interval
+        self.max_retries = max_retries
+        self.sleep = sleep
+
+    def run(self, ref: DocumentRef) -> str:
+        """Run every step for `ref`; returns "done" or "failed"."""
+        state = ref.to_event()
+        for step in STEPS:
+            try:
+                state = self._with_retry(step.function, state)
+            except Exception as exc:
+                logger.info(
+                    "pipeline step failed",
+                    extra={
+                        "step": step.name,
+                        "document_id": str(ref.document_id),
+                        "error": type(exc).__name__,
+                    },
+                )
+                self._finish(
+                    {**ref.to_event(), "outcome": "failed", "step": step.name, "error": error_object(exc)}
+                )
+                return "failed"
+        try:
+            self._with_retry(FINISH.function, {**ref.to_event(), "outcome": "done"})
+        except Exception as exc:
+            self._finish(
+                {**ref.to_event(), "outcome": "failed", "step": "mark-done", "error": error_object(exc)}
+            )
+            return "failed"
+        return "done"
+
+    def _finish(self, event: dict[str, Any]) -> None:
+        try:
+            self._with_retry(FINISH.function, event)
+        except Exception:
+            # Left unfinished: the sweeper (or the next `engram local`) resolves it.
+            logger.exception("mark-failed failed", extra={"document_id": event.get("document_id")})
+
+    def _with_retry(self, function: str, event: dict[str, Any]) -> dict[str, Any]:
+        delay = self.retry_interval
+        for attempt in range(self.max_retries + 1):
+            try:
+                return self.invoke(function, event)
+            except Exception as exc:
+                if type(exc).__name__ not in TRANSIENT_ERRORS or attempt == self.max_retries:
+                    raise
+                logger.info(
+                    "retrying", extra={"function": function, "attempt": attempt + 1, "error": str(exc)}
+                )
+                self.sleep(delay)
+                delay = min(delay * RETRY_BACKOFF_RATE, RETRY_MAX_DELAY_SECONDS)
+        raise AssertionError("unreachable")

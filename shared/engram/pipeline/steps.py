@@ -1,0 +1,72 @@
+"""THE step list. The CDK state machine (infra/pipeline_construct.py) and the local runner both read
+it, so AWS and `engram local` run the same steps in the same order with the same time limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # as in the issue and the logs: "llm-extract"
+    state: str  # the Step Functions state name: "LlmExtract"
+    function: str  # folder under functions/pipeline/: "llm_extract"
+    status: str  # the document's status while this step runs
+    timeout_seconds: int  # the Lambda's timeout; the Task's TimeoutSeconds adds TASK_TIMEOUT_MARGIN
+    memory_mb: int
+
+
+STEPS: tuple[Step, ...] = (
+    Step("extract", "Extract", "extract", "extracting", timeout_seconds=600, memory_mb=2048),
+    Step("chunk", "Chunk", "chunk", "chunking", timeout_seconds=180, memory_mb=1024),
+    Step("embed", "Embed", "embed", "embedding", timeout_seconds=600, memory_mb=1024),
+    Step("llm-extract", "LlmExtract", "llm_extract", "indexing", timeout_seconds=600, memory_mb=1024),
+    Step("graph-link", "GraphLink", "graph_link", "indexing", timeout_seconds=300, memory_mb=512),
+)
+
+# mark-done and mark-failed are one small function ("finish") invoked with an outcome.
+FINISH = Step("finish", "MarkDone", "finish", "done", timeout_seconds=60, memory_mb=256)
+MARK_FAILED_STATE = "MarkFailed"
+
+# Starts executions for S3 drops, and the sweeper that fails documents left unfinished.
+TRIGGER_FUNCTION = "trigger"
+SWEEPER_FUNCTION = "sweeper"
+
+# All functions under functions/pipeline/, for whoever packages them.
+PIPELINE_FUNCTIONS: tuple[str, ...] = (
+    *(step.function for step in STEPS),
+    FINISH.function,
+    TRIGGER_FUNCTION,
+    SWEEPER_FUNCTION,
+)
+
+# Work files (stored sources, extracted text, transcripts) live under this prefix of the documents
+# bucket; the S3 trigger ignores it, so the pipeline never triggers itself.
+WORK_PREFIX = "_engram/"
+
+TASK_TIMEOUT_MARGIN_SECONDS = 30
+EXECUTION_TIMEOUT_SECONDS = 2 * 3600
+
+# Retry policy for transient errors, shared by the state machine and the local runner.
+RETRY_INTERVAL_SECONDS = 2
+RETRY_BACKOFF_RATE = 2.0
+RETRY_MAX_ATTEMPTS = 4  # retries after the first attempt
+RETRY_MAX_DELAY_SECONDS = 60
+TRANSIENT_ERRORS: tuple[str, ...] = (
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+    "Lambda.ClientExecutionTimeoutException",
+    "TransientError",
+)
+
+STATUSES = ("queued", *dict.fromkeys(step.status for step in STEPS), "done", "failed")
+FINAL_STATUSES = ("done", "failed")
+
+
+def step_named(name: str) -> Step:
+    for step in STEPS:
+        if step.name == name:
+            return step
+    raise KeyError(name)

@@ -1,0 +1,203 @@
+"""POST /v1/documents through the local runner, and what it produces: status, chunks, memories,
+search over both, list, delete, idempotency and tenant isolation."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+
+from tests import files
+from tests.conftest import Api
+from tests.integration.documents_helpers import ingest, wait_final
+
+NOTES = """# Deployment notes
+
+The staging cluster runs in the Frankfurt region and serves the internal dashboards.
+
+## Database
+
+The primary database listens on port 6543 behind the connection pooler.
+Backups are taken every night at two o'clock.
+"""
+
+
+def test_text_document_is_accepted_then_done_with_chunks_and_memories(api: Api) -> None:
+    response = api.post("/v1/documents", {"content": NOTES, "filename": "notes.md", "container": "ops.notes"})
+
+    assert response.status == 202
+    assert response.json["status"] == "queued"
+    done = wait_final(api, response.json["id"])
+    assert done["status"] == "done", done["error"]
+    assert done["error"] is None
+    assert done["content_type"] == "text/markdown"
+    assert done["title"] == "Deployment notes"
+    assert done["chunk_count"] >= 1
+    assert done["memory_count"] >= 3
+    assert len(done["checksum"]) == 64
+
+
+def test_search_finds_a_documents_chunks_and_memories_with_their_document(api: Api) -> None:
+    doc = ingest(api, {"content": NOTES, "filename": "notes.md", "container": "ops.notes"})
+
+    both = api.post("/v1/search", {"query": "which port does the primary database use"}).json["results"]
+    chunks = api.post(
+        "/v1/search", {"query": "which port does the primary database use", "scope": "chunks"}
+    ).json
+    memories = api.post(
+        "/v1/search", {"query": "which port does the primary database use", "scope": "memories"}
+    )
+
+    assert {r["kind"] for r in both} == {"memory", "chunk"}
+    assert all(r["document_id"] == doc["id"] for r in both)
+    assert chunks["results"] and all(
+        r["kind"] == "chunk" and r["memory_type"] is None for r in chunks["results"]
+    )
+    top = memories.json["results"][0]
+    assert top["kind"] == "memory"
+    assert "6543" in top["content"]
+    assert top["metadata"]["extractor"] == "heuristic"
+    assert top["metadata"]["document_id"] == doc["id"]
+    assert top["metadata"]["chunk_id"]
+
+
+def test_a_pdf_sent_as_a_file_is_extracted_with_page_markers(api: Api) -> None:
+    pdf = files.pdf(
+        ["The invoice service is owned by the payments team.", "Refunds are processed within five days."]
+    )
+
+    doc = ingest(api, {"file_base64": base64.b64encode(pdf).decode(), "filename": "handbook.pdf"})
+    chunks = api.post("/v1/search", {"query": "how long do refunds take", "scope": "chunks"}).json["results"]
+
+    assert doc["status"] == "done", doc["error"]
+    assert doc["content_type"] == "application/pdf"
+    assert any("[page 2]" in c["content"] and c["metadata"]["pages"][1] == 2 for c in chunks)
+
+
+def test_the_same_content_twice_is_one_document(api: Api) -> None:
+    first = ingest(api, {"content": NOTES, "container": "ops"})
+
+    again = api.post("/v1/documents", {"content": NOTES, "container": "ops"})
+    listed = api.post("/v1/documents/list", {"container": "ops"}).json["documents"]
+
+    assert again.status == 202
+    assert again.json == {"id": first["id"], "status": "done", "duplicate": True}
+    assert [d["id"] for d in listed] == [first["id"]]
+
+
+def test_custom_id_replaces_the_document_when_its_content_changes(api: Api) -> None:
+    v1 = ingest(
+        api, {"content": "The office opens at eight in the morning every weekday.", "custom_id": "hours"}
+    )
+
+    same = api.post(
+        "/v1/documents",
+        {"content": "The office opens at eight in the morning every weekday.", "custom_id": "hours"},
+    ).json
+    v2 = ingest(
+        api, {"content": "The office opens at nine in the morning every weekday.", "custom_id": "hours"}
+    )
+    found = api.post("/v1/search", {"query": "when does the office open", "scope": "memories"}).json[
+        "results"
+    ]
+
+    assert same["duplicate"] is True and same["id"] == v1["id"]
+    assert v2["id"] == v1["id"] and v2["revision"] == v1["revision"] + 1 and v2["status"] == "done"
+    assert [r["content"] for r in found] == ["The office opens at nine in the morning every weekday."]
+
+
+def test_list_pages_with_a_cursor_and_filters_by_status(api: Api) -> None:
+    for n in range(3):
+        ingest(
+            api,
+            {"content": f"Document number {n} talks about the number {n} in detail here.", "container": "pg"},
+        )
+    ingest(api, {"content": "", "filename": "empty.txt", "container": "pg"})
+
+    first = api.post("/v1/documents/list", {"container": "pg", "limit": 2}).json
+    second = api.post(
+        "/v1/documents/list", {"container": "pg", "limit": 2, "cursor": first["next_cursor"]}
+    ).json
+    failed = api.post("/v1/documents/list", {"container": "pg", "status": "failed"}).json
+
+    assert len(first["documents"]) == 2 and first["next_cursor"]
+    assert len(second["documents"]) == 2 and second["next_cursor"] is None
+    ids = {d["id"] for d in first["documents"] + second["documents"]}
+    assert len(ids) == 4
+    assert [d["error"]["code"] for d in failed["documents"]] == ["empty_content"]
+
+
+def test_delete_removes_chunks_and_the_memories_only_it_produced(api: Api) -> None:
+    shared_fact = "The release train leaves every second Tuesday of the month."
+    keep = ingest(
+        api, {"content": shared_fact + " Hotfixes go out whenever they are ready.", "container": "rel"}
+    )
+    gone = ingest(
+        api, {"content": shared_fact + " The freeze starts two days before each release.", "container": "rel"}
+    )
+
+    deleted = api.delete(f"/v1/documents/{gone['id']}")
+    after = api.post(
+        "/v1/search", {"query": "release train freeze hotfixes", "container": "rel", "limit": 50}
+    ).json
+
+    assert deleted.status == 204
+    assert api.get(f"/v1/documents/{gone['id']}").status == 404
+    contents = [r["content"] for r in after["results"] if r["kind"] == "memory"]
+    assert shared_fact in contents  # it also came from the document we kept
+    assert "The freeze starts two days before each release." not in contents
+    assert all(r["document_id"] != gone["id"] for r in after["results"])
+    assert api.get(f"/v1/documents/{keep['id']}").json["memory_count"] == 2
+
+
+def test_bad_requests_are_422_with_the_field(api: Api) -> None:
+    none = api.post("/v1/documents", {"container": "x"})
+    two = api.post("/v1/documents", {"content": "a", "url": "https://example.com/a"})
+    no_name = api.post("/v1/documents", {"file_base64": "aGVsbG8="})
+    bad_b64 = api.post("/v1/documents", {"file_base64": "***", "filename": "a.txt"})
+    bad_url = api.post("/v1/documents", {"url": "ftp://example.com/file"})
+
+    for response in (none, two, no_name, bad_b64, bad_url):
+        assert response.status == 422, response.json
+        assert response.json["error"]["code"] == "validation_error"
+    assert "exactly one of content, url or file_base64" in none.json["error"]["message"]
+    assert "filename is required" in no_name.json["error"]["message"]
+    assert "not valid base64" in bad_b64.json["error"]["message"]
+    assert bad_url.json["error"]["field"] == "url"
+
+
+def test_another_tenants_document_is_invisible(api: Api, other_api: Api) -> None:
+    mine = ingest(api, {"content": "The vault combination is kept by the facilities manager only."})
+
+    assert other_api.get(f"/v1/documents/{mine['id']}").status == 404
+    assert other_api.delete(f"/v1/documents/{mine['id']}").status == 404
+    assert other_api.post("/v1/documents/list", {}).json["documents"] == []
+    found = other_api.post("/v1/search", {"query": "vault combination facilities manager"}).json["results"]
+    assert found == []
+    assert api.get(f"/v1/documents/{uuid.uuid4()}").status == 404
+    assert api.get("/v1/documents/not-a-uuid").status == 404
+
+
+def test_local_upload_takes_multipart(api: Api) -> None:
+    boundary = "engram-test-boundary"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="container"\r\n\r\nuploads\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="tags"\r\n\r\n["people"]\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="people.csv"\r\n'
+            f"Content-Type: text/csv\r\n\r\n"
+        ).encode()
+        + files.csv_people()
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+
+    response = api.post(
+        "/v1/documents/upload",
+        raw=body,
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    done = wait_final(api, response.json["id"])
+    found = api.post("/v1/search", {"query": "who works in Berlin", "container": "uploads"}).json["results"]
+
+    assert response.status == 202
+    assert done["status"] == "done" and done["content_type"] == "text/csv" and done["tags"] == ["people"]
+    assert any("Bob Stone" in r["content"] for r in found)

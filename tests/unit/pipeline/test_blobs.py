@@ -1,0 +1,83 @@
+"""Blob stores (S3 through moto, and the local folder) and the presigned upload of the AWS API."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import boto3
+import pytest
+from botocore.config import Config
+from moto import mock_aws
+
+from engram.documents.service import DocumentService
+from engram.errors import InvalidInput
+from engram.pipeline.blobs import LocalBlobStore, S3BlobStore
+from engram.pipeline.errors import SourceMissing, TooLarge
+
+
+def test_s3_store_round_trip_limits_and_prefix_delete() -> None:
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket="docs")
+        store = S3BlobStore(client, "docs")
+        store.put("_engram/t/d/r1/extracted.json", b"{}")
+        store.put("_engram/t/d/source", b"0123456789")
+        store.put("_engram/t/other/source", b"keep")
+
+        assert store.get("_engram/t/d/source") == b"0123456789"
+        with pytest.raises(TooLarge):
+            store.get("_engram/t/d/source", max_bytes=5)
+        store.delete_prefix("_engram/t/d/")
+        with pytest.raises(SourceMissing):
+            store.get("_engram/t/d/source")
+        assert store.get("_engram/t/other/source") == b"keep"
+
+
+def test_local_store_keeps_keys_inside_its_folder(tmp_path: Path) -> None:
+    store = LocalBlobStore(tmp_path / "blobs")
+    store.put("a/b/c.txt", b"hello")
+
+    assert store.get("a/b/c.txt") == b"hello"
+    with pytest.raises(ValueError, match="escapes"):
+        store.put("../outside.txt", b"x")
+    store.delete_prefix("a/")
+    with pytest.raises(SourceMissing):
+        store.get("a/b/c.txt")
+
+
+def test_aws_upload_is_a_presigned_put_under_the_callers_tenant() -> None:
+    tenant = uuid.uuid4()
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1", config=Config(signature_version="s3v4"))
+        store = S3BlobStore(client, "docs")
+        service = DocumentService(
+            None,
+            store,
+            None,
+            work_prefix="_engram/",
+            max_file_bytes=100,  # type: ignore[arg-type]
+            presigner=store,
+        )
+
+        ticket = service.presign_upload(tenant, "report.pdf", "kb.reports", "application/pdf")
+
+    url = urlsplit(ticket.url)
+    assert ticket.method == "PUT" and ticket.key == f"{tenant}/kb.reports/report.pdf"
+    assert url.path.endswith(f"/{tenant}/kb.reports/report.pdf")
+    assert "X-Amz-Signature" in parse_qs(url.query)
+    assert ticket.headers == {"Content-Type": "application/pdf"} and ticket.expires_in == 900
+
+
+def test_local_upload_is_multipart_not_a_ticket(tmp_path: Path) -> None:
+    service = DocumentService(
+        None,
+        LocalBlobStore(tmp_path),
+        None,
+        work_prefix="_engram/",  # type: ignore[arg-type]
+        max_file_bytes=100,
+    )
+
+    with pytest.raises(InvalidInput, match="multipart/form-data"):
+        service.presign_upload(uuid.uuid4(), "a.txt", "default", None)
