@@ -14,8 +14,10 @@ from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from engram.db.database import Database
+    from engram.graph.service import GraphService
     from engram.memories.service import MemoryService
     from engram.providers.embeddings import Embedder
+    from engram.providers.llm import LLM
 
 
 @dataclass
@@ -23,6 +25,7 @@ class Deps:
     settings: Settings
     database: Database | None = None
     embedder: Embedder | None = None
+    llm: LLM | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -75,3 +78,20 @@ def memory_service() -> MemoryService:
         ef_search=s.hnsw_ef_search,
         max_scan_tuples=s.hnsw_max_scan_tuples,
     )
+
+
+def llm() -> LLM | None:
+    """The configured LLM provider (ENGRAM_LLM_PROVIDER), or None when there is none."""
+    deps = current()
+    with deps._lock:
+        if deps.llm is None and deps.settings.llm_provider != "none":
+            from engram.providers.llm import make_llm
+
+            deps.llm = make_llm(deps.settings)
+        return deps.llm
+
+
+def graph_service() -> GraphService:
+    from engram.graph.service import GraphService
+
+    return GraphService(database(), memory_service())

@@ -12,3 +12,11 @@ def memory_id(raw: str) -> UUID:
         return UUID(raw)
     except ValueError:
         raise NotFound(f"memory {raw[:64]} not found") from None
+
+
+def path_id(raw: str, what: str) -> UUID:
+    """`what` is the kind of thing, for the message: "entity", "relation", ..."""
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise NotFound(f"{what} {raw[:64]} not found") from None
