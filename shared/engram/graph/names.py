@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 MAX_NAME_CHARS = 200
 # Titles before a name, dropped while something else remains ("Dr." alone stays "dr").
@@ -38,6 +39,7 @@ _TYPE_SYNONYMS = {
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
+@lru_cache(maxsize=8192)  # pure, and called for the same few names again and again
 def normalize_name(name: str) -> str:
     """The key two spellings of one name share: NFKC, casefolded, punctuation and extra whitespace
     removed, initials joined, leading honorifics and trailing post-nominals dropped."""
