@@ -103,6 +103,7 @@ def test_search_by_name_word_and_alias_with_type_filter_and_pages(api: Api) -> N
         ("limit=101", "limit"),
         ("cursor=bm9wZQ", "cursor"),
         ("q=", "q"),
+        ("type=%3F%3F", "type"),
     ],
 )
 def test_bad_search_parameters_are_422(api: Api, query: str, field: str) -> None:

@@ -93,6 +93,8 @@ class GraphService:
             raise InvalidInput("q has no letters or digits to search for", details={"field": "q"})
         after = _name_cursor(cursor) if cursor else None
         kind = normalize_type(entity_type) if entity_type else None
+        if entity_type and not kind:
+            raise InvalidInput("type must be a word such as person or place", details={"field": "type"})
         with self.db.tenant(tenant_id) as cur:
             rows = repo.search_entities(cur, tenant_id, key, kind, limit + 1, after)
         entities = [_entity(row) for row in rows[:limit]]
