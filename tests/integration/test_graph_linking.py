@@ -301,3 +301,25 @@ def test_alice_moves_from_paris_to_berlin(
     alice = api.get(f"/v1/entities/{now['root']}").json
     assert len(alice["observations"]) == 2 and len(alice["relations"]) == 2
     assert [r.body["messages"][0]["role"] for r in server.requests] == ["system", "system"]
+
+
+def test_hostile_names_from_an_llm_are_only_data_in_the_callers_tenant(
+    graph: GraphService, tenant: IssuedKey, other_tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    memory = remember(tenant, "A document that tries to steer extraction.")
+    hostile = [
+        ExtractedEntity(name="'); DROP TABLE entities; --", type="person"),
+        ExtractedEntity(name=f"tenant {other_tenant.tenant_id}", type="organization"),
+    ]
+
+    result = graph.link_entities(
+        tenant.tenant_id,
+        memory,
+        hostile,
+        [ExtractedRelation(source=hostile[0].name, relation="member_of", target=hostile[1].name)],
+    )
+
+    names = {e.name for e in graph.search_entities(tenant.tenant_id, None, None, 10, None).entities}
+    assert names == {"'); DROP TABLE entities; --", f"tenant {other_tenant.tenant_id}"}
+    assert len(result.relation_ids) == 1
+    assert count(local_db, other_tenant, "entities") == count(local_db, other_tenant, "entity_relations") == 0
