@@ -15,11 +15,13 @@ from engram.settings import Settings, get_settings
 if TYPE_CHECKING:
     from engram.db.database import Database
     from engram.documents.service import DocumentService
+    from engram.graph.service import GraphService
     from engram.memories.service import MemoryService
     from engram.pipeline.blobs import BlobStore
     from engram.pipeline.context import PipelineContext
     from engram.pipeline.start import PipelineStarter
     from engram.providers.embeddings import Embedder
+    from engram.providers.llm import LLM
 
 
 @dataclass
@@ -30,6 +32,7 @@ class Deps:
     blobs: BlobStore | None = None
     starter: PipelineStarter | None = None
     pipeline: PipelineContext | None = None
+    llm: LLM | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -152,3 +155,20 @@ def document_service() -> DocumentService:
         max_file_bytes=s.max_file_bytes,
         presigner=blobs if isinstance(blobs, S3BlobStore) else None,
     )
+
+
+def llm() -> LLM | None:
+    """The configured LLM provider (ENGRAM_LLM_PROVIDER), or None when there is none."""
+    deps = current()
+    with deps._lock:
+        if deps.llm is None and deps.settings.llm_provider != "none":
+            from engram.providers.llm import make_llm
+
+            deps.llm = make_llm(deps.settings)
+        return deps.llm
+
+
+def graph_service() -> GraphService:
+    from engram.graph.service import GraphService
+
+    return GraphService(database(), memory_service())

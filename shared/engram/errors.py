@@ -50,6 +50,15 @@ class ServiceUnavailable(EngramError):
     code = "service_unavailable"
 
 
+class TransientError(ServiceUnavailable):
+    """A failure that may succeed if retried later: a provider throttling or briefly down, after the
+    provider's own retries with backoff. The class name is what Step Functions matches in its retry
+    rules (a Lambda's error type is the exception's class name), so raise this class itself, never a
+    subclass, when the pipeline should retry."""
+
+    code = "temporarily_unavailable"
+
+
 class MigrationError(EngramError):
     """A migration cannot be applied safely."""
 
@@ -63,3 +72,12 @@ class ProviderError(EngramError):
     def __init__(self, message: str, *, transient: bool, details: dict[str, Any] | None = None) -> None:
         super().__init__(message, details=details)
         self.transient = transient
+
+
+class ExtractionFailed(EngramError):
+    """An LLM's answer could not be used even after one repair attempt: not JSON, not the extraction
+    schema, or fields it must never set (tenant, container, ids). Permanent: sending the same text again
+    is not expected to help. `details["usage"]` holds the tokens the failed attempts spent."""
+
+    status_code = 502
+    code = "extraction_failed"

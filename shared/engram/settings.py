@@ -18,6 +18,7 @@ from engram.pipeline.steps import WORK_PREFIX
 EmbeddingProviderName = Literal["local", "openai", "bedrock"]
 OcrProviderName = Literal["auto", "textract", "tesseract", "none"]
 TranscriptionProviderName = Literal["none", "transcribe", "openai"]
+LLMProviderName = Literal["none", "openai", "anthropic", "bedrock"]
 
 LOCAL_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
@@ -27,6 +28,13 @@ DEFAULT_MODELS: dict[str, tuple[str, int]] = {
     "local": (LOCAL_EMBEDDING_MODEL, 384),
     "openai": (OPENAI_EMBEDDING_MODEL, 1536),
     "bedrock": (BEDROCK_EMBEDDING_MODEL, 1024),
+}
+# Defaults only; set ENGRAM_LLM_MODEL to the model you mean to pay for (for bedrock, the model or
+# inference-profile id your account has access to in its region).
+DEFAULT_LLM_MODELS: dict[str, str] = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-haiku-4-5",
+    "bedrock": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
 }
 
 
@@ -76,6 +84,25 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "ENGRAM_OPENAI_BASE_URL")
     )
 
+    # LLM (memory extraction). `none`: only the offline heuristic extractor is available.
+    llm_provider: LLMProviderName = "none"
+    llm_model: str | None = None
+    # For the openai provider: a server of its own (Ollama, vLLM, ...) for the LLM only; otherwise
+    # OPENAI_BASE_URL (shared with embeddings) or api.openai.com.
+    llm_base_url: str | None = None
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "ENGRAM_ANTHROPIC_API_KEY")
+    )
+    anthropic_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL", "ENGRAM_ANTHROPIC_BASE_URL")
+    )
+    llm_timeout_seconds: float = Field(default=120.0, gt=0, le=900)
+    llm_max_attempts: int = Field(default=4, ge=1, le=10)
+    llm_max_output_tokens: int = Field(default=4096, ge=256, le=64_000)
+    llm_temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    # response_format={"type": "json_object"} for the openai provider; turn off for servers without it.
+    llm_json_mode: bool = True
+
     # Search.
     exact_scan_threshold: int = Field(default=20_000, ge=0)
     hnsw_ef_search: int = Field(default=100, ge=10, le=1000)
@@ -119,6 +146,12 @@ class Settings(BaseSettings):
     @property
     def resolved_embedding_dimensions(self) -> int:
         return self.embedding_dimensions or DEFAULT_MODELS[self.embedding_provider][1]
+
+    @property
+    def resolved_llm_model(self) -> str | None:
+        if self.llm_provider == "none":
+            return None
+        return self.llm_model or DEFAULT_LLM_MODELS[self.llm_provider]
 
     @property
     def pg_data_dir(self) -> Path:

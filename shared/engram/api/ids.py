@@ -7,15 +7,17 @@ from uuid import UUID
 from engram.errors import NotFound
 
 
-def memory_id(raw: str) -> UUID:
+def path_id(raw: str, what: str) -> UUID:
+    """`what` is the kind of thing, for the message: "memory", "entity", "relation", ..."""
     try:
         return UUID(raw)
     except ValueError:
-        raise NotFound(f"memory {raw[:64]} not found") from None
+        raise NotFound(f"{what} {raw[:64]} not found") from None
+
+
+def memory_id(raw: str) -> UUID:
+    return path_id(raw, "memory")
 
 
 def document_id(raw: str) -> UUID:
-    try:
-        return UUID(raw)
-    except ValueError:
-        raise NotFound(f"document {raw[:64]} not found") from None
+    return path_id(raw, "document")

@@ -30,6 +30,15 @@ ROUTES: tuple[Route, ...] = (
     Route("documents", "POST", "/v1/documents/list"),
     Route("documents", "GET", "/v1/documents/{id}"),
     Route("documents", "DELETE", "/v1/documents/{id}"),
+    Route("graph", "GET", "/v1/entities"),
+    Route("graph", "POST", "/v1/entities"),
+    Route("graph", "GET", "/v1/entities/{id}"),
+    Route("graph", "DELETE", "/v1/entities/{id}"),
+    Route("graph", "POST", "/v1/entities/{id}/observations"),
+    Route("graph", "DELETE", "/v1/entities/{id}/observations/{memory_id}"),
+    Route("graph", "POST", "/v1/relations"),
+    Route("graph", "DELETE", "/v1/relations/{id}"),
+    Route("graph", "GET", "/v1/graph"),
 )
 
 API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))

@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
-
-class TransientError(Exception):
-    """A failure that may succeed on retry."""
+# One TransientError for the whole service (providers raise it too), so Step Functions' retry rule
+# and the local runner match a single class name.
+from engram.errors import TransientError as TransientError
 
 
 class PipelineFailure(Exception):

@@ -1,0 +1,123 @@
+"""The knowledge-graph endpoint group: entities, their observations, relations, and subgraphs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import AwareDatetime
+
+from engram import deps
+from engram.api import build_resolver, principal_of, resolve
+from engram.api.ids import path_id
+from engram.graph.models import (
+    Entity,
+    EntityCreate,
+    EntityDetail,
+    EntityPage,
+    Observation,
+    ObservationCreate,
+    Relation,
+    RelationCreate,
+    Subgraph,
+)
+from engram.graph.service import MAX_DEPTH
+from engram.observability import logger, metrics, tracer
+
+app = build_resolver()
+EntityId = Annotated[str, Path(description="the entity's id")]
+Limit = Annotated[int, Query(ge=1, le=100, description="items per page")]
+Cursor = Annotated[str | None, Query(max_length=400, description="next_cursor of the previous page")]
+
+
+def _tenant() -> Any:
+    return principal_of(app).tenant_id
+
+
+@app.get("/v1/entities")
+def search_entities(
+    q: Annotated[str | None, Query(min_length=1, max_length=200, description="name or alias")] = None,
+    type: Annotated[str | None, Query(min_length=1, max_length=40, description="entity type")] = None,
+    limit: Limit = 20,
+    cursor: Cursor = None,
+) -> EntityPage:
+    return deps.graph_service().search_entities(_tenant(), q, type, limit, cursor)
+
+
+@app.post("/v1/entities")
+def create_entity(body: EntityCreate) -> tuple[Entity, int]:
+    entity, created = deps.graph_service().create_entity(_tenant(), body)
+    return entity, 201 if created else 200
+
+
+@app.get("/v1/entities/<id>")
+def get_entity(
+    id: EntityId,
+    limit: Limit = 20,
+    observations_cursor: Cursor = None,
+    relations_cursor: Cursor = None,
+) -> EntityDetail:
+    return deps.graph_service().get_entity(
+        _tenant(), path_id(id, "entity"), limit, observations_cursor, relations_cursor
+    )
+
+
+@app.delete("/v1/entities/<id>", responses={204: {"description": "deleted"}})
+def delete_entity(id: EntityId) -> None:
+    deps.graph_service().delete_entity(_tenant(), path_id(id, "entity"))
+    return Response(status_code=204, body="")  # type: ignore[return-value]
+
+
+@app.post("/v1/entities/<id>/observations")
+def add_observation(id: EntityId, body: ObservationCreate) -> tuple[Observation, int]:
+    return deps.graph_service().add_observation(_tenant(), path_id(id, "entity"), body), 201
+
+
+@app.delete("/v1/entities/<id>/observations/<memory_id>", responses={204: {"description": "unlinked"}})
+def delete_observation(id: EntityId, memory_id: Annotated[str, Path(description="the memory's id")]) -> None:
+    deps.graph_service().delete_observation(_tenant(), path_id(id, "entity"), path_id(memory_id, "memory"))
+    return Response(status_code=204, body="")  # type: ignore[return-value]
+
+
+@app.post("/v1/relations")
+def create_relation(body: RelationCreate) -> tuple[Relation, int]:
+    relation, created = deps.graph_service().create_relation(_tenant(), body)
+    return relation, 201 if created else 200
+
+
+@app.delete("/v1/relations/<id>", responses={204: {"description": "deleted"}})
+def delete_relation(id: Annotated[str, Path(description="the relation's id")]) -> None:
+    deps.graph_service().delete_relation(_tenant(), path_id(id, "relation"))
+    return Response(status_code=204, body="")  # type: ignore[return-value]
+
+
+@app.get("/v1/graph")
+def graph(
+    entity: Annotated[str, Query(min_length=1, max_length=200, description="an entity id, or its name")],
+    depth: Annotated[int, Query(ge=1, le=MAX_DEPTH, description="hops from the entity")] = 2,
+    limit: Annotated[int, Query(ge=1, le=200, description="entities per page")] = 50,
+    cursor: Cursor = None,
+    as_of: Annotated[AwareDatetime | None, Query(description="relations valid at this time")] = None,
+    include_history: Annotated[bool, Query(description="also relations no longer current")] = False,
+) -> Subgraph:
+    subgraph = deps.graph_service().graph(
+        _tenant(),
+        entity,
+        depth=depth,
+        limit=limit,
+        cursor=cursor,
+        as_of=as_of,
+        include_history=include_history,
+    )
+    metrics.add_metric(name="GraphWalks", unit="Count", value=1)
+    return subgraph
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

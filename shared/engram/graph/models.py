@@ -1,0 +1,156 @@
+"""Request and response models of the entities, relations and graph API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated
+from uuid import UUID
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from engram.extraction.schema import EntityType, Name, RelationType
+from engram.memories.models import ContainerName, Content, MemoryType
+
+MAX_ALIASES = 20
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+
+class EntityCreate(_Strict):
+    name: Name
+    entity_type: EntityType = Field(default="unknown", description="a lowercase word: person, place, ...")
+    aliases: list[Name] = Field(default_factory=list, max_length=MAX_ALIASES)
+
+
+class EntityRef(_Strict):
+    """An entity by name, created if it does not exist yet (deduplicated like any other)."""
+
+    name: Name
+    entity_type: EntityType = "unknown"
+
+
+class RelationCreate(_Strict):
+    source: UUID | EntityRef = Field(description="an entity id, or {name, entity_type}")
+    relation_type: RelationType = Field(description="lowercase_with_underscores: lives_in, works_for, ...")
+    target: UUID | EntityRef
+    valid_from: AwareDatetime | None = Field(default=None, description="default: now")
+    valid_to: AwareDatetime | None = None
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    source_memory_id: UUID | None = Field(default=None, description="the memory that states it, if any")
+
+    @model_validator(mode="after")
+    def _sane(self) -> RelationCreate:
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to must be after valid_from")
+        return self
+
+
+class ObservationCreate(_Strict):
+    """Link an existing memory to the entity (`memory_id`), or store a new memory (`content`, with
+    `container` and `memory_type`) and link it."""
+
+    memory_id: UUID | None = None
+    content: Content | None = None
+    container: ContainerName = "default"
+    memory_type: MemoryType = "fact"
+    is_subject: bool = Field(default=True, description="the memory is about this entity")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> ObservationCreate:
+        if (self.memory_id is None) == (self.content is None):
+            raise ValueError("send either memory_id (an existing memory) or content (a new one)")
+        return self
+
+
+# --- responses --------------------------------------------------------------------------------
+
+
+class Entity(BaseModel):
+    id: UUID
+    name: str
+    entity_type: str
+    aliases: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class EntitySummary(BaseModel):
+    id: UUID
+    name: str
+    entity_type: str
+
+
+class EntityPage(BaseModel):
+    entities: list[Entity]
+    next_cursor: str | None
+
+
+class Observation(BaseModel):
+    memory_id: UUID
+    content: str
+    container: str
+    memory_type: str
+    is_subject: bool
+    is_latest: bool
+    valid_from: datetime
+    valid_to: datetime | None
+    created_at: datetime
+
+
+class Relation(BaseModel):
+    id: UUID
+    source: EntitySummary
+    relation_type: str
+    target: EntitySummary
+    valid_from: datetime
+    valid_to: datetime | None = Field(description="when it stopped holding, or when its source memory did")
+    current: bool
+    confidence: float
+    source_memory_id: UUID | None
+    created_at: datetime
+
+
+class EntityDetail(BaseModel):
+    entity: Entity
+    observations: list[Observation]
+    observations_next_cursor: str | None
+    relations: list[Relation]
+    relations_next_cursor: str | None
+
+
+class GraphNode(BaseModel):
+    id: UUID
+    name: str
+    entity_type: str
+    aliases: list[str]
+    depth: int = Field(description="hops from the starting entity")
+
+
+class Subgraph(BaseModel):
+    root: UUID
+    depth: int
+    nodes: list[GraphNode] = Field(description="this page's entities, nearest first")
+    edges: list[Relation] = Field(description="relations between this page's entities and earlier ones")
+    next_cursor: str | None
+    truncated: bool = Field(description="the walk hit its row limit: entities further out were not reached")
+    edges_truncated: bool = Field(description="this page has more relations than one answer holds")
+
+
+# --- the pipeline's graph-link result ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    entity_ids: list[UUID] = field(default_factory=list)
+    relation_ids: list[UUID] = field(default_factory=list)
+    subject_entity_id: UUID | None = None
+    created_entities: int = 0
+
+
+Cursor = Annotated[str, Field(max_length=400)]

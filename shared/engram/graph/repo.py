@@ -1,0 +1,403 @@
+"""The only code that runs SQL on entities, their keys, mentions and relations.
+
+Every function takes a cursor from `Database.tenant(...)`, so RLS limits it to one tenant; the queries
+name the tenant too, which lets the planner use the (tenant_id, ...) indexes.
+
+A relation's effective end is the earliest of its own `valid_to` and, when it was extracted from a
+memory, that memory's `valid_to` and `expires_at`: when "Alice lives in Paris" is superseded, the
+lives_in edge it produced ends with it. It is current when that end is in the future and its memory
+(if any) is still the latest version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg import sql
+
+from engram.db.database import TenantTx
+
+ENTITY_COLUMNS = sql.SQL(
+    "e.id, e.name, e.normalized_name, e.entity_type, e.aliases, e.created_at, e.updated_at"
+)
+PREFIX_END = chr(0x10FFFF)  # sorts after every character: [q, q || PREFIX_END) is "starts with q"
+
+# --- entities ---------------------------------------------------------------------------------
+
+
+def entities_by_key(cur: TenantTx, tenant_id: UUID, key: str) -> list[dict[str, Any]]:
+    """Entities whose name or an alias normalizes to `key`, of any type, oldest first."""
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns} FROM entity_keys k JOIN entities e ON e.id = k.entity_id "
+            "WHERE k.tenant_id = %s AND k.key = %s ORDER BY e.created_at, e.id"
+        ).format(columns=ENTITY_COLUMNS),
+        (tenant_id, key),
+    ).fetchall()
+
+
+def insert_entity(
+    cur: TenantTx, tenant_id: UUID, name: str, key: str, entity_type: str
+) -> tuple[dict[str, Any], bool]:
+    """The entity (tenant, key, type), created if missing; and whether this call created it. The
+    unique constraint settles races between concurrent ingestions."""
+    row = cur.execute(
+        sql.SQL(
+            """INSERT INTO entities AS e (tenant_id, name, normalized_name, entity_type)
+               VALUES (%s, %s, %s, %s)
+               ON CONFLICT (tenant_id, normalized_name, entity_type) DO UPDATE SET updated_at = e.updated_at
+               RETURNING {columns}, (xmax = 0) AS created"""
+        ).format(columns=ENTITY_COLUMNS),
+        (tenant_id, name, key, entity_type),
+    ).fetchone()
+    assert row is not None
+    created = bool(row.pop("created"))
+    if created:
+        add_keys(cur, tenant_id, row["id"], entity_type, [key])
+    return row, created
+
+
+def add_keys(
+    cur: TenantTx, tenant_id: UUID, entity_id: UUID, entity_type: str, keys: Sequence[str]
+) -> set[str]:
+    """Register keys for the entity; returns those that were free (a key already naming another
+    entity of the type stays with it)."""
+    if not keys:
+        return set()
+    rows = cur.execute(
+        """INSERT INTO entity_keys (tenant_id, key, entity_type, entity_id)
+           SELECT %s, k, %s, %s FROM unnest(%s::text[]) AS k
+           ON CONFLICT (tenant_id, key, entity_type) DO NOTHING RETURNING key""",
+        (tenant_id, entity_type, entity_id, list(dict.fromkeys(keys))),
+    ).fetchall()
+    return {row["key"] for row in rows}
+
+
+def owners_of_keys(cur: TenantTx, tenant_id: UUID, entity_type: str, keys: Sequence[str]) -> dict[str, UUID]:
+    rows = cur.execute(
+        "SELECT key, entity_id FROM entity_keys WHERE tenant_id = %s AND entity_type = %s AND key = ANY(%s)",
+        (tenant_id, entity_type, list(keys)),
+    ).fetchall()
+    return {row["key"]: row["entity_id"] for row in rows}
+
+
+def append_aliases(cur: TenantTx, tenant_id: UUID, entity_id: UUID, aliases: Sequence[str]) -> dict[str, Any]:
+    row = cur.execute(
+        sql.SQL(
+            """UPDATE entities AS e SET aliases = e.aliases || %s::text[], updated_at = now()
+               WHERE e.tenant_id = %s AND e.id = %s RETURNING {columns}"""
+        ).format(columns=ENTITY_COLUMNS),
+        (list(aliases), tenant_id, entity_id),
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def retype_entity(cur: TenantTx, tenant_id: UUID, entity_id: UUID, entity_type: str) -> dict[str, Any] | None:
+    """Give an `unknown` entity a type, unless one of its keys already names an entity of that type."""
+    clash = cur.execute(
+        """SELECT 1 FROM entity_keys mine JOIN entity_keys theirs
+               ON theirs.tenant_id = mine.tenant_id AND theirs.key = mine.key AND theirs.entity_type = %s
+           WHERE mine.tenant_id = %s AND mine.entity_id = %s LIMIT 1""",
+        (entity_type, tenant_id, entity_id),
+    ).fetchone()
+    if clash is not None:
+        return None
+    cur.execute(
+        "UPDATE entity_keys SET entity_type = %s WHERE tenant_id = %s AND entity_id = %s",
+        (entity_type, tenant_id, entity_id),
+    )
+    return cur.execute(
+        sql.SQL(
+            "UPDATE entities AS e SET entity_type = %s, updated_at = now() "
+            "WHERE e.tenant_id = %s AND e.id = %s RETURNING {columns}"
+        ).format(columns=ENTITY_COLUMNS),
+        (entity_type, tenant_id, entity_id),
+    ).fetchone()
+
+
+def get_entity(cur: TenantTx, tenant_id: UUID, entity_id: UUID) -> dict[str, Any] | None:
+    return cur.execute(
+        sql.SQL("SELECT {columns} FROM entities e WHERE e.tenant_id = %s AND e.id = %s").format(
+            columns=ENTITY_COLUMNS
+        ),
+        (tenant_id, entity_id),
+    ).fetchone()
+
+
+def delete_entity(cur: TenantTx, tenant_id: UUID, entity_id: UUID) -> bool:
+    cur.execute("DELETE FROM entities WHERE tenant_id = %s AND id = %s", (tenant_id, entity_id))
+    return cur.rowcount == 1
+
+
+def search_entities(
+    cur: TenantTx,
+    tenant_id: UUID,
+    key: str | None,
+    entity_type: str | None,
+    limit: int,
+    after: tuple[str, str] | None,
+) -> list[dict[str, Any]]:
+    """Entities in (normalized name, type) order. With `key`: those whose name or an alias starts
+    with it, or has a word that does ("smith" finds "alice smith")."""
+    clauses: list[sql.Composable] = [sql.SQL("e.tenant_id = {}").format(sql.Literal(tenant_id))]
+    if key:
+        clauses.append(
+            sql.SQL(
+                "EXISTS (SELECT 1 FROM entity_keys k WHERE k.tenant_id = e.tenant_id AND k.entity_id = e.id "
+                "AND ((k.key >= {q} AND k.key < {q_end}) OR strpos(k.key, {word}) > 0))"
+            ).format(q=sql.Literal(key), q_end=sql.Literal(key + PREFIX_END), word=sql.Literal(" " + key))
+        )
+    if entity_type:
+        clauses.append(sql.SQL("e.entity_type = {}").format(sql.Literal(entity_type)))
+    if after is not None:
+        clauses.append(
+            sql.SQL("(e.normalized_name, e.entity_type) > ({}, {})").format(
+                sql.Literal(after[0]), sql.Literal(after[1])
+            )
+        )
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns} FROM entities e WHERE {where} "
+            "ORDER BY e.normalized_name, e.entity_type LIMIT {n}"
+        ).format(columns=ENTITY_COLUMNS, where=sql.SQL(" AND ").join(clauses), n=sql.Literal(limit))
+    ).fetchall()
+
+
+# --- mentions (observations) ------------------------------------------------------------------
+
+
+def memory_header(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, Any] | None:
+    """The few columns of a memory the graph needs, if the memory exists in this tenant."""
+    return cur.execute(
+        "SELECT id, valid_from, confidence FROM memories WHERE tenant_id = %s AND id = %s",
+        (tenant_id, memory_id),
+    ).fetchone()
+
+
+def add_mention(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: UUID, is_subject: bool) -> None:
+    cur.execute(
+        """INSERT INTO entity_mentions AS m (tenant_id, entity_id, memory_id, is_subject)
+           VALUES (%s, %s, %s, %s)
+           ON CONFLICT (tenant_id, entity_id, memory_id)
+           DO UPDATE SET is_subject = m.is_subject OR excluded.is_subject""",
+        (tenant_id, entity_id, memory_id, is_subject),
+    )
+
+
+def delete_mention(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: UUID) -> bool:
+    cur.execute(
+        "DELETE FROM entity_mentions WHERE tenant_id = %s AND entity_id = %s AND memory_id = %s",
+        (tenant_id, entity_id, memory_id),
+    )
+    return cur.rowcount == 1
+
+
+def observations(
+    cur: TenantTx, tenant_id: UUID, entity_id: UUID, limit: int, after: tuple[datetime, UUID] | None
+) -> list[dict[str, Any]]:
+    """The memories that mention the entity, most recently linked first."""
+    page: sql.Composable = sql.SQL("")
+    if after is not None:
+        page = sql.SQL("AND (em.created_at, em.memory_id) < ({}, {})").format(
+            sql.Literal(after[0]), sql.Literal(after[1])
+        )
+    return cur.execute(
+        sql.SQL(
+            """SELECT em.memory_id, em.is_subject, em.created_at AS linked_at, m.content, m.container,
+                      m.memory_type, m.is_latest, m.valid_from, m.valid_to, m.created_at
+               FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
+               WHERE em.tenant_id = %s AND em.entity_id = %s {page}
+               ORDER BY em.created_at DESC, em.memory_id DESC LIMIT %s"""
+        ).format(page=page),
+        (tenant_id, entity_id, limit),
+    ).fetchall()
+
+
+def observation(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: UUID) -> dict[str, Any]:
+    row = cur.execute(
+        """SELECT em.memory_id, em.is_subject, m.content, m.container, m.memory_type, m.is_latest,
+                  m.valid_from, m.valid_to, m.created_at
+           FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
+           WHERE em.tenant_id = %s AND em.entity_id = %s AND em.memory_id = %s""",
+        (tenant_id, entity_id, memory_id),
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def subject_entities(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[UUID]:
+    rows = cur.execute(
+        "SELECT entity_id FROM entity_mentions WHERE tenant_id = %s AND memory_id = %s AND is_subject "
+        "ORDER BY created_at, entity_id",
+        (tenant_id, memory_id),
+    ).fetchall()
+    return [row["entity_id"] for row in rows]
+
+
+# --- relations --------------------------------------------------------------------------------
+
+_EFFECTIVE_END = sql.SQL("LEAST(r.valid_to, sm.valid_to, sm.expires_at)")
+_RELATION_SELECT = sql.SQL(
+    """SELECT r.id, r.relation_type, r.valid_from, {end} AS valid_to, r.confidence, r.source_memory_id,
+              r.created_at,
+              ({end} IS NULL OR {end} > now()) AND coalesce(sm.is_latest, true) AS current,
+              s.id AS source_id, s.name AS source_name, s.entity_type AS source_type,
+              t.id AS target_id, t.name AS target_name, t.entity_type AS target_type
+       FROM entity_relations r
+       JOIN entities s ON s.id = r.source_entity
+       JOIN entities t ON t.id = r.target_entity
+       LEFT JOIN memories sm ON sm.id = r.source_memory_id"""
+).format(end=_EFFECTIVE_END)
+
+
+def insert_relation(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> tuple[UUID, bool]:
+    """Insert the relation; if the same (source, type, target, source memory) exists, keep it.
+    Returns its id and whether this call created it."""
+    row = cur.execute(
+        """INSERT INTO entity_relations (tenant_id, source_entity, target_entity, relation_type,
+               valid_from, valid_to, confidence, source_memory_id)
+           VALUES (%s, %s, %s, %s, coalesce(%s, now()), %s, %s, %s)
+           ON CONFLICT (tenant_id, source_entity, relation_type, target_entity, source_memory_id) DO NOTHING
+           RETURNING id""",
+        (
+            tenant_id,
+            fields["source_entity"],
+            fields["target_entity"],
+            fields["relation_type"],
+            fields["valid_from"],
+            fields["valid_to"],
+            fields["confidence"],
+            fields["source_memory_id"],
+        ),
+    ).fetchone()
+    if row is not None:
+        return row["id"], True
+    existing = cur.execute(
+        """SELECT id FROM entity_relations WHERE tenant_id = %s AND source_entity = %s AND relation_type = %s
+               AND target_entity = %s AND source_memory_id IS NOT DISTINCT FROM %s""",
+        (
+            tenant_id,
+            fields["source_entity"],
+            fields["relation_type"],
+            fields["target_entity"],
+            fields["source_memory_id"],
+        ),
+    ).fetchone()
+    assert existing is not None
+    return existing["id"], False
+
+
+def get_relations(cur: TenantTx, tenant_id: UUID, relation_ids: Sequence[UUID]) -> list[dict[str, Any]]:
+    return cur.execute(
+        sql.SQL("{select} WHERE r.tenant_id = %s AND r.id = ANY(%s) ORDER BY r.created_at, r.id").format(
+            select=_RELATION_SELECT
+        ),
+        (tenant_id, list(relation_ids)),
+    ).fetchall()
+
+
+def delete_relation(cur: TenantTx, tenant_id: UUID, relation_id: UUID) -> bool:
+    cur.execute("DELETE FROM entity_relations WHERE tenant_id = %s AND id = %s", (tenant_id, relation_id))
+    return cur.rowcount == 1
+
+
+def relations_of(
+    cur: TenantTx, tenant_id: UUID, entity_id: UUID, limit: int, after: tuple[datetime, UUID] | None
+) -> list[dict[str, Any]]:
+    """The entity's relations in both directions, newest first."""
+    page: sql.Composable = sql.SQL("")
+    if after is not None:
+        page = sql.SQL("AND (r.created_at, r.id) < ({}, {})").format(
+            sql.Literal(after[0]), sql.Literal(after[1])
+        )
+    return cur.execute(
+        sql.SQL(
+            """{select}
+               WHERE r.tenant_id = %(t)s AND (r.source_entity = %(e)s OR r.target_entity = %(e)s) {page}
+               ORDER BY r.created_at DESC, r.id DESC LIMIT %(n)s"""
+        ).format(select=_RELATION_SELECT, page=page),
+        {"t": tenant_id, "e": entity_id, "n": limit},
+    ).fetchall()
+
+
+# --- traversal --------------------------------------------------------------------------------
+
+
+def edge_filter(as_of: datetime | None, include_history: bool) -> sql.Composable:
+    """Which relations count, over `r` (entity_relations) and `sm` (its source memory, if any):
+    current ones (default), those valid at `as_of`, or all of them."""
+    if as_of is not None:
+        return sql.SQL("(r.valid_from <= {t} AND ({end} IS NULL OR {end} > {t}))").format(
+            t=sql.Literal(as_of), end=_EFFECTIVE_END
+        )
+    if include_history:
+        return sql.SQL("true")
+    return sql.SQL("(({end} IS NULL OR {end} > now()) AND coalesce(sm.is_latest, true))").format(
+        end=_EFFECTIVE_END
+    )
+
+
+def walk(
+    cur: TenantTx, tenant_id: UUID, root: UUID, depth: int, max_rows: int, edges: sql.Composable
+) -> tuple[list[dict[str, Any]], bool]:
+    """Breadth-first from `root`, relations followed both ways, up to `depth` hops: each reached
+    entity once, with its distance, nearest first. The recursion yields each (entity, depth) pair at
+    most once (UNION), so its work is bounded by entities x depth, and it stops after `max_rows` rows
+    (then the second value is True: the walk was cut short)."""
+    rows = cur.execute(
+        sql.SQL(
+            """WITH RECURSIVE walk(entity_id, depth) AS (
+                   SELECT %(root)s::uuid, 0
+                 UNION
+                   SELECT n.entity_id, w.depth + 1
+                   FROM walk w CROSS JOIN LATERAL (
+                       SELECT CASE WHEN r.source_entity = w.entity_id THEN r.target_entity
+                                   ELSE r.source_entity END AS entity_id
+                       FROM entity_relations r LEFT JOIN memories sm ON sm.id = r.source_memory_id
+                       WHERE r.tenant_id = %(t)s
+                         AND (r.source_entity = w.entity_id OR r.target_entity = w.entity_id)
+                         AND {edges}) n
+                   WHERE w.depth < %(depth)s),
+               capped AS (SELECT entity_id, depth FROM walk LIMIT %(cap)s + 1),
+               numbered AS (SELECT entity_id, depth, count(*) OVER () AS visited FROM capped)
+               SELECT entity_id, min(depth) AS depth, max(visited) AS visited
+               FROM (SELECT * FROM numbered LIMIT %(cap)s) kept GROUP BY entity_id ORDER BY 2, 1"""
+        ).format(edges=edges),
+        {"root": root, "t": tenant_id, "depth": depth, "cap": max_rows},
+    ).fetchall()
+    return rows, bool(rows) and int(rows[0]["visited"]) > max_rows
+
+
+def entities_by_id(cur: TenantTx, tenant_id: UUID, ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
+    rows = cur.execute(
+        sql.SQL("SELECT {columns} FROM entities e WHERE e.tenant_id = %s AND e.id = ANY(%s)").format(
+            columns=ENTITY_COLUMNS
+        ),
+        (tenant_id, list(ids)),
+    ).fetchall()
+    return {row["id"]: row for row in rows}
+
+
+def edges_among(
+    cur: TenantTx,
+    tenant_id: UUID,
+    seen: Sequence[UUID],
+    page: Sequence[UUID],
+    edges: sql.Composable,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Relations between entities in `seen` that touch at least one entity of `page`."""
+    return cur.execute(
+        sql.SQL(
+            """{select}
+               WHERE r.tenant_id = %(t)s AND {edges}
+                 AND r.source_entity = ANY(%(seen)s) AND r.target_entity = ANY(%(seen)s)
+                 AND (r.source_entity = ANY(%(page)s) OR r.target_entity = ANY(%(page)s))
+               ORDER BY r.created_at, r.id LIMIT %(n)s"""
+        ).format(select=_RELATION_SELECT, edges=edges),
+        {"t": tenant_id, "seen": list(seen), "page": list(page), "n": limit},
+    ).fetchall()

@@ -1,0 +1,364 @@
+"""Entities, observations, relations and traversal: the logic. No SQL here (see repo.py); entity
+resolution and deduplication live in linking.py."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from engram.db.database import Database, TenantTx
+from engram.errors import Conflict, InvalidInput, NotFound
+from engram.extraction.schema import ExtractedEntity, ExtractedRelation
+from engram.graph import linking, repo
+from engram.graph.models import (
+    Entity,
+    EntityCreate,
+    EntityDetail,
+    EntityPage,
+    EntityRef,
+    EntitySummary,
+    GraphNode,
+    LinkResult,
+    Observation,
+    ObservationCreate,
+    Relation,
+    RelationCreate,
+    Subgraph,
+)
+from engram.graph.names import normalize_name, normalize_type
+from engram.memories.models import MemoryCreate
+from engram.memories.service import MemoryService
+from engram.observability import tracer
+
+MAX_DEPTH = 4
+MAX_WALK_ROWS = 10_000  # (entity, depth) rows one walk may visit before it reports `truncated`
+EDGES_PER_NODE = 10  # a page of n entities carries at most 10 n relations
+
+
+class GraphService:
+    def __init__(self, db: Database, memories: MemoryService | None = None) -> None:
+        self.db = db
+        self.memories = memories
+
+    # --- the pipeline's graph-link step -------------------------------------------------------
+
+    @tracer.capture_method
+    def link_entities(
+        self,
+        tenant_id: UUID,
+        memory_id: UUID,
+        extracted_entities: Sequence[ExtractedEntity],
+        extracted_relations: Sequence[ExtractedRelation],
+        *,
+        subject: str | None = None,
+        tx: TenantTx | None = None,
+    ) -> LinkResult:
+        """Resolve (deduplicate or create) the memory's entities, record the memory as an observation
+        of each, and add its relations. Idempotent: linking the same memory again changes nothing.
+
+        The tenant and memory come from the caller; names come from extraction and are only data.
+        With `tx` (a cursor from `Database.tenant(tenant_id)`) it joins the caller's transaction, so a
+        pipeline step writes all of its rows or none."""
+        if tx is None:
+            with self.db.tenant(tenant_id) as cur:
+                return linking.link_memory(
+                    cur, tenant_id, memory_id, extracted_entities, extracted_relations, subject
+                )
+        return linking.link_memory(tx, tenant_id, memory_id, extracted_entities, extracted_relations, subject)
+
+    def subject_of(self, tenant_id: UUID, memory_id: UUID) -> list[UUID]:
+        """The entities a memory is about (for `updates`: only between memories about one subject)."""
+        with self.db.tenant(tenant_id) as cur:
+            return repo.subject_entities(cur, tenant_id, memory_id)
+
+    # --- entities -----------------------------------------------------------------------------
+
+    def create_entity(self, tenant_id: UUID, request: EntityCreate) -> tuple[Entity, bool]:
+        """The entity for this name and type: an existing one (with the new aliases added) or a new one."""
+        with self.db.tenant(tenant_id) as cur:
+            row, created = linking.resolve_entity(cur, tenant_id, request.name, request.entity_type)
+            row = linking.add_aliases(cur, tenant_id, row, request.aliases, strict=True)
+        return _entity(row), created
+
+    def search_entities(
+        self, tenant_id: UUID, q: str | None, entity_type: str | None, limit: int, cursor: str | None
+    ) -> EntityPage:
+        key = normalize_name(q) if q else None
+        if q and not key:
+            raise InvalidInput("q has no letters or digits to search for", details={"field": "q"})
+        after = _name_cursor(cursor) if cursor else None
+        kind = normalize_type(entity_type) if entity_type else None
+        if entity_type and not kind:
+            raise InvalidInput("type must be a word such as person or place", details={"field": "type"})
+        with self.db.tenant(tenant_id) as cur:
+            rows = repo.search_entities(cur, tenant_id, key, kind, limit + 1, after)
+        entities = [_entity(row) for row in rows[:limit]]
+        last = rows[limit - 1] if len(rows) > limit else None
+        return EntityPage(
+            entities=entities,
+            next_cursor=_encode(last["normalized_name"], last["entity_type"]) if last else None,
+        )
+
+    def get_entity(
+        self,
+        tenant_id: UUID,
+        entity_id: UUID,
+        limit: int,
+        observations_cursor: str | None = None,
+        relations_cursor: str | None = None,
+    ) -> EntityDetail:
+        obs_after = _time_cursor(observations_cursor, "observations_cursor")
+        rel_after = _time_cursor(relations_cursor, "relations_cursor")
+        with self.db.tenant(tenant_id) as cur:
+            row = repo.get_entity(cur, tenant_id, entity_id)
+            if row is None:
+                raise _entity_not_found(entity_id)
+            observed = repo.observations(cur, tenant_id, entity_id, limit + 1, obs_after)
+            related = repo.relations_of(cur, tenant_id, entity_id, limit + 1, rel_after)
+        return EntityDetail(
+            entity=_entity(row),
+            observations=[Observation(**o) for o in observed[:limit]],
+            observations_next_cursor=_next(observed, limit, "linked_at", "memory_id"),
+            relations=[_relation(r) for r in related[:limit]],
+            relations_next_cursor=_next(related, limit, "created_at", "id"),
+        )
+
+    def delete_entity(self, tenant_id: UUID, entity_id: UUID) -> None:
+        """Deletes the entity, its keys, mentions and relations; the memories stay."""
+        with self.db.tenant(tenant_id) as cur:
+            if not repo.delete_entity(cur, tenant_id, entity_id):
+                raise _entity_not_found(entity_id)
+
+    # --- observations -------------------------------------------------------------------------
+
+    def add_observation(self, tenant_id: UUID, entity_id: UUID, request: ObservationCreate) -> Observation:
+        with self.db.tenant(tenant_id) as cur:
+            if repo.get_entity(cur, tenant_id, entity_id) is None:
+                raise _entity_not_found(entity_id)
+        memory_id = request.memory_id
+        new_memory = memory_id is None
+        if memory_id is None:
+            if self.memories is None:
+                raise InvalidInput("storing a new memory is not available here", details={"field": "content"})
+            assert request.content is not None
+            memory = self.memories.create(
+                tenant_id,
+                MemoryCreate(
+                    content=request.content, container=request.container, memory_type=request.memory_type
+                ),
+            )
+            memory_id = memory.id
+        try:
+            with self.db.tenant(tenant_id) as cur:
+                if repo.get_entity(cur, tenant_id, entity_id) is None:
+                    raise _entity_not_found(entity_id)  # deleted meanwhile
+                if repo.memory_header(cur, tenant_id, memory_id) is None:
+                    raise NotFound(f"memory {memory_id} not found", details={"field": "memory_id"})
+                repo.add_mention(cur, tenant_id, entity_id, memory_id, request.is_subject)
+                row = repo.observation(cur, tenant_id, entity_id, memory_id)
+        except NotFound:
+            if new_memory and self.memories is not None:
+                self.memories.delete(tenant_id, memory_id)  # nothing half-done is left behind
+            raise
+        return Observation(**row)
+
+    def delete_observation(self, tenant_id: UUID, entity_id: UUID, memory_id: UUID) -> None:
+        """Unlinks the memory from the entity; the memory itself stays."""
+        with self.db.tenant(tenant_id) as cur:
+            if not repo.delete_mention(cur, tenant_id, entity_id, memory_id):
+                raise NotFound(f"memory {memory_id} is not an observation of entity {entity_id}")
+
+    # --- relations ----------------------------------------------------------------------------
+
+    def create_relation(self, tenant_id: UUID, request: RelationCreate) -> tuple[Relation, bool]:
+        with self.db.tenant(tenant_id) as cur:
+            ends = [
+                self._end(cur, tenant_id, end, name)
+                for end, name in ((request.source, "source"), (request.target, "target"))
+            ]
+            if ends[0] == ends[1]:
+                raise InvalidInput("a relation links two different entities", details={"field": "target"})
+            if (
+                request.source_memory_id
+                and repo.memory_header(cur, tenant_id, request.source_memory_id) is None
+            ):
+                raise NotFound(
+                    f"memory {request.source_memory_id} not found", details={"field": "source_memory_id"}
+                )
+            relation_id, created = repo.insert_relation(
+                cur,
+                tenant_id,
+                {
+                    "source_entity": ends[0],
+                    "target_entity": ends[1],
+                    "relation_type": request.relation_type,
+                    "valid_from": request.valid_from,
+                    "valid_to": request.valid_to,
+                    "confidence": request.confidence,
+                    "source_memory_id": request.source_memory_id,
+                },
+            )
+            (row,) = repo.get_relations(cur, tenant_id, [relation_id])
+        return _relation(row), created
+
+    def _end(self, cur: TenantTx, tenant_id: UUID, end: UUID | EntityRef, field: str) -> UUID:
+        if isinstance(end, EntityRef):
+            row, _ = linking.resolve_entity(cur, tenant_id, end.name, end.entity_type)
+            return UUID(str(row["id"]))
+        if repo.get_entity(cur, tenant_id, end) is None:
+            raise NotFound(f"entity {end} not found", details={"field": field})
+        return end
+
+    def delete_relation(self, tenant_id: UUID, relation_id: UUID) -> None:
+        with self.db.tenant(tenant_id) as cur:
+            if not repo.delete_relation(cur, tenant_id, relation_id):
+                raise NotFound(f"relation {relation_id} not found")
+
+    # --- traversal ----------------------------------------------------------------------------
+
+    @tracer.capture_method
+    def graph(
+        self,
+        tenant_id: UUID,
+        entity: str,
+        *,
+        depth: int = 2,
+        limit: int = 50,
+        cursor: str | None = None,
+        as_of: datetime | None = None,
+        include_history: bool = False,
+        max_rows: int = MAX_WALK_ROWS,
+    ) -> Subgraph:
+        """One page of the subgraph around `entity` (an id, or a name that names one entity)."""
+        depth = max(1, min(depth, MAX_DEPTH))
+        after = _graph_cursor(cursor) if cursor else None
+        edges = repo.edge_filter(as_of, include_history)
+        with self.db.tenant(tenant_id) as cur:
+            root = self._root(cur, tenant_id, entity)
+            walked, truncated = repo.walk(cur, tenant_id, root, depth, max_rows, edges)
+            order = [(int(r["depth"]), UUID(str(r["entity_id"]))) for r in walked]
+            start = (
+                0 if after is None else next((i for i, mark in enumerate(order) if mark > after), len(order))
+            )
+            page = order[start : start + limit]
+            page_ids = [entity_id for _, entity_id in page]
+            rows = repo.entities_by_id(cur, tenant_id, page_ids)
+            # Relations between this page's entities and any entity up to it: each relation is then
+            # reported once, on the page of whichever end the walk reached later.
+            seen_ids = [entity_id for _, entity_id in order[: start + len(page)]]
+            edge_cap = limit * EDGES_PER_NODE
+            found = repo.edges_among(cur, tenant_id, seen_ids, page_ids, edges, edge_cap + 1) if page else []
+        more = start + limit < len(order)
+        return Subgraph(
+            root=root,
+            depth=depth,
+            nodes=[_node(rows[entity_id], d) for d, entity_id in page if entity_id in rows],
+            edges=[_relation(r) for r in found[:edge_cap]],
+            next_cursor=_encode(page[-1][0], str(page[-1][1])) if more and page else None,
+            truncated=truncated,
+            edges_truncated=len(found) > edge_cap,
+        )
+
+    def _root(self, cur: TenantTx, tenant_id: UUID, entity: str) -> UUID:
+        try:
+            entity_id = UUID(entity)
+        except ValueError:
+            key = normalize_name(entity)
+            matches = repo.entities_by_key(cur, tenant_id, key) if key else []
+            if not matches:
+                raise NotFound(f"no entity named {entity[:100]!r}", details={"field": "entity"}) from None
+            exact = [m for m in matches if m["normalized_name"] == key]
+            if len({m["id"] for m in exact or matches}) > 1:
+                kinds = ", ".join(sorted({f"{m['entity_type']} {m['id']}" for m in exact or matches}))
+                raise Conflict(
+                    f"{entity[:100]!r} names several entities ({kinds}); pass an id",
+                    details={"field": "entity"},
+                ) from None
+            return UUID(str((exact or matches)[0]["id"]))
+        if repo.get_entity(cur, tenant_id, entity_id) is None:
+            raise _entity_not_found(entity_id)
+        return entity_id
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _entity(row: dict[str, Any]) -> Entity:
+    return Entity(**{k: v for k, v in row.items() if k != "normalized_name"})
+
+
+def _node(row: dict[str, Any], depth: int) -> GraphNode:
+    return GraphNode(
+        id=row["id"], name=row["name"], entity_type=row["entity_type"], aliases=row["aliases"], depth=depth
+    )
+
+
+def _relation(row: dict[str, Any]) -> Relation:
+    return Relation(
+        id=row["id"],
+        source=EntitySummary(id=row["source_id"], name=row["source_name"], entity_type=row["source_type"]),
+        relation_type=row["relation_type"],
+        target=EntitySummary(id=row["target_id"], name=row["target_name"], entity_type=row["target_type"]),
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
+        current=bool(row["current"]),
+        confidence=round(float(row["confidence"]), 6),
+        source_memory_id=row["source_memory_id"],
+        created_at=row["created_at"],
+    )
+
+
+def _entity_not_found(entity_id: UUID) -> NotFound:
+    return NotFound(f"entity {entity_id} not found")
+
+
+def _encode(*values: Any) -> str:
+    raw = json.dumps([v.isoformat() if isinstance(v, datetime) else v for v in values]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode(cursor: str, size: int, field: str) -> list[Any]:
+    try:
+        values = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
+    except (ValueError, binascii.Error):
+        values = None
+    if not isinstance(values, list) or len(values) != size:
+        raise InvalidInput(f"{field} is not one this API returned", details={"field": field})
+    return values
+
+
+def _time_cursor(cursor: str | None, field: str) -> tuple[datetime, UUID] | None:
+    if not cursor:
+        return None
+    when, ident = _decode(cursor, 2, field)
+    try:
+        return datetime.fromisoformat(str(when)), UUID(str(ident))
+    except ValueError:
+        raise InvalidInput(f"{field} is not one this API returned", details={"field": field}) from None
+
+
+def _name_cursor(cursor: str) -> tuple[str, str]:
+    name, kind = _decode(cursor, 2, "cursor")
+    if not isinstance(name, str) or not isinstance(kind, str):
+        raise InvalidInput("cursor is not one this API returned", details={"field": "cursor"})
+    return name, kind
+
+
+def _graph_cursor(cursor: str) -> tuple[int, UUID]:
+    depth, ident = _decode(cursor, 2, "cursor")
+    try:
+        return int(depth), UUID(str(ident))
+    except (TypeError, ValueError):
+        raise InvalidInput("cursor is not one this API returned", details={"field": "cursor"}) from None
+
+
+def _next(rows: list[dict[str, Any]], limit: int, time_column: str, id_column: str) -> str | None:
+    if len(rows) <= limit:
+        return None
+    last = rows[limit - 1]
+    return _encode(last[time_column], str(last[id_column]))
