@@ -19,26 +19,28 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 import aws_cdk as cdk  # noqa: E402
 
-from infra.build import BUILD_DIR, layer_dir  # noqa: E402
+from infra.build import Assets  # noqa: E402
 from infra.config import StageConfig  # noqa: E402
 from infra.nag import check_with_nag  # noqa: E402
 from infra.stack import EngramStack  # noqa: E402
 
 
-def build_app(app: cdk.App, build_dir: Path = BUILD_DIR) -> EngramStack:
+def build_app(app: cdk.App, assets: Assets | None = None) -> EngramStack:
     config = StageConfig.from_context(app.node)
+    # With credentials the CLI knows the account and region and the stack is pinned to them (what
+    # `cdk deploy` wants); without (an offline `make synth`) the template stays environment-agnostic.
     env = None
-    if os.environ.get("CDK_DEFAULT_ACCOUNT") or os.environ.get("CDK_DEFAULT_REGION"):
+    if os.environ.get("CDK_DEFAULT_ACCOUNT"):
         env = cdk.Environment(
-            account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
+            account=os.environ["CDK_DEFAULT_ACCOUNT"], region=os.environ.get("CDK_DEFAULT_REGION")
         )
-    stack = EngramStack(app, config=config, build_dir=build_dir, env=env)
+    stack = EngramStack(app, config=config, assets=assets or Assets.in_build_dir(), env=env)
     check_with_nag(app, stack)
     return stack
 
 
 def main() -> None:
-    if not (layer_dir(BUILD_DIR) / "python").is_dir():
+    if not Assets.in_build_dir().layer_built:
         sys.exit("engram: the Lambda assets are missing: run `make build` first")
     app = cdk.App()
     build_app(app)

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
@@ -41,6 +42,25 @@ def layer_requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
     """The project's run-time dependencies, less what the Lambda runtime already provides."""
     project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
     return [req for req in project["dependencies"] if _name_of(req) not in RUNTIME_PROVIDED]
+
+
+@dataclass(frozen=True)
+class Assets:
+    """Where the CDK app takes the Lambda code from: `functions/<name>/` and the layer (`python/` inside)."""
+
+    functions: Path
+    layer: Path
+
+    @classmethod
+    def in_build_dir(cls, build_dir: Path = BUILD_DIR) -> Assets:
+        return cls(build_dir / "functions", layer_dir(build_dir))
+
+    def function(self, name: str) -> Path:
+        return self.functions / name
+
+    @property
+    def layer_built(self) -> bool:
+        return (self.layer / "python").is_dir()
 
 
 def function_dir(build_dir: Path, name: str) -> Path:

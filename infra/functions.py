@@ -9,7 +9,6 @@ Code comes from `make build` (infra/build.py): `.build/functions/<name>/` and th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -20,7 +19,7 @@ from constructs import Construct
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
 from engram.settings import DEFAULT_MODELS
 
-from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, function_dir, layer_dir
+from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, Assets
 from infra.config import StageConfig, log_retention
 from infra.database import APP_ROLE, DB_NAME, DB_PORT, Database
 from infra.network import Network
@@ -77,14 +76,14 @@ class Functions(Construct):
         config: StageConfig,
         network: Network,
         database: Database,
-        build_dir: Path,
+        assets: Assets,
     ) -> None:
         super().__init__(scope, id)
-        self.config, self.network, self.database, self.build_dir = config, network, database, build_dir
+        self.config, self.network, self.database, self.assets = config, network, database, assets
         self.layer = lambda_.LayerVersion(
             self,
             "Dependencies",
-            code=lambda_.Code.from_asset(str(layer_dir(build_dir))),
+            code=lambda_.Code.from_asset(str(assets.layer)),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
             description="Engram run-time dependencies (pyproject.toml, less boto3)",
@@ -120,7 +119,7 @@ class Functions(Construct):
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler="handler.handler",
-            code=lambda_.Code.from_asset(str(function_dir(self.build_dir, spec.name))),
+            code=lambda_.Code.from_asset(str(self.assets.function(spec.name))),
             layers=[self.layer],
             memory_size=spec.memory_mb,
             timeout=Duration.seconds(spec.timeout_s),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack, Tags
@@ -10,7 +9,7 @@ from constructs import Construct
 from engram.tenants.aws_keys import OUTPUT_ADMIN_FUNCTION, OUTPUT_API_URL, OUTPUT_USAGE_PLAN
 
 from infra.api import Api
-from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION
+from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, Assets
 from infra.config import StageConfig
 from infra.database import Database
 from infra.functions import Functions
@@ -20,7 +19,7 @@ from infra.observability import Observability
 
 
 class EngramStack(Stack):
-    def __init__(self, scope: Construct, *, config: StageConfig, build_dir: Path, **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, *, config: StageConfig, assets: Assets, **kwargs: Any) -> None:
         super().__init__(scope, config.stack_name, description=f"Engram ({config.stage})", **kwargs)
         self.config = config
         # CloudFormation rejects Tags on proxy target groups, though CDK would render them.
@@ -36,7 +35,7 @@ class EngramStack(Stack):
             config=config,
             network=self.network,
             database=self.database,
-            build_dir=build_dir,
+            assets=assets,
         )
         self.migrations = Migrations(
             self,
