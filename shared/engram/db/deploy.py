@@ -33,7 +33,13 @@ class DeployReport:
 
 
 def migrate_for_deploy(settings: Settings, secrets_client: Any = None) -> DeployReport:
-    conninfo = master_conninfo_factory(settings, secrets_client)()
+    """Migrate as the owner: the master secret on AWS, `DATABASE_URL` under `sam local`."""
+    if settings.db_secret_arn:
+        conninfo = master_conninfo_factory(settings, secrets_client)()
+    elif settings.database_url:
+        conninfo = settings.database_url
+    else:
+        raise MigrationError("no owner connection: set ENGRAM_DB_SECRET_ARN (AWS) or DATABASE_URL")
     applied = migrate(
         conninfo,
         settings.migrations_dir,
