@@ -44,6 +44,7 @@ clean:
 
 # --- AWS: the CDK app in infra/ (see "Deploying to AWS" in the README) ------------------------------
 STAGE ?= dev
+CDK_ARGS ?=
 CDK_CLI_VERSION := 2.1148.1
 SAM_CLI_VERSION := 1.170.0
 CDK_DIR := .cdk-cli
@@ -53,7 +54,7 @@ LAYER_STAMP := .build/layer/.built
 TEMPLATE := cdk.out/Engram-$(STAGE).template.json
 # The CDK app runs with the project's Python; no notices, telemetry or version checks leave the machine.
 CDK_RUN := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
-	CDK_DISABLE_CLI_TELEMETRY=true $(CDK) --no-notices --no-version-reporting -c stage=$(STAGE)
+	CDK_DISABLE_CLI_TELEMETRY=true $(CDK) --no-notices --no-version-reporting -c stage=$(STAGE) $(CDK_ARGS)
 
 .PHONY: build synth deploy destroy sam-invoke test-infra
 
