@@ -41,3 +41,52 @@ format: $(STAMP)
 
 clean:
 	rm -rf .build cdk.out .pytest_cache .mypy_cache .ruff_cache
+
+# --- AWS: the CDK app in infra/ (see "Deploying to AWS" in the README) ------------------------------
+STAGE ?= dev
+CDK_ARGS ?=
+CDK_CLI_VERSION := 2.1148.1
+SAM_CLI_VERSION := 1.170.0
+CDK_DIR := .cdk-cli
+CDK := $(CDK_DIR)/node_modules/.bin/cdk
+SAM := .venv-sam/bin/sam
+LAYER_STAMP := .build/layer/.built
+TEMPLATE := cdk.out/Engram-$(STAGE).template.json
+# The CDK app runs with the project's Python; no notices, telemetry or version checks leave the machine.
+CDK_RUN := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
+	CDK_DISABLE_CLI_TELEMETRY=true $(CDK) --no-notices --no-version-reporting -c stage=$(STAGE) $(CDK_ARGS)
+
+.PHONY: build synth deploy destroy sam-invoke test-infra
+
+$(CDK):
+	npm install --silent --no-audit --no-fund --prefix $(CDK_DIR) aws-cdk@$(CDK_CLI_VERSION)
+
+$(SAM):
+	$(PYTHON) -m venv .venv-sam
+	.venv-sam/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
+
+# The layer needs PyPI once; it is rebuilt only when the dependencies change.
+$(LAYER_STAMP): pyproject.toml infra/build.py | $(STAMP)
+	$(BIN)/python -m infra.build --layer-only
+	@touch $@
+
+build: $(STAMP) $(LAYER_STAMP)
+	$(BIN)/python -m infra.build --functions-only
+
+synth: build $(CDK)
+	$(CDK_RUN) synth --quiet
+	@echo "synthesized $(TEMPLATE) (cdk-nag AwsSolutions: clean)"
+
+deploy: build $(CDK)
+	$(CDK_RUN) deploy --require-approval broadening
+
+destroy: build $(CDK)
+	$(CDK_RUN) destroy --force
+
+sam-invoke: synth $(SAM)
+	@test -n "$(FN)" && test -n "$(EVENT)" || { echo "usage: make sam-invoke FN=health EVENT=events/health.json"; exit 2; }
+	$(SAM) local invoke -t $(TEMPLATE) -e $(EVENT) --env-vars infra/sam-env.json \
+		$$($(BIN)/python -m infra.sam $(TEMPLATE) $(STAGE) $(FN))
+
+test-infra: $(STAMP)
+	$(BIN)/pytest -q tests/infra

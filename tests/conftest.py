@@ -57,8 +57,9 @@ def embedder() -> LocalEmbedder:
 @pytest.fixture(scope="session", autouse=True)
 def installed(request: pytest.FixtureRequest) -> Iterator[None]:
     """Handlers resolve their collaborators through engram.deps: point them at the test database.
-    Pure unit tests (tests/unit) do not start the database."""
-    needs_db = any("tests/unit" not in str(item.fspath) for item in request.session.items)
+    Pure unit tests (tests/unit) and the template tests (tests/infra) do not start the database."""
+    no_db = ("tests/unit", "tests/infra")
+    needs_db = any(not any(part in str(item.fspath) for part in no_db) for item in request.session.items)
     if not needs_db:
         yield
         return

@@ -5,6 +5,7 @@ engram migrate                    apply migrations/ to the database
 engram keys create --tenant NAME  create a tenant if needed and print a new key (last line)
 engram keys revoke --tenant NAME (--key KEY | --prefix PREFIX)
 engram keys list --tenant NAME
+engram keys ... --stage STAGE     the same against a deployed stage (API Gateway key + usage plan)
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def cmd_local(args: argparse.Namespace) -> int:
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
+    if args.stage:
+        return cmd_keys_aws(args)
     from engram.local.stack import open_database
     from engram.tenants import service
 
@@ -72,6 +75,30 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_keys_aws(args: argparse.Namespace) -> int:
+    from engram.tenants.aws_keys import AwsKeys
+
+    keys = AwsKeys.for_stage(args.stage, region=args.region)
+    if args.action == "create":
+        issued = keys.create(args.tenant, label=args.name or "")
+        print(f"stage {args.stage}: tenant {issued.tenant_name} ({issued.tenant_id}); key id {issued.key_id}")
+        print(f"API: {keys.resources.api_url}")
+        print("this key is shown once; store it now:")
+        print(issued.plaintext)
+        return 0
+    if args.action == "revoke":
+        if not (args.key or args.prefix):
+            print("give --key or --prefix", file=sys.stderr)
+            return 2
+        count = keys.revoke(args.tenant, plaintext=args.key, prefix=args.prefix)
+        print(f"revoked {count} key(s)")
+        return 0 if count else 1
+    for key in keys.list_keys(args.tenant):
+        state = f"revoked {key['revoked_at'][:10]}" if key["revoked_at"] else "active"
+        print(f"{key['id']}  {key['prefix']}…  {state}  {key['name']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="engram", description="Engram: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("--prefix")
     listing = keys_sub.add_parser("list", help="list a tenant's keys")
     listing.add_argument("--tenant", required=True)
+    for command in (create, revoke, listing):
+        command.add_argument(
+            "--stage", help="a deployed stage (stack Engram-STAGE) instead of the local database"
+        )
+        command.add_argument("--region", help="AWS region of the stage (default: your AWS configuration)")
     keys.set_defaults(func=cmd_keys)
     return parser
 

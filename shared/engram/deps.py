@@ -33,6 +33,7 @@ class Deps:
     starter: PipelineStarter | None = None
     pipeline: PipelineContext | None = None
     llm: LLM | None = None
+    admin_database: Database | None = None  # only the admin function uses it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -62,6 +63,16 @@ def database() -> Database:
 
             deps.database = app_database(deps.settings)
         return deps.database
+
+
+def admin_database() -> Database:
+    deps = current()
+    with deps._lock:
+        if deps.admin_database is None:
+            from engram.db.connect import admin_database as connect_admin
+
+            deps.admin_database = connect_admin(deps.settings)
+        return deps.admin_database
 
 
 def embedder() -> Embedder:

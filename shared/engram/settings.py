@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     db_port: int = 5432
     db_name: str = "engram"
     db_iam_auth: bool = False
+    # AWS: the master user's secret (RDS-generated JSON), for the migration and admin functions only.
+    db_secret_arn: str | None = None
+    db_sslmode: Literal["disable", "prefer", "require", "verify-ca", "verify-full"] = "require"
     aws_region: str | None = Field(
         default=None, validation_alias=AliasChoices("AWS_REGION", "ENGRAM_AWS_REGION")
     )

@@ -45,7 +45,7 @@ def authenticate(db: Database, api_key: str | None) -> Principal:
 
 
 def ensure_tenant(admin_db: Database, name: str) -> UUID:
-    _check_tenant_name(name)
+    check_tenant_name(name)
     with admin_db.transaction() as cur:
         existing = repo.tenant_id_by_name(cur, name)
     if existing is not None:
@@ -60,20 +60,38 @@ def issue_key(
     admin_db: Database, tenant_name: str, *, plaintext: str | None = None, label: str = ""
 ) -> IssuedKey:
     """Create a tenant if needed and give it a key: a new random one, or `plaintext` (the dev key)."""
-    tenant_id = ensure_tenant(admin_db, tenant_name)
     key = from_plaintext(plaintext) if plaintext else new_api_key()
-    with admin_db.tenant(tenant_id) as cur:
-        key_id = repo.insert_key(cur, tenant_id, key.key_hash, key.prefix, label)
+    tenant_id, key_id = register_key(admin_db, tenant_name, key.key_hash, key.prefix, label=label)
     return IssuedKey(tenant_id, tenant_name, key_id, key.plaintext, key.prefix)
 
 
+def register_key(
+    admin_db: Database, tenant_name: str, key_hash: bytes, prefix: str, *, label: str = ""
+) -> tuple[UUID, UUID]:
+    """Store a key that was made elsewhere (the AWS path: the CLI makes it and only its hash travels).
+    Creates the tenant if needed; returns (tenant_id, key_id)."""
+    if len(key_hash) != 32:
+        raise InvalidInput("key_hash must be a SHA-256 digest (32 bytes)", details={"field": "key_hash"})
+    tenant_id = ensure_tenant(admin_db, tenant_name)
+    with admin_db.tenant(tenant_id) as cur:
+        key_id = repo.insert_key(cur, tenant_id, key_hash, prefix, label)
+    return tenant_id, key_id
+
+
 def revoke_key(
-    admin_db: Database, tenant_name: str, *, plaintext: str | None = None, prefix: str | None = None
+    admin_db: Database,
+    tenant_name: str,
+    *,
+    plaintext: str | None = None,
+    prefix: str | None = None,
+    key_hash: bytes | None = None,
 ) -> int:
     tenant_id = ensure_existing_tenant(admin_db, tenant_name)
     with admin_db.tenant(tenant_id) as cur:
-        if plaintext:
-            return repo.revoke_key(cur, tenant_id, key_hash=hash_api_key(plaintext))
+        if plaintext or key_hash:
+            return repo.revoke_key(cur, tenant_id, key_hash=key_hash or hash_api_key(plaintext or ""))
+        if not prefix:
+            raise InvalidInput("give the key, its hash or its prefix")
         return repo.revoke_key(cur, tenant_id, prefix=prefix)
 
 
@@ -85,7 +103,7 @@ def ensure_existing_tenant(admin_db: Database, name: str) -> UUID:
     return tenant_id
 
 
-def _check_tenant_name(name: str) -> None:
+def check_tenant_name(name: str) -> None:
     import re
 
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,62}", name):

@@ -1,0 +1,144 @@
+"""`make build`: the Lambda code assets and the dependencies layer, without Docker.
+
+    .build/functions/<name>/   handler.py + the `engram` package (+ migrations/ for the migrate function)
+    .build/layer/python/       the runtime dependencies from pyproject.toml, as manylinux aarch64 wheels
+                               for CPython 3.12 (boto3/botocore dropped: the Lambda runtime has them)
+
+Function code needs no network (it is copied). The layer needs PyPI once; the infra tests use it when
+present and a small stand-in otherwise (see tests/infra/conftest.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD_DIR = REPO / ".build"
+PYTHON_VERSION = "3.12"
+# Lambda's python3.12 runs on Amazon Linux 2023 (glibc 2.34): manylinux2014 and 2_28 wheels both load.
+PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_28_aarch64")
+# Provided by the Lambda runtime; shipping them would only add ~25 MB and version skew.
+RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath")
+MIGRATE_FUNCTION = "migrate"
+ADMIN_FUNCTION = "admin"
+ALL_FUNCTIONS: tuple[str, ...] = (*API_FUNCTIONS, AUTHORIZER_FUNCTION, MIGRATE_FUNCTION, ADMIN_FUNCTION)
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache")
+
+
+def _name_of(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def layer_requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
+    """The project's run-time dependencies, less what the Lambda runtime already provides."""
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    return [req for req in project["dependencies"] if _name_of(req) not in RUNTIME_PROVIDED]
+
+
+@dataclass(frozen=True)
+class Assets:
+    """Where the CDK app takes the Lambda code from: `functions/<name>/` and the layer (`python/` inside)."""
+
+    functions: Path
+    layer: Path
+
+    @classmethod
+    def in_build_dir(cls, build_dir: Path = BUILD_DIR) -> Assets:
+        return cls(build_dir / "functions", layer_dir(build_dir))
+
+    def function(self, name: str) -> Path:
+        return self.functions / name
+
+    @property
+    def layer_built(self) -> bool:
+        return (self.layer / "python").is_dir()
+
+
+def function_dir(build_dir: Path, name: str) -> Path:
+    return build_dir / "functions" / name
+
+
+def layer_dir(build_dir: Path) -> Path:
+    return build_dir / "layer"
+
+
+def build_functions(build_dir: Path = BUILD_DIR, names: tuple[str, ...] = ALL_FUNCTIONS) -> list[Path]:
+    """Copy each function's handler and the shared package into its own asset directory (offline)."""
+    built = []
+    for name in names:
+        source = REPO / "functions" / name / "handler.py"
+        if not source.is_file():
+            raise FileNotFoundError(f"no handler for function {name!r}: {source}")
+        target = function_dir(build_dir, name)
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        shutil.copy2(source, target / "handler.py")
+        shutil.copytree(REPO / "shared" / "engram", target / "engram", ignore=_IGNORE)
+        if name == MIGRATE_FUNCTION:
+            shutil.copytree(REPO / "migrations", target / "migrations", ignore=_IGNORE)
+        built.append(target)
+    return built
+
+
+def build_layer(build_dir: Path = BUILD_DIR) -> Path:
+    """pip-install the dependencies as aarch64/CPython 3.12 binary wheels into layer/python."""
+    target = layer_dir(build_dir) / "python"
+    shutil.rmtree(layer_dir(build_dir), ignore_errors=True)
+    target.mkdir(parents=True)
+    platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--target",
+        str(target),
+        *platforms,
+        "--implementation",
+        "cp",
+        "--python-version",
+        PYTHON_VERSION,
+        "--only-binary=:all:",
+        "--upgrade",
+        *layer_requirements(),
+    ]
+    subprocess.run(command, check=True)  # noqa: S603 (a fixed command line)
+    for entry in list(target.iterdir()):
+        package = _name_of(entry.name.split("-")[0]) if entry.suffix == ".dist-info" else _name_of(entry.name)
+        if package in RUNTIME_PROVIDED or entry.name in ("bin", "__pycache__"):
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    for cache in target.rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="build the Lambda assets into .build/")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--functions-only", action="store_true", help="no dependencies layer (offline)")
+    which.add_argument("--layer-only", action="store_true", help="only the dependencies layer (needs PyPI)")
+    parser.add_argument("--build-dir", type=Path, default=BUILD_DIR)
+    args = parser.parse_args(argv)
+    if not args.layer_only:
+        for path in build_functions(args.build_dir):
+            print(f"built {path}")
+    if not args.functions_only:
+        layer = build_layer(args.build_dir)
+        size = sum(f.stat().st_size for f in layer.rglob("*") if f.is_file())
+        print(f"built {layer} ({size / 1e6:.0f} MB unzipped; Lambda allows 250 MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

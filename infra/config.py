@@ -1,0 +1,151 @@
+"""Stage settings, from CDK context (`cdk.json` defaults, overridden with `-c key=value`).
+
+Nothing here names an account or a region: the stack deploys wherever the CLI's credentials point
+(`CDK_DEFAULT_ACCOUNT` / `CDK_DEFAULT_REGION`), or stays environment-agnostic when there are none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_cdk import aws_logs as logs
+from constructs import Node
+
+# Interface endpoints the functions need instead of a NAT gateway (S3 is a free gateway endpoint).
+DEFAULT_INTERFACE_ENDPOINTS = ("secretsmanager", "states", "bedrock-runtime", "sts")
+KNOWN_INTERFACE_ENDPOINTS = frozenset({*DEFAULT_INTERFACE_ENDPOINTS, "bedrock", "logs", "kms", "lambda"})
+_STAGE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+
+
+class ConfigError(ValueError):
+    """A context value that cannot be used; synth stops with this message."""
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    stage: str = "dev"
+    # Network.
+    max_azs: int = 2
+    nat_gateways: int = 0
+    interface_endpoints: tuple[str, ...] = DEFAULT_INTERFACE_ENDPOINTS
+    # Database.
+    postgres_version: str = "16.8"
+    min_acu: float = 0.5
+    max_acu: float = 4.0
+    backup_retention_days: int = 7
+    # None: on for every stage but dev (dev is meant to be thrown away).
+    deletion_protection: bool | None = None
+    secret_rotation_days: int = 30
+    # API.
+    throttle_rate: float = 50.0
+    throttle_burst: int = 100
+    quota_per_day: int = 100_000
+    authorizer_cache_seconds: int = 300
+    # Functions and observability.
+    log_retention_days: int = 30
+    embedding_provider: str = "bedrock"
+    alarm_email: str | None = None
+    latency_p95_ms: int = 2_000
+    tags: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_dev(self) -> bool:
+        return self.stage == "dev"
+
+    @property
+    def protect_data(self) -> bool:
+        return (not self.is_dev) if self.deletion_protection is None else self.deletion_protection
+
+    @property
+    def stack_name(self) -> str:
+        return f"Engram-{self.stage}"
+
+    def __post_init__(self) -> None:
+        if not _STAGE.match(self.stage):
+            raise ConfigError(f"stage {self.stage!r}: lower-case letters, digits and '-', at most 20")
+        if not 0 <= self.min_acu <= self.max_acu <= 256:
+            raise ConfigError(
+                f"ACU range must satisfy 0 <= min_acu <= max_acu <= 256, got {self.min_acu}..{self.max_acu}"
+            )
+        if not re.fullmatch(r"16\.\d+", self.postgres_version):
+            raise ConfigError(
+                f"postgres_version {self.postgres_version!r}: the stack runs Aurora PostgreSQL 16.x"
+            )
+        log_retention(self.log_retention_days)
+        if self.max_azs < 2:
+            raise ConfigError("max_azs must be at least 2: Aurora needs subnets in two availability zones")
+        unknown = set(self.interface_endpoints) - KNOWN_INTERFACE_ENDPOINTS
+        if unknown:
+            raise ConfigError(
+                f"unknown interface endpoints {sorted(unknown)}; known: {sorted(KNOWN_INTERFACE_ENDPOINTS)}"
+            )
+        if self.nat_gateways == 0 and "secretsmanager" not in self.interface_endpoints:
+            raise ConfigError(
+                "without a NAT gateway the secretsmanager endpoint is required (migrations read the secret)"
+            )
+        if self.embedding_provider != "bedrock":
+            raise ConfigError("on AWS the embedding provider is bedrock (Titan Text Embeddings v2)")
+        if self.nat_gateways == 0 and "bedrock-runtime" not in self.interface_endpoints:
+            raise ConfigError("without a NAT gateway the bedrock-runtime endpoint is required for embeddings")
+
+    @classmethod
+    def from_context(cls, node: Node) -> StageConfig:
+        """Read every setting from context; values given with -c arrive as strings."""
+        defaults = cls()
+        values: dict[str, Any] = {}
+        for name in cls.__dataclass_fields__:
+            raw = node.try_get_context(name)
+            if raw is None:
+                continue
+            values[name] = _coerce(name, raw, getattr(defaults, name) if name != "stage" else "")
+        return cls(**values)
+
+
+def _coerce(name: str, raw: Any, default: Any) -> Any:
+    try:
+        if isinstance(default, bool) or name == "deletion_protection":
+            return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes")
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, tuple):
+            items = raw if isinstance(raw, list) else [s for s in str(raw).split(",") if s and s != "none"]
+            return tuple(str(item).strip() for item in items)
+        if isinstance(default, dict):
+            return {str(k): str(v) for k, v in dict(raw).items()}
+        return None if raw in ("", "none") and name == "alarm_email" else str(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"context {name}={raw!r}: {exc}") from None
+
+
+_RETENTION_DAYS = {
+    1: "ONE_DAY",
+    3: "THREE_DAYS",
+    5: "FIVE_DAYS",
+    7: "ONE_WEEK",
+    14: "TWO_WEEKS",
+    30: "ONE_MONTH",
+    60: "TWO_MONTHS",
+    90: "THREE_MONTHS",
+    120: "FOUR_MONTHS",
+    150: "FIVE_MONTHS",
+    180: "SIX_MONTHS",
+    365: "ONE_YEAR",
+    400: "THIRTEEN_MONTHS",
+    545: "EIGHTEEN_MONTHS",
+    731: "TWO_YEARS",
+    1096: "THREE_YEARS",
+    1827: "FIVE_YEARS",
+    3653: "TEN_YEARS",
+}
+
+
+def log_retention(days: int) -> logs.RetentionDays:
+    if days not in _RETENTION_DAYS:
+        raise ConfigError(
+            f"log_retention_days={days} is not a CloudWatch retention; use one of {sorted(_RETENTION_DAYS)}"
+        )
+    return getattr(logs.RetentionDays, _RETENTION_DAYS[days])

@@ -1,0 +1,89 @@
+"""The VPC: functions in private subnets, the database in isolated subnets, AWS APIs via endpoints.
+
+By default there is no NAT gateway: the functions reach S3 through a (free) gateway endpoint and
+Secrets Manager, Step Functions, Bedrock and STS through interface endpoints. See the README for what
+each choice costs; `-c nat_gateways=1` adds a NAT gateway for providers outside AWS.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.config import StageConfig, log_retention
+
+APP_SUBNETS = "app"
+DATA_SUBNETS = "data"
+
+
+class Network(Construct):
+    def __init__(self, scope: Construct, id: str, *, config: StageConfig) -> None:
+        super().__init__(scope, id)
+        with_nat = config.nat_gateways > 0
+        subnets = [
+            ec2.SubnetConfiguration(
+                name=APP_SUBNETS,
+                subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS
+                if with_nat
+                else ec2.SubnetType.PRIVATE_ISOLATED,
+                cidr_mask=22,
+            ),
+            ec2.SubnetConfiguration(
+                name=DATA_SUBNETS, subnet_type=ec2.SubnetType.PRIVATE_ISOLATED, cidr_mask=24
+            ),
+        ]
+        if with_nat:
+            subnets.insert(
+                0, ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=26)
+            )
+        flow_logs = logs.LogGroup(
+            self,
+            "FlowLogs",
+            retention=log_retention(config.log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.vpc = ec2.Vpc(
+            self,
+            "Vpc",
+            ip_addresses=ec2.IpAddresses.cidr("10.40.0.0/16"),
+            max_azs=config.max_azs,
+            nat_gateways=config.nat_gateways,
+            subnet_configuration=subnets,
+            restrict_default_security_group=True,
+            flow_logs={
+                "rejected": ec2.FlowLogOptions(
+                    destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_logs),
+                    traffic_type=ec2.FlowLogTrafficType.REJECT,
+                )
+            },
+        )
+        self.app_subnets = ec2.SubnetSelection(subnet_group_name=APP_SUBNETS)
+        self.data_subnets = ec2.SubnetSelection(subnet_group_name=DATA_SUBNETS)
+        self.vpc.add_gateway_endpoint(
+            "S3", service=ec2.GatewayVpcEndpointAwsService.S3, subnets=[self.app_subnets]
+        )
+        self.endpoint_security_group = ec2.SecurityGroup(
+            self,
+            "EndpointsSg",
+            vpc=self.vpc,
+            allow_all_outbound=False,
+            description="Interface endpoints: HTTPS from inside the VPC only",
+        )
+        self.endpoint_security_group.add_ingress_rule(
+            ec2.Peer.ipv4(self.vpc.vpc_cidr_block), ec2.Port.tcp(443), "HTTPS from the VPC"
+        )
+        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+        for name in config.interface_endpoints:
+            self.interface_endpoints[name] = self.vpc.add_interface_endpoint(
+                _endpoint_id(name),
+                service=ec2.InterfaceVpcEndpointAwsService(name),
+                subnets=self.app_subnets,
+                security_groups=[self.endpoint_security_group],
+                private_dns_enabled=True,
+            )
+
+
+def _endpoint_id(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("-")) + "Endpoint"

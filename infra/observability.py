@@ -1,0 +1,161 @@
+"""A CloudWatch dashboard and the alarms that page someone: API 5xx, API p95 latency, Lambda
+throttles, database connections and RDS Proxy session pinning. Alarms go to an encrypted SNS topic
+(subscribe an address with `-c alarm_email=...`)."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from constructs import Construct
+
+from infra.api import Api
+from infra.config import StageConfig
+from infra.database import Database
+from infra.functions import Functions
+
+FIVE_MINUTES = Duration.minutes(5)
+
+
+class Observability(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        config: StageConfig,
+        api: Api,
+        functions: Functions,
+        database: Database,
+    ) -> None:
+        super().__init__(scope, id)
+        key = kms.Key(
+            self, "AlarmsKey", enable_key_rotation=True, description="Engram alarm topic encryption"
+        )
+        key.grant_encrypt_decrypt(iam.ServicePrincipal("cloudwatch.amazonaws.com"))
+        self.topic = sns.Topic(
+            self, "Alarms", display_name=f"Engram {config.stage} alarms", master_key=key, enforce_ssl=True
+        )
+        if config.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
+        rest_api = api.rest_api
+        stage = rest_api.deployment_stage.stage_name
+        api_dims = {"ApiName": rest_api.rest_api_name, "Stage": stage}
+
+        def api_metric(name: str, statistic: str) -> cw.Metric:
+            return cw.Metric(
+                namespace="AWS/ApiGateway",
+                metric_name=name,
+                dimensions_map=api_dims,
+                statistic=statistic,
+                period=FIVE_MINUTES,
+            )
+
+        cluster_dims = {"DBClusterIdentifier": database.cluster_identifier}
+        proxy_dims = {"ProxyName": database.proxy.db_proxy_name}
+        connections = cw.Metric(
+            namespace="AWS/RDS",
+            metric_name="DatabaseConnections",
+            dimensions_map=cluster_dims,
+            statistic="Maximum",
+            period=FIVE_MINUTES,
+        )
+        pinned = cw.Metric(
+            namespace="AWS/RDS",
+            metric_name="DatabaseConnectionsCurrentlySessionPinned",
+            dimensions_map=proxy_dims,
+            statistic="Maximum",
+            period=FIVE_MINUTES,
+        )
+        acu = cw.Metric(
+            namespace="AWS/RDS",
+            metric_name="ServerlessDatabaseCapacity",
+            dimensions_map=cluster_dims,
+            statistic="Average",
+            period=FIVE_MINUTES,
+        )
+        lambdas = list(functions.functions.values())
+        throttles = cw.MathExpression(
+            expression="+".join(f"t{i}" for i in range(len(lambdas))),
+            using_metrics={
+                f"t{i}": fn.metric_throttles(period=FIVE_MINUTES, statistic="Sum")
+                for i, fn in enumerate(lambdas)
+            },
+            label="Lambda throttles (all functions)",
+            period=FIVE_MINUTES,
+        )
+        max_connections = int(config.max_acu * 100)  # a rough ceiling; Aurora allows more per ACU
+        self.alarms = [
+            self._alarm("Api5xx", api_metric("5XXError", "Sum"), 5, "API 5xx responses (5 min sum)"),
+            self._alarm(
+                "ApiLatencyP95",
+                api_metric("Latency", "p95"),
+                config.latency_p95_ms,
+                "API p95 latency in ms",
+                evaluation_periods=3,
+            ),
+            self._alarm("LambdaThrottles", throttles, 1, "Lambda throttles (5 min sum, all functions)"),
+            self._alarm("DbConnections", connections, max_connections, "database connections (max)"),
+            self._alarm(
+                "ProxyPinning", pinned, 5, "RDS Proxy connections pinned to a session", evaluation_periods=3
+            ),
+        ]
+        for alarm in self.alarms:
+            alarm.add_alarm_action(cw_actions.SnsAction(self.topic))
+        dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=f"engram-{config.stage}")
+        dashboard.add_widgets(
+            cw.GraphWidget(
+                title="API requests and errors",
+                width=12,
+                left=[
+                    api_metric("Count", "Sum"),
+                    api_metric("4XXError", "Sum"),
+                    api_metric("5XXError", "Sum"),
+                ],
+            ),
+            cw.GraphWidget(
+                title="API latency (ms)",
+                width=12,
+                left=[
+                    api_metric("Latency", "p50"),
+                    api_metric("Latency", "p95"),
+                    api_metric("IntegrationLatency", "p95"),
+                ],
+            ),
+            cw.GraphWidget(
+                title="Lambda errors",
+                width=12,
+                left=[
+                    fn.metric_errors(period=FIVE_MINUTES, label=name)
+                    for name, fn in functions.functions.items()
+                ],
+            ),
+            cw.GraphWidget(
+                title="Lambda p95 duration (ms)",
+                width=12,
+                left=[
+                    fn.metric_duration(period=FIVE_MINUTES, statistic="p95", label=name)
+                    for name, fn in functions.functions.items()
+                ],
+            ),
+            cw.GraphWidget(title="Database", width=12, left=[connections, pinned], right=[acu]),
+            cw.AlarmStatusWidget(title="Alarms", width=12, alarms=self.alarms),
+        )
+
+    def _alarm(
+        self, id: str, metric: cw.IMetric, threshold: float, what: str, *, evaluation_periods: int = 1
+    ) -> cw.Alarm:
+        return cw.Alarm(
+            self,
+            id,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=evaluation_periods,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"Engram: {what} >= {threshold}",
+        )

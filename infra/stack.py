@@ -1,0 +1,70 @@
+"""The Engram stack: composes one construct per capability and exports what the CLI needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack, Tags
+from constructs import Construct
+
+from engram.tenants.aws_keys import OUTPUT_ADMIN_FUNCTION, OUTPUT_API_URL, OUTPUT_USAGE_PLAN
+from infra.api import Api
+from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, Assets
+from infra.config import StageConfig
+from infra.database import Database
+from infra.functions import Functions
+from infra.migrations import Migrations
+from infra.network import Network
+from infra.observability import Observability
+
+
+class EngramStack(Stack):
+    def __init__(self, scope: Construct, *, config: StageConfig, assets: Assets, **kwargs: Any) -> None:
+        super().__init__(scope, config.stack_name, description=f"Engram ({config.stage})", **kwargs)
+        self.config = config
+        # CloudFormation rejects Tags on proxy target groups, though CDK would render them.
+        untaggable = ["AWS::RDS::DBProxyTargetGroup"]
+        for key, value in {"project": "engram", "stage": config.stage, **config.tags}.items():
+            Tags.of(self).add(key, value, exclude_resource_types=untaggable)
+
+        self.network = Network(self, "Network", config=config)
+        self.database = Database(self, "Database", config=config, network=self.network)
+        self.functions = Functions(
+            self,
+            "Functions",
+            config=config,
+            network=self.network,
+            database=self.database,
+            assets=assets,
+        )
+        self.migrations = Migrations(
+            self,
+            "Migrations",
+            function=self.functions[MIGRATE_FUNCTION],
+            after=[self.database.cluster, self.database.proxy, *self.network.interface_endpoints.values()],
+        )
+        self.api = Api(self, "Api", config=config, functions=self.functions)
+        self.observability = Observability(
+            self,
+            "Observability",
+            config=config,
+            api=self.api,
+            functions=self.functions,
+            database=self.database,
+        )
+
+        CfnOutput(self, OUTPUT_API_URL, value=self.api.rest_api.url, description="Base URL of the API")
+        CfnOutput(
+            self,
+            OUTPUT_USAGE_PLAN,
+            value=self.api.usage_plan.usage_plan_id,
+            description="Usage plan that `engram keys create --stage` attaches keys to",
+        )
+        CfnOutput(
+            self,
+            OUTPUT_ADMIN_FUNCTION,
+            value=self.functions[ADMIN_FUNCTION].function_name,
+            description="Function that `engram keys --stage` invokes to store key hashes",
+        )
+        CfnOutput(self, "ProxyEndpoint", value=self.database.proxy.endpoint)
+        CfnOutput(self, "MasterSecretArn", value=self.database.master_secret.secret_arn)

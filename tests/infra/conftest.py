@@ -1,0 +1,99 @@
+"""Synthesizes the stack once per session, offline, into a temporary cloud assembly.
+
+Function code is built fresh (a copy, no network). The dependencies layer is the real one from
+`make build` when present; otherwise (a fresh clone that has not run `make build`) a one-file stand-in
+takes its place: the template assertions do not depend on the layer's contents, and
+tests/infra/test_build.py checks the real layer whenever it exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+import aws_cdk as cdk
+
+from infra import nag
+from infra.app import build_app
+from infra.build import Assets, build_functions
+from infra.stack import EngramStack
+
+Resources = dict[str, dict[str, Any]]
+
+
+@dataclass
+class Synth:
+    stack: EngramStack
+    template: dict[str, Any]
+    outdir: Path
+    error: str | None  # the synth error (cdk-nag findings fail synth), None when clean
+
+    @property
+    def resources(self) -> Resources:
+        resources: Resources = self.template["Resources"]
+        return resources
+
+    def of_type(self, type_: str) -> Resources:
+        return {k: v for k, v in self.resources.items() if v["Type"] == type_}
+
+    def props(self, logical_id: str) -> dict[str, Any]:
+        props: dict[str, Any] = self.resources[logical_id].get("Properties", {})
+        return props
+
+    def validation_report(self) -> dict[str, Any]:
+        report: dict[str, Any] = json.loads((self.outdir / "validation-report.json").read_text())
+        return report
+
+
+@pytest.fixture(scope="session")
+def assets(tmp_path_factory: pytest.TempPathFactory) -> Assets:
+    build_dir = tmp_path_factory.mktemp("build")
+    build_functions(build_dir)
+    real = Assets.in_build_dir()
+    if real.layer_built:
+        return Assets(build_dir / "functions", real.layer)
+    stand_in = build_dir / "layer"
+    (stand_in / "python").mkdir(parents=True)
+    (stand_in / "python" / "STAND-IN.txt").write_text("run `make build` for the real dependencies layer\n")
+    return Assets(build_dir / "functions", stand_in)
+
+
+def synthesize(outdir: Path, assets: Assets, context: dict[str, Any]) -> Synth:
+    app = cdk.App(outdir=str(outdir), context={"aws:cdk:disable-asset-staging": True, **context})
+    stack = build_app(app, assets)
+    error = None
+    try:
+        app.synth()
+    except RuntimeError as exc:  # jsii surfaces the validation failure as RuntimeError
+        error = str(exc)
+    template = json.loads((outdir / f"{stack.stack_name}.template.json").read_text())
+    return Synth(stack, template, outdir, error)
+
+
+@pytest.fixture(scope="session")
+def dev(tmp_path_factory: pytest.TempPathFactory, assets: Assets) -> Synth:
+    """The default stage exactly as `make synth` builds it (cdk.json's context)."""
+    context = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"]
+    return synthesize(tmp_path_factory.mktemp("cdk-dev"), assets, context)
+
+
+@pytest.fixture(scope="session")
+def prod_unacknowledged(tmp_path_factory: pytest.TempPathFactory, assets: Assets) -> Synth:
+    """A `prod` stage synthesized with every acknowledgement switched off: shows what cdk-nag reports
+    (so the check is live, not a no-op) and what a protected, non-dev stage looks like."""
+    original: Callable[[EngramStack], None] = nag._acknowledge_findings
+    nag._acknowledge_findings = lambda stack: None  # type: ignore[assignment]
+    try:
+        return synthesize(
+            tmp_path_factory.mktemp("cdk-prod"), assets, {"stage": "prod", "min_acu": "1", "max_acu": "8"}
+        )
+    finally:
+        nag._acknowledge_findings = original  # type: ignore[assignment]

@@ -1,0 +1,83 @@
+"""Every Lambda the stack owns: arm64, Python 3.12, explicit limits, tracing, VPC, logs with retention."""
+
+from __future__ import annotations
+
+from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
+from tests.infra.conftest import Synth
+from tests.infra.helpers import engram_functions, ref
+
+# Functions CDK itself adds as custom-resource providers (Node.js, outside the VPC, created by the
+# Trigger and by the VPC's default-security-group restriction); they carry no Engram code or data.
+CDK_PROVIDER_PREFIXES = (
+    "AWSCDKTriggerCustomResourceProvider",
+    "CustomVpcRestrictDefaultSGCustomResourceProvider",
+)
+
+
+def test_one_function_per_endpoint_group_plus_authorizer_migrator_and_admin(dev: Synth) -> None:
+    assert set(engram_functions(dev)) == {*API_FUNCTIONS, AUTHORIZER_FUNCTION, "migrate", "admin"}
+
+
+def test_the_only_other_functions_are_cdks_own_providers(dev: Synth) -> None:
+    ours = set(engram_functions(dev).values())
+    others = set(dev.of_type("AWS::Lambda::Function")) - ours
+    assert others, "expected the Trigger and default-SG providers"
+    assert all(logical.startswith(CDK_PROVIDER_PREFIXES) for logical in others), others
+
+
+def test_every_function_is_arm64_python312_with_explicit_timeout_and_memory(dev: Synth) -> None:
+    for name, logical in engram_functions(dev).items():
+        props = dev.props(logical)
+        assert props["Architectures"] == ["arm64"], name
+        assert props["Runtime"] == "python3.12", name
+        assert props["Handler"] == "handler.handler", name
+        assert isinstance(props["Timeout"], int) and 0 < props["Timeout"] <= 900, name
+        assert isinstance(props["MemorySize"], int) and props["MemorySize"] >= 256, name
+
+
+def test_api_functions_answer_before_api_gateway_gives_up(dev: Synth) -> None:
+    functions = engram_functions(dev)
+    for name in (*API_FUNCTIONS, AUTHORIZER_FUNCTION):
+        assert dev.props(functions[name])["Timeout"] < 29, name
+
+
+def test_every_function_is_traced_in_the_vpc_with_its_own_security_group(dev: Synth) -> None:
+    groups = []
+    for name, logical in engram_functions(dev).items():
+        props = dev.props(logical)
+        assert props["TracingConfig"] == {"Mode": "Active"}, name
+        vpc = props["VpcConfig"]
+        assert len(vpc["SubnetIds"]) == 2, name
+        groups.extend(ref(g) for g in vpc["SecurityGroupIds"])
+    assert len(groups) == len(set(groups)) == len(engram_functions(dev))
+
+
+def test_every_function_logs_to_its_own_group_with_retention(dev: Synth) -> None:
+    for name, logical in engram_functions(dev).items():
+        log_group = ref(dev.props(logical)["LoggingConfig"]["LogGroup"])
+        assert log_group is not None, name
+        group = dev.props(log_group)
+        assert group["RetentionInDays"] == 30, name
+        assert group["LogGroupName"] == f"/aws/lambda/engram-dev-{name}"
+
+
+def test_every_function_uses_the_dependencies_layer(dev: Synth) -> None:
+    (layer,) = dev.of_type("AWS::Lambda::LayerVersion")
+    assert dev.props(layer)["CompatibleArchitectures"] == ["arm64"]
+    assert dev.props(layer)["CompatibleRuntimes"] == ["python3.12"]
+    for name, logical in engram_functions(dev).items():
+        assert [ref(x) for x in dev.props(logical)["Layers"]] == [layer], name
+
+
+def test_no_password_or_secret_value_in_any_environment(dev: Synth) -> None:
+    functions = engram_functions(dev)
+    for name, logical in functions.items():
+        env = dev.props(logical)["Environment"]["Variables"]
+        assert not [k for k in env if "PASSWORD" in k or k == "DATABASE_URL"], name
+        if name in ("migrate", "admin"):
+            assert "ENGRAM_DB_SECRET_ARN" in env and "ENGRAM_DB_HOST" not in env
+        else:
+            assert env["ENGRAM_DB_IAM_AUTH"] == "true" and ref(env["ENGRAM_DB_HOST"]) is not None
+            assert env["ENGRAM_APP_ROLE"] == "engram_app"
+            assert "ENGRAM_DB_SECRET_ARN" not in env, name
+        assert env["ENGRAM_EMBEDDING_PROVIDER"] == "bedrock"

@@ -1,0 +1,83 @@
+"""The network (endpoints instead of NAT) and least privilege: no wildcard beyond X-Ray."""
+
+from __future__ import annotations
+
+from tests.infra.conftest import Synth
+from tests.infra.helpers import engram_functions, ref, refs_in
+
+XRAY_ONLY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+
+
+def _statements_of(synth: Synth, logical_function: str) -> list[dict]:  # type: ignore[type-arg]
+    role = ref(synth.props(logical_function)["Role"])
+    return [
+        statement
+        for policy in synth.of_type("AWS::IAM::Policy").values()
+        if role in {ref(r) for r in policy["Properties"]["Roles"]}
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def _actions(statement: dict) -> set[str]:  # type: ignore[type-arg]
+    action = statement["Action"]
+    return {action} if isinstance(action, str) else set(action)
+
+
+def test_no_nat_gateway_and_endpoints_for_the_aws_apis_the_functions_use(dev: Synth) -> None:
+    assert not dev.of_type("AWS::EC2::NatGateway")
+    assert not dev.of_type("AWS::EC2::InternetGateway")
+    services = {}
+    for props in (dev.props(k) for k in dev.of_type("AWS::EC2::VPCEndpoint")):
+        name = str(props["ServiceName"]).rsplit(".", 1)[-1].strip("'\"]}")
+        services[name] = props.get("VpcEndpointType", "Gateway")
+    text = " ".join(str(dev.props(k)["ServiceName"]) for k in dev.of_type("AWS::EC2::VPCEndpoint"))
+    for service in ("secretsmanager", "states", "bedrock-runtime", "sts", "s3"):
+        assert f".{service}" in text, service
+    assert list(services.values()).count("Interface") == 4
+
+
+def test_no_statement_grants_resource_star_except_xray(dev: Synth) -> None:
+    for logical, policy in dev.of_type("AWS::IAM::Policy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement["Resource"] == "*":
+                assert _actions(statement) <= XRAY_ONLY, (logical, statement)
+
+
+def test_only_the_owner_functions_read_the_master_secret(dev: Synth) -> None:
+    (secret,) = dev.of_type("AWS::SecretsManager::Secret")
+    readers = set()
+    for name, logical in engram_functions(dev).items():
+        for statement in _statements_of(dev, logical):
+            if "secretsmanager:GetSecretValue" in _actions(statement):
+                assert secret in refs_in(statement["Resource"]) or ref(statement["Resource"]) is not None
+                readers.add(name)
+    assert readers == {"migrate", "admin"}
+
+
+def test_only_memories_and_search_may_call_bedrock_and_only_the_embedding_model(dev: Synth) -> None:
+    callers = set()
+    for name, logical in engram_functions(dev).items():
+        for statement in _statements_of(dev, logical):
+            if any(a.startswith("bedrock:") for a in _actions(statement)):
+                assert _actions(statement) == {"bedrock:InvokeModel"}
+                assert "foundation-model/amazon.titan-embed-text-v2:0" in str(statement["Resource"])
+                callers.add(name)
+    assert callers == {"memories", "search"}
+
+
+def test_function_security_groups_reach_only_https_in_the_vpc_and_the_database(dev: Synth) -> None:
+    functions = engram_functions(dev)
+    (cluster_sg,) = [k for k in dev.of_type("AWS::EC2::SecurityGroup") if k.startswith("DatabaseClusterSg")]
+    (proxy_sg,) = [k for k in dev.of_type("AWS::EC2::SecurityGroup") if k.startswith("DatabaseProxySg")]
+    for name, logical in functions.items():
+        (group,) = [ref(g) for g in dev.props(logical)["VpcConfig"]["SecurityGroupIds"]]
+        egress = dev.props(group)["SecurityGroupEgress"]
+        assert [(e["IpProtocol"], e["FromPort"]) for e in egress] == [("tcp", 443)], name
+        assert ref(egress[0]["CidrIp"]) is not None, "the VPC's own CIDR, not 0.0.0.0/0"
+        targets = {
+            ref(e["DestinationSecurityGroupId"])
+            for e in dev.of_type("AWS::EC2::SecurityGroupEgress").values()
+            if ref(e["Properties"]["GroupId"]) == group
+            for e in [e["Properties"]]
+        }
+        assert targets == ({cluster_sg} if name in ("migrate", "admin") else {proxy_sg}), name
