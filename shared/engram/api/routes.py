@@ -18,6 +18,7 @@ ROUTES: tuple[Route, ...] = (
     Route("health", "GET", "/health", authorized=False),
     Route("memories", "POST", "/v1/memories"),
     Route("memories", "POST", "/v1/memories/list"),
+    Route("memories", "POST", "/v1/memories/upsert"),
     Route("memories", "GET", "/v1/memories/{id}"),
     Route("memories", "PATCH", "/v1/memories/{id}"),
     Route("memories", "DELETE", "/v1/memories/{id}"),
