@@ -150,7 +150,7 @@ $$;
 CREATE TABLE working_memory (
     tenant_id   uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     scope       text COLLATE "C" NOT NULL CHECK (scope ~ '^[A-Za-z0-9_.:-]{1,128}$'),
-    key         text COLLATE "C" NOT NULL CHECK (key ~ '^[A-Za-z0-9_.:-]{1,256}$'),
+    key         text COLLATE "C" NOT NULL CHECK (key ~ '^[A-Za-z0-9_.:-]+$' AND length(key) <= 256),
     value       jsonb NOT NULL,
     version     bigint NOT NULL DEFAULT 1 CHECK (version > 0),
     expires_at  timestamptz,

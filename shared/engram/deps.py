@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from engram.db.database import Database
     from engram.memories.service import MemoryService
     from engram.providers.embeddings import Embedder
+    from engram.working.service import WorkingMemoryService
 
 
 @dataclass
@@ -75,3 +76,9 @@ def memory_service() -> MemoryService:
         ef_search=s.hnsw_ef_search,
         max_scan_tuples=s.hnsw_max_scan_tuples,
     )
+
+
+def working_service() -> WorkingMemoryService:
+    from engram.working.service import WorkingMemoryService
+
+    return WorkingMemoryService(database())

@@ -24,6 +24,11 @@ ROUTES: tuple[Route, ...] = (
     Route("memories", "DELETE", "/v1/memories/{id}"),
     Route("search", "POST", "/v1/search"),
     Route("stats", "GET", "/v1/stats"),
+    Route("working", "PUT", "/v1/working/{scope}/{key}"),
+    Route("working", "GET", "/v1/working/{scope}/{key}"),
+    Route("working", "DELETE", "/v1/working/{scope}/{key}"),
+    Route("working", "GET", "/v1/working/{scope}"),
+    Route("working", "DELETE", "/v1/working/{scope}"),
 )
 
 API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))
