@@ -15,6 +15,7 @@ from engram.settings import Settings, get_settings
 if TYPE_CHECKING:
     from engram.db.database import Database
     from engram.memories.service import MemoryService
+    from engram.procedures.service import ProcedureService
     from engram.providers.embeddings import Embedder
     from engram.working.service import WorkingMemoryService
 
@@ -82,3 +83,9 @@ def working_service() -> WorkingMemoryService:
     from engram.working.service import WorkingMemoryService
 
     return WorkingMemoryService(database())
+
+
+def procedure_service() -> ProcedureService:
+    from engram.procedures.service import ProcedureService
+
+    return ProcedureService(database(), embedder())

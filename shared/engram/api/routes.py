@@ -29,6 +29,12 @@ ROUTES: tuple[Route, ...] = (
     Route("working", "DELETE", "/v1/working/{scope}/{key}"),
     Route("working", "GET", "/v1/working/{scope}"),
     Route("working", "DELETE", "/v1/working/{scope}"),
+    Route("procedures", "POST", "/v1/procedures"),
+    Route("procedures", "GET", "/v1/procedures"),
+    Route("procedures", "POST", "/v1/procedures/match"),
+    Route("procedures", "GET", "/v1/procedures/{id}"),
+    Route("procedures", "PATCH", "/v1/procedures/{id}"),
+    Route("procedures", "DELETE", "/v1/procedures/{id}"),
 )
 
 API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))
