@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from engram.memories.service import MemoryService
     from engram.procedures.service import ProcedureService
     from engram.providers.embeddings import Embedder
+    from engram.sessions.service import SessionService
     from engram.working.service import WorkingMemoryService
 
 
@@ -89,3 +90,9 @@ def procedure_service() -> ProcedureService:
     from engram.procedures.service import ProcedureService
 
     return ProcedureService(database(), embedder())
+
+
+def session_service() -> SessionService:
+    from engram.sessions.service import SessionService
+
+    return SessionService(database(), embedder(), memory_service())
