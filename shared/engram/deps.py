@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from engram.containers.service import ContainerService
     from engram.db.database import Database
     from engram.memories.service import MemoryService
     from engram.procedures.service import ProcedureService
@@ -96,3 +97,9 @@ def session_service() -> SessionService:
     from engram.sessions.service import SessionService
 
     return SessionService(database(), embedder(), memory_service())
+
+
+def container_service() -> ContainerService:
+    from engram.containers.service import ContainerService
+
+    return ContainerService(database())

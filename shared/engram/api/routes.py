@@ -41,6 +41,10 @@ ROUTES: tuple[Route, ...] = (
     Route("procedures", "GET", "/v1/procedures/{id}"),
     Route("procedures", "PATCH", "/v1/procedures/{id}"),
     Route("procedures", "DELETE", "/v1/procedures/{id}"),
+    Route("containers", "GET", "/v1/containers"),
+    Route("containers", "POST", "/v1/containers"),
+    Route("containers", "DELETE", "/v1/containers/{name}"),
+    Route("containers", "POST", "/v1/containers/{name}/archive"),
 )
 
 API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))
