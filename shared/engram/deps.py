@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from engram.db.database import Database
     from engram.memories.service import MemoryService
     from engram.procedures.service import ProcedureService
+    from engram.profile.service import ProfileService
     from engram.providers.embeddings import Embedder
     from engram.sessions.service import SessionService
     from engram.working.service import WorkingMemoryService
@@ -103,3 +104,9 @@ def container_service() -> ContainerService:
     from engram.containers.service import ContainerService
 
     return ContainerService(database())
+
+
+def profile_service() -> ProfileService:
+    from engram.profile.service import ProfileService
+
+    return ProfileService(database(), memory_service())

@@ -41,6 +41,7 @@ ROUTES: tuple[Route, ...] = (
     Route("procedures", "GET", "/v1/procedures/{id}"),
     Route("procedures", "PATCH", "/v1/procedures/{id}"),
     Route("procedures", "DELETE", "/v1/procedures/{id}"),
+    Route("profile", "GET", "/v1/profile"),
     Route("containers", "GET", "/v1/containers"),
     Route("containers", "POST", "/v1/containers"),
     Route("containers", "DELETE", "/v1/containers/{name}"),

@@ -360,6 +360,11 @@ def _container_sql(container: ContainerScope | None) -> sql.Composable:
     )
 
 
+def container_clause(container: ContainerScope | None) -> sql.Composable:
+    """The index-friendly predicate for a container scope on alias `m` (for other read models)."""
+    return _container_sql(container)
+
+
 def _where(tenant_id: UUID, container: ContainerScope | None, filters: SearchFilters) -> sql.Composable:
     clauses: list[sql.Composable] = [
         sql.SQL("m.tenant_id = {}").format(sql.Literal(tenant_id)),
