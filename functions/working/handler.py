@@ -29,7 +29,7 @@ IF_MATCH = "If-Match"
 
 
 def _expected() -> Expected:
-    return Expected.parse(app.current_event.get_header_value(IF_MATCH, case_sensitive=False))
+    return Expected.parse(app.current_event.headers.get(IF_MATCH))  # headers are case-insensitive
 
 
 def _with_etag(item: WorkingItem, status: int) -> Response[WorkingItem]:

@@ -5,6 +5,8 @@
     engram keys create --tenant NAME  create a tenant if needed and print a new key (last line)
     engram keys revoke --tenant NAME (--key KEY | --prefix PREFIX)
     engram keys list --tenant NAME
+    engram cleanup [--retention-days N | --keep-superseded]
+                                      delete expired rows and superseded versions past retention
 """
 
 from __future__ import annotations
@@ -71,6 +73,23 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from engram.local.stack import open_database
+    from engram.maintenance.service import cleanup
+
+    settings = _settings()
+    retention = None if args.keep_superseded else args.retention_days
+    if retention is None and not args.keep_superseded:
+        retention = settings.superseded_retention_days
+    local = open_database(settings)
+    try:
+        report = cleanup(local.app, retention_days=retention)
+    finally:
+        local.close()
+    print(report.model_dump_json())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="engram", description="Engram: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     listing = keys_sub.add_parser("list", help="list a tenant's keys")
     listing.add_argument("--tenant", required=True)
     keys.set_defaults(func=cmd_keys)
+    clean = sub.add_parser("cleanup", help="delete expired rows and old superseded versions")
+    retention = clean.add_mutually_exclusive_group()
+    retention.add_argument(
+        "--retention-days", type=int, help="keep superseded versions this long (default: 90)"
+    )
+    retention.add_argument("--keep-superseded", action="store_true", help="never delete superseded versions")
+    clean.set_defaults(func=cmd_cleanup)
     return parser
 
 

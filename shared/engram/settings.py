@@ -73,6 +73,10 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = Field(default=100, ge=10, le=1000)
     hnsw_max_scan_tuples: int = Field(default=40_000, ge=1000)
 
+    # Cleanup: superseded memory versions are deleted this many days after they stopped being
+    # current (None keeps them forever). Expired rows are always deleted.
+    superseded_retention_days: int | None = Field(default=90, ge=0)
+
     @property
     def resolved_embedding_model(self) -> str:
         return self.embedding_model or DEFAULT_MODELS[self.embedding_provider][0]

@@ -39,7 +39,7 @@ def test_if_match_with_the_current_version_writes_and_a_stale_one_gets_409(api: 
     api.put("/v1/working/plan-2/owner", {"value": "agent-a"})
 
     ok = api.put("/v1/working/plan-2/owner", {"value": "agent-b"}, headers={"If-Match": "1"})
-    stale = api.put("/v1/working/plan-2/owner", {"value": "agent-c"}, headers={"If-Match": '"1"'})
+    stale = api.put("/v1/working/plan-2/owner", {"value": "agent-c"}, headers={"if-match": '"1"'})
 
     assert ok.status == 200 and ok.json["version"] == 2
     assert stale.status == 409
