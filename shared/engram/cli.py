@@ -7,6 +7,11 @@
     engram keys list --tenant NAME
     engram cleanup [--retention-days N | --keep-superseded]
                                       delete expired rows and superseded versions past retention
+    engram export --tenant NAME [--container C] [-o FILE]
+                                      the tenant as JSON Lines (stdout unless -o)
+    engram import FILE [--tenant NAME]
+                                      load an export (idempotent by id); the tenant defaults to
+                                      the one named in the file and is created if needed
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from engram.errors import EngramError
 
@@ -90,6 +95,65 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    import re
+
+    from engram.export.service import ExportService
+    from engram.local.stack import open_database
+    from engram.memories.models import CONTAINER_QUERY_PATTERN
+    from engram.observability import logger
+    from engram.tenants import service
+
+    if args.container and not re.fullmatch(CONTAINER_QUERY_PATTERN, args.container):
+        print(f"engram: invalid container {args.container!r} (use 'a.b' or 'a.b.*')", file=sys.stderr)
+        return 2
+    logger.setLevel("WARNING")  # stdout may be the export itself
+    local = open_database(_settings())
+    try:
+        tenant_id = service.ensure_existing_tenant(local.admin, args.tenant)
+        exporter = ExportService(local.app)
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as out:
+                counts = exporter.write_jsonl(tenant_id, args.tenant, args.container, out)
+        else:
+            counts = exporter.write_jsonl(tenant_id, args.tenant, args.container, sys.stdout)
+            sys.stdout.flush()
+    finally:
+        local.close()
+    print("exported " + (", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"),
+          file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from engram.export.service import ExportService, read_header
+    from engram.local.stack import open_database
+    from engram.tenants import service
+
+    source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+    try:
+        lines = iter(source)
+        first = next(lines, "")
+        header = read_header(first)
+        tenant = args.tenant or header.tenant
+        local = open_database(_settings())
+        try:
+            tenant_id = service.ensure_tenant(local.admin, tenant)
+            report = ExportService(local.app).import_jsonl(tenant_id, tenant, _chain(first, lines))
+        finally:
+            local.close()
+    finally:
+        if source is not sys.stdin:
+            source.close()
+    print(report.model_dump_json())
+    return 0
+
+
+def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="engram", description="Engram: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -114,6 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     retention.add_argument("--keep-superseded", action="store_true", help="never delete superseded versions")
     clean.set_defaults(func=cmd_cleanup)
+    export = sub.add_parser("export", help="export a tenant as JSON Lines")
+    export.add_argument("--tenant", required=True)
+    export.add_argument("--container", help="only this container ('a.b', or 'a.b.*' with everything below)")
+    export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.set_defaults(func=cmd_export)
+    load = sub.add_parser("import", help="import a JSON Lines export (idempotent by id)")
+    load.add_argument("file", help="the export file, or - for stdin")
+    load.add_argument("--tenant", help="import into this tenant (default: the one in the file)")
+    load.set_defaults(func=cmd_import)
     return parser
 
 

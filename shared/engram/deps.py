@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from engram.containers.service import ContainerService
     from engram.db.database import Database
+    from engram.export.service import ExportService
     from engram.memories.service import MemoryService
     from engram.procedures.service import ProcedureService
     from engram.profile.service import ProfileService
@@ -28,6 +29,7 @@ class Deps:
     settings: Settings
     database: Database | None = None
     embedder: Embedder | None = None
+    s3: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -110,3 +112,19 @@ def profile_service() -> ProfileService:
     from engram.profile.service import ProfileService
 
     return ProfileService(database(), memory_service())
+
+
+def export_service() -> ExportService:
+    from engram.export.service import ExportService
+
+    return ExportService(database())
+
+
+def s3_client() -> Any:
+    deps = current()
+    with deps._lock:
+        if deps.s3 is None:
+            import boto3
+
+            deps.s3 = boto3.client("s3", region_name=deps.settings.aws_region)
+        return deps.s3

@@ -46,6 +46,7 @@ ROUTES: tuple[Route, ...] = (
     Route("containers", "POST", "/v1/containers"),
     Route("containers", "DELETE", "/v1/containers/{name}"),
     Route("containers", "POST", "/v1/containers/{name}/archive"),
+    Route("export", "POST", "/v1/export"),
 )
 
 API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))

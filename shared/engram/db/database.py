@@ -85,10 +85,11 @@ class Database:
             self._opened = False
 
     @contextmanager
-    def tenant(self, tenant_id: UUID, party: Party = NOBODY) -> Iterator[TenantTx]:
+    def tenant(self, tenant_id: UUID, party: Party = NOBODY, *, snapshot: bool = False) -> Iterator[TenantTx]:
         """A transaction in which RLS sees exactly one tenant's rows, as seen by `party` (by
-        default: only what is shared across the tenant)."""
-        with self.transaction() as cur:
+        default: only what is shared across the tenant). `snapshot`: a read-only REPEATABLE READ
+        transaction, so that several queries (an export) see one consistent state."""
+        with self.transaction(snapshot=snapshot) as cur:
             cur.execute(
                 "SELECT set_config('engram.tenant_id', %s, true), set_config('engram.user_id', %s, true), "
                 "set_config('engram.agent_id', %s, true), set_config('engram.all_users', %s, true)",
@@ -97,8 +98,15 @@ class Database:
             yield cur
 
     @contextmanager
-    def transaction(self) -> Iterator[TenantTx]:
+    def transaction(self, *, snapshot: bool = False) -> Iterator[TenantTx]:
         """A transaction with no tenant set: tenant tables show no rows in it."""
         self.open()
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            yield cur
+        with self._pool.connection() as conn:
+            if snapshot:
+                conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+            try:
+                with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+                    yield cur
+            finally:
+                if snapshot:
+                    conn.isolation_level, conn.read_only = None, None
