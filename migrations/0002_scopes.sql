@@ -34,9 +34,10 @@ CREATE INDEX memories_tenant_user_idx ON memories (tenant_id, user_id, created_a
 CREATE INDEX memories_expires_idx ON memories (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX memories_superseded_idx ON memories (valid_to) WHERE NOT is_latest;
 
--- A private memory is seen only by requests made for its user.
+-- A private memory is seen only by requests made for its user. The settings are read in scalar
+-- subqueries, which PostgreSQL evaluates once per statement (an InitPlan), not once per row.
 CREATE POLICY party_scope ON memories AS RESTRICTIVE TO engram_app
-    USING (visibility = 'tenant' OR user_id = engram_request_user() OR engram_all_users());
+    USING (visibility = 'tenant' OR user_id = (SELECT engram_request_user()) OR (SELECT engram_all_users()));
 
 -- The text leg of search runs as engram_search (see 0001), which this policy does not restrict:
 -- teach it the same rule, so other users' private rows do not take up candidate slots. Same
@@ -133,17 +134,6 @@ CREATE INDEX session_messages_party_idx ON session_messages (tenant_id, user_id,
 CREATE INDEX session_messages_queued_idx ON session_messages (tenant_id, session_id, seq)
     WHERE extraction = 'queued';
 
--- A conversation belongs to its user/agent pair. A request sees it when it is made for the same
--- user and, if it names an agent, the same agent; a conversation without a user belongs to its
--- agent alone.
-CREATE FUNCTION engram_party_sees(p_user text, p_agent text) RETURNS boolean
-LANGUAGE sql STABLE PARALLEL SAFE
-AS $$
-    SELECT engram_all_users()
-        OR (p_user IS NOT DISTINCT FROM engram_request_user()
-            AND (p_agent IS NOT DISTINCT FROM engram_request_agent()
-                 OR (p_user IS NOT NULL AND engram_request_agent() IS NULL)))
-$$;
 
 -- --- working memory: plan- or agent-scoped state with versions --------------------------------
 
@@ -190,8 +180,14 @@ ALTER TABLE sessions FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON sessions
     USING (tenant_id = NULLIF(current_setting('engram.tenant_id', true), '')::uuid)
     WITH CHECK (tenant_id = NULLIF(current_setting('engram.tenant_id', true), '')::uuid);
+-- A conversation belongs to its user/agent pair. A request sees it when it is made for the same
+-- user and, if it names an agent, the same agent; a conversation without a user belongs to its
+-- agent alone.
 CREATE POLICY party_scope ON sessions AS RESTRICTIVE TO engram_app
-    USING (engram_party_sees(user_id, agent_id));
+    USING ((SELECT engram_all_users())
+           OR (user_id IS NOT DISTINCT FROM (SELECT engram_request_user())
+               AND (agent_id IS NOT DISTINCT FROM (SELECT engram_request_agent())
+                    OR (user_id IS NOT NULL AND (SELECT engram_request_agent()) IS NULL))));
 
 ALTER TABLE session_messages ENABLE ROW LEVEL SECURITY;
 ALTER TABLE session_messages FORCE ROW LEVEL SECURITY;
@@ -199,7 +195,10 @@ CREATE POLICY tenant_isolation ON session_messages
     USING (tenant_id = NULLIF(current_setting('engram.tenant_id', true), '')::uuid)
     WITH CHECK (tenant_id = NULLIF(current_setting('engram.tenant_id', true), '')::uuid);
 CREATE POLICY party_scope ON session_messages AS RESTRICTIVE TO engram_app
-    USING (engram_party_sees(user_id, agent_id));
+    USING ((SELECT engram_all_users())
+           OR (user_id IS NOT DISTINCT FROM (SELECT engram_request_user())
+               AND (agent_id IS NOT DISTINCT FROM (SELECT engram_request_agent())
+                    OR (user_id IS NOT NULL AND (SELECT engram_request_agent()) IS NULL))));
 
 ALTER TABLE working_memory ENABLE ROW LEVEL SECURITY;
 ALTER TABLE working_memory FORCE ROW LEVEL SECURITY;
@@ -214,7 +213,7 @@ CREATE POLICY tenant_isolation ON procedures
     WITH CHECK (tenant_id = NULLIF(current_setting('engram.tenant_id', true), '')::uuid);
 -- A private procedure is seen only by requests made for its agent.
 CREATE POLICY party_scope ON procedures AS RESTRICTIVE TO engram_app
-    USING (visibility = 'tenant' OR agent_id = engram_request_agent() OR engram_all_users());
+    USING (visibility = 'tenant' OR agent_id = (SELECT engram_request_agent()) OR (SELECT engram_all_users()));
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON sessions, session_messages, working_memory, procedures TO engram_app;
 
