@@ -74,3 +74,16 @@ def test_visibility_errors(api: Api) -> None:
     assert bad_value.status == 422 and bad_value.json["error"]["field"] == "visibility"
     assert private_without_user.status == 422 and private_without_user.json["error"]["field"] == "visibility"
     assert too_long.status == 422 and too_long.json["error"]["field"] == "user_id"
+
+
+def test_only_the_owner_can_make_a_shared_memory_private(api: Api) -> None:
+    shared = api.post("/v1/memories", {"content": "Alice's team is Platform", "user_id": "alice"}).json
+
+    by_bob = api.patch(f"/v1/memories/{shared['id']}?user_id=bob", {"visibility": "private"})
+    by_nobody = api.patch(f"/v1/memories/{shared['id']}", {"visibility": "private"})
+    by_alice = api.patch(f"/v1/memories/{shared['id']}?user_id=alice", {"visibility": "private"})
+
+    assert by_bob.status == 422 and by_bob.json["error"]["field"] == "visibility"
+    assert by_nobody.status == 422
+    assert by_alice.status == 200 and by_alice.json["visibility"] == "private"
+    assert api.get(f"/v1/memories/{shared['id']}?user_id=bob").status == 404

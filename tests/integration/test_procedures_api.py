@@ -86,6 +86,17 @@ def test_private_procedures_are_seen_only_by_their_agent(api: Api) -> None:
     assert listed == {shared["id"]}
 
 
+def test_only_its_agent_can_make_a_shared_procedure_private(api: Api) -> None:
+    shared = api.post("/v1/procedures", {**REFUND_RULE, "agent_id": "support-bot"}).json
+
+    by_other = api.patch(f"/v1/procedures/{shared['id']}?agent_id=sales-bot", {"visibility": "private"})
+    by_owner = api.patch(f"/v1/procedures/{shared['id']}?agent_id=support-bot", {"visibility": "private"})
+
+    assert by_other.status == 422 and by_other.json["error"]["field"] == "visibility"
+    assert by_owner.status == 200 and by_owner.json["visibility"] == "private"
+    assert api.get(f"/v1/procedures/{shared['id']}?agent_id=sales-bot").status == 404
+
+
 def test_list_filters_by_kind_and_pages(api: Api) -> None:
     for i in range(3):
         api.post("/v1/procedures", {**REFUND_RULE, "content": f"rule {i}"})

@@ -108,6 +108,11 @@ class MemoryService:
                     "visibility 'private' needs a memory with a user_id; this one has none",
                     details={"field": "visibility"},
                 )
+            if changes.get("visibility") == "private" and current["user_id"] != user_id:
+                raise InvalidInput(
+                    "only a request made for the memory's user (?user_id=) can make it private",
+                    details={"field": "visibility"},
+                )
             embedding: list[float] | None = None
             if "content" in changes and changes["content"] != current["content"]:
                 # Re-embed with the service's model: a caller-supplied vector described the old text.

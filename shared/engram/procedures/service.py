@@ -51,6 +51,11 @@ class ProcedureService:
                     "visibility 'private' needs a procedure with an agent_id; this one has none",
                     details={"field": "visibility"},
                 )
+            if changes.get("visibility") == "private" and current["agent_id"] != agent_id:
+                raise InvalidInput(
+                    "only a request made for the procedure's agent (?agent_id=) can make it private",
+                    details={"field": "visibility"},
+                )
             vector = None
             if "trigger" in changes and changes["trigger"] != current["trigger"]:
                 vector = self.embedder.embed_documents([changes["trigger"]])[0]
