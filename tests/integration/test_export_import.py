@@ -22,7 +22,7 @@ from engram import deps
 from engram.db.database import Database
 from engram.db.embedded import EmbeddedPostgres, start_embedded
 from engram.db.migrate import migrate
-from engram.errors import Conflict
+from engram.errors import Conflict, InvalidInput
 from engram.export.service import ExportService
 from engram.local.stack import LocalDatabase
 from engram.settings import Settings
@@ -259,6 +259,40 @@ def test_import_errors_name_the_line(fresh: FreshDatabase) -> None:
         service.import_jsonl(tenant_id, "errors", [header, json.dumps(working), json.dumps(container)])
     with pytest.raises(Exception, match=r"line 2: .*colour"):
         service.import_jsonl(tenant_id, "errors", [header, json.dumps({**container, "colour": "red"})])
+    dangling = {
+        "record": "memory",
+        "id": "6f1c1f4e-0000-4000-8000-000000000001",
+        "container": "nowhere",
+        "content": "x",
+        "memory_type": "fact",
+        "tags": [],
+        "metadata": {},
+        "agent_id": None,
+        "conversation_id": None,
+        "user_id": None,
+        "visibility": "tenant",
+        "confidence": 1.0,
+        "is_latest": True,
+        "valid_from": "2026-01-01T00:00:00Z",
+        "valid_to": None,
+        "expires_at": None,
+        "embedding": None,
+        "embedding_model": None,
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+    }
+    with pytest.raises(InvalidInput, match="line 2: the database refused the memory"):
+        service.import_jsonl(tenant_id, "errors", [header, json.dumps(dangling)])
+    with pytest.raises(InvalidInput, match="line 3: the database refused the memory"):
+        service.import_jsonl(
+            tenant_id,
+            "errors",
+            [
+                header,
+                json.dumps(container),
+                json.dumps({**dangling, "container": "a", "memory_type": "gossip"}),
+            ],
+        )
     assert _body(_export(fresh.app, tenant_id, "errors")) == []
 
 

@@ -8,11 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
+from engram.errors import InvalidInput
 from engram.memories.repo import ContainerScope
 
 _LIVE = "(m.expires_at IS NULL OR m.expires_at > now())"
@@ -253,18 +255,20 @@ def insert(cur: TenantTx, tenant_id: UUID, record: str, fields: dict[str, Any]) 
             continue
         placeholders.append(sql.SQL("%s"))
         values.append(value)
-    row = cur.execute(
-        sql.SQL(
-            "INSERT INTO {table} (tenant_id, {columns}) VALUES ({values}) ON CONFLICT {conflict} DO NOTHING "
-            "RETURNING true AS inserted"
-        ).format(
-            table=sql.Identifier(table),
-            columns=sql.SQL(", ").join(sql.Identifier(c) for c in columns),
-            values=sql.SQL(", ").join(placeholders),
-            conflict=sql.SQL(conflict),
-        ),
-        values,
-    ).fetchone()
+    query = sql.SQL(
+        "INSERT INTO {table} (tenant_id, {columns}) VALUES ({values}) ON CONFLICT {conflict} DO NOTHING "
+        "RETURNING true AS inserted"
+    ).format(
+        table=sql.Identifier(table),
+        columns=sql.SQL(", ").join(sql.Identifier(c) for c in columns),
+        values=sql.SQL(", ").join(placeholders),
+        conflict=sql.SQL(conflict),
+    )
+    try:
+        row = cur.execute(query, values).fetchone()
+    except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as exc:
+        # A record the schema refuses (an unknown memory_type, a dangling reference, ...).
+        raise InvalidInput(f"the database refused the {record}: {exc.diag.message_primary}") from exc
     return row is not None
 
 

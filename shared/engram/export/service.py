@@ -96,7 +96,11 @@ class ExportService:
                         f"records must come in the order {', '.join(RECORD_ORDER)}"
                     )
                 last_order = order
-                if repo.insert(cur, tenant_id, kind, record.model_dump()):
+                try:
+                    added = repo.insert(cur, tenant_id, kind, record.model_dump())
+                except InvalidInput as exc:
+                    raise InvalidInput(f"line {number}: {exc.message}") from exc
+                if added:
                     inserted[kind] += 1
                     continue
                 row_id = getattr(record, "id", None)
