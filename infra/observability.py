@@ -79,15 +79,20 @@ class Observability(Construct):
             period=FIVE_MINUTES,
         )
         lambdas = list(functions.functions.values())
-        throttles = cw.MathExpression(
-            expression="+".join(f"t{i}" for i in range(len(lambdas))),
-            using_metrics={
-                f"t{i}": fn.metric_throttles(period=FIVE_MINUTES, statistic="Sum")
-                for i, fn in enumerate(lambdas)
-            },
-            label="Lambda throttles (all functions)",
-            period=FIVE_MINUTES,
-        )
+        # An alarm's math expression may use at most 10 metrics: one throttle alarm per 10 functions.
+        throttle_groups = [
+            cw.MathExpression(
+                expression="+".join(f"t{i}" for i in range(len(group))),
+                using_metrics={
+                    f"t{i}": fn.metric_throttles(period=FIVE_MINUTES, statistic="Sum")
+                    for i, fn in enumerate(group)
+                },
+                label=f"Lambda throttles (functions {start + 1}-{start + len(group)})",
+                period=FIVE_MINUTES,
+            )
+            for start in range(0, len(lambdas), 10)
+            for group in [lambdas[start : start + 10]]
+        ]
         max_connections = int(config.max_acu * 100)  # a rough ceiling; Aurora allows more per ACU
         self.alarms = [
             self._alarm("Api5xx", api_metric("5XXError", "Sum"), 5, "API 5xx responses (5 min sum)"),
@@ -98,7 +103,15 @@ class Observability(Construct):
                 "API p95 latency in ms",
                 evaluation_periods=3,
             ),
-            self._alarm("LambdaThrottles", throttles, 1, "Lambda throttles (5 min sum, all functions)"),
+            *(
+                self._alarm(
+                    "LambdaThrottles" + (str(n + 1) if n else ""),
+                    group_metric,
+                    1,
+                    f"Lambda throttles (5 min sum, {group_metric.label})",
+                )
+                for n, group_metric in enumerate(throttle_groups)
+            ),
             self._alarm("DbConnections", connections, max_connections, "database connections (max)"),
             self._alarm(
                 "ProxyPinning", pinned, 5, "RDS Proxy connections pinned to a session", evaluation_periods=3

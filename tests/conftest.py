@@ -122,6 +122,9 @@ class Api:
     def patch(self, path: str, body: Any = None, **kw: Any) -> ApiResponse:
         return self.call("PATCH", path, body, **kw)
 
+    def put(self, path: str, body: Any = None, **kw: Any) -> ApiResponse:
+        return self.call("PUT", path, body, **kw)
+
     def delete(self, path: str, **kw: Any) -> ApiResponse:
         return self.call("DELETE", path, **kw)
 

@@ -1,11 +1,11 @@
-"""The memories endpoint group: create, read, update, delete and list."""
+"""The memories endpoint group: create, upsert, read, update, delete and list."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -13,17 +13,21 @@ from engram import deps
 from engram.api import build_resolver, principal_of, resolve
 from engram.api.ids import memory_id
 from engram.memories.models import (
+    Identifier,
     ListRequest,
     Memory,
     MemoryCreate,
     MemoryHistory,
     MemoryPage,
     MemoryPatch,
+    MemoryUpsert,
+    UpsertResult,
 )
 from engram.observability import logger, metrics, tracer
 
 app = build_resolver()
 MemoryId = Annotated[str, Path(description="the memory's id")]
+UserId = Annotated[Identifier | None, Query(description="the user the request is made for")]
 
 
 @app.post("/v1/memories")
@@ -33,24 +37,31 @@ def create_memory(body: MemoryCreate) -> tuple[Memory, int]:
     return memory, 201
 
 
+@app.post("/v1/memories/upsert")
+def upsert_memory(body: MemoryUpsert) -> tuple[UpsertResult, int]:
+    result = deps.memory_service().upsert(principal_of(app).tenant_id, body)
+    metrics.add_metric(name=f"MemoriesUpsert{result.status.title()}", unit="Count", value=1)
+    return result, 201 if result.status == "created" else 200
+
+
 @app.post("/v1/memories/list")
 def list_memories(body: ListRequest) -> MemoryPage:
     return deps.memory_service().list_memories(principal_of(app).tenant_id, body)
 
 
 @app.get("/v1/memories/<id>")
-def get_memory(id: MemoryId) -> Memory:
-    return deps.memory_service().get(principal_of(app).tenant_id, memory_id(id))
+def get_memory(id: MemoryId, user_id: UserId = None) -> Memory:
+    return deps.memory_service().get(principal_of(app).tenant_id, memory_id(id), user_id=user_id)
 
 
 @app.patch("/v1/memories/<id>")
-def patch_memory(id: MemoryId, body: MemoryPatch) -> Memory:
-    return deps.memory_service().patch(principal_of(app).tenant_id, memory_id(id), body)
+def patch_memory(id: MemoryId, body: MemoryPatch, user_id: UserId = None) -> Memory:
+    return deps.memory_service().patch(principal_of(app).tenant_id, memory_id(id), body, user_id=user_id)
 
 
 @app.delete("/v1/memories/<id>", responses={204: {"description": "deleted"}})
-def delete_memory(id: MemoryId) -> None:
-    deps.memory_service().delete(principal_of(app).tenant_id, memory_id(id))
+def delete_memory(id: MemoryId, user_id: UserId = None) -> None:
+    deps.memory_service().delete(principal_of(app).tenant_id, memory_id(id), user_id=user_id)
     return Response(status_code=204, body="")  # type: ignore[return-value]
 
 

@@ -1,4 +1,5 @@
-"""POST /v1/search: hybrid (vector + full text) search over a tenant's memories."""
+"""POST /v1/search: hybrid (vector + full text) search over a tenant's memories, or with
+`scope: messages` over the conversation messages of one user/agent pair."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ from engram import deps
 from engram.api import build_resolver, principal_of, resolve
 from engram.memories.models import SearchRequest, SearchResponse
 from engram.observability import logger, metrics, tracer
+from engram.sessions.models import MessageSearchResponse
 
 app = build_resolver()
 
 
 @app.post("/v1/search")
-def search(body: SearchRequest) -> SearchResponse:
-    response = deps.memory_service().search(principal_of(app).tenant_id, body)
+def search(body: SearchRequest) -> SearchResponse | MessageSearchResponse:
+    response: SearchResponse | MessageSearchResponse
+    if body.scope == "messages":
+        response = deps.session_service().search_messages(principal_of(app).tenant_id, body)
+    else:
+        response = deps.memory_service().search(principal_of(app).tenant_id, body)
     metrics.add_metric(name="Searches", unit="Count", value=1)
     return response
 

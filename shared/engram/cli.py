@@ -6,6 +6,13 @@ engram keys create --tenant NAME  create a tenant if needed and print a new key 
 engram keys revoke --tenant NAME (--key KEY | --prefix PREFIX)
 engram keys list --tenant NAME
 engram keys ... --stage STAGE     the same against a deployed stage (API Gateway key + usage plan)
+engram cleanup [--retention-days N | --keep-superseded]
+                                  delete expired rows and superseded versions past retention
+engram export --tenant NAME [--container C] [-o FILE]
+                                  the tenant as JSON Lines (stdout unless -o)
+engram import FILE [--tenant NAME]
+                                  load an export (idempotent by id); the tenant defaults to
+                                  the one named in the file and is created if needed
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from engram.errors import EngramError
 from engram.settings import Settings
@@ -99,6 +106,84 @@ def cmd_keys_aws(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from engram.local.stack import open_database
+    from engram.maintenance.service import cleanup
+
+    settings = _settings()
+    retention = None if args.keep_superseded else args.retention_days
+    if retention is None and not args.keep_superseded:
+        retention = settings.superseded_retention_days
+    local = open_database(settings)
+    try:
+        report = cleanup(local.app, retention_days=retention)
+    finally:
+        local.close()
+    print(report.model_dump_json())
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import re
+
+    from engram.export.service import ExportService
+    from engram.local.stack import open_database
+    from engram.memories.models import CONTAINER_QUERY_PATTERN
+    from engram.observability import logger
+    from engram.tenants import service
+
+    if args.container and not re.fullmatch(CONTAINER_QUERY_PATTERN, args.container):
+        print(f"engram: invalid container {args.container!r} (use 'a.b' or 'a.b.*')", file=sys.stderr)
+        return 2
+    logger.setLevel("WARNING")  # stdout may be the export itself
+    local = open_database(_settings())
+    try:
+        tenant_id = service.ensure_existing_tenant(local.admin, args.tenant)
+        exporter = ExportService(local.app)
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as out:
+                counts = exporter.write_jsonl(tenant_id, args.tenant, args.container, out)
+        else:
+            counts = exporter.write_jsonl(tenant_id, args.tenant, args.container, sys.stdout)
+            sys.stdout.flush()
+    finally:
+        local.close()
+    print(
+        "exported " + (", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from engram.export.service import ExportService, read_header
+    from engram.local.stack import open_database
+    from engram.tenants import service
+
+    source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+    try:
+        lines = iter(source)
+        first = next(lines, "")
+        header = read_header(first)
+        tenant = args.tenant or header.tenant
+        local = open_database(_settings())
+        try:
+            tenant_id = service.ensure_tenant(local.admin, tenant)
+            report = ExportService(local.app).import_jsonl(tenant_id, tenant, _chain(first, lines))
+        finally:
+            local.close()
+    finally:
+        if source is not sys.stdin:
+            source.close()
+    print(report.model_dump_json())
+    return 0
+
+
+def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="engram", description="Engram: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -121,6 +206,22 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.add_argument("--region", help="AWS region of the stage (default: your AWS configuration)")
     keys.set_defaults(func=cmd_keys)
+    clean = sub.add_parser("cleanup", help="delete expired rows and old superseded versions")
+    retention = clean.add_mutually_exclusive_group()
+    retention.add_argument(
+        "--retention-days", type=int, help="keep superseded versions this long (default: 90)"
+    )
+    retention.add_argument("--keep-superseded", action="store_true", help="never delete superseded versions")
+    clean.set_defaults(func=cmd_cleanup)
+    export = sub.add_parser("export", help="export a tenant as JSON Lines")
+    export.add_argument("--tenant", required=True)
+    export.add_argument("--container", help="only this container ('a.b', or 'a.b.*' with everything below)")
+    export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.set_defaults(func=cmd_export)
+    load = sub.add_parser("import", help="import a JSON Lines export (idempotent by id)")
+    load.add_argument("file", help="the export file, or - for stdin")
+    load.add_argument("--tenant", help="import into this tenant (default: the one in the file)")
+    load.set_defaults(func=cmd_import)
     return parser
 
 

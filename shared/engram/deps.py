@@ -13,15 +13,21 @@ from typing import TYPE_CHECKING, Any
 from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from engram.containers.service import ContainerService
     from engram.db.database import Database
     from engram.documents.service import DocumentService
+    from engram.export.service import ExportService
     from engram.graph.service import GraphService
     from engram.memories.service import MemoryService
     from engram.pipeline.blobs import BlobStore
     from engram.pipeline.context import PipelineContext
     from engram.pipeline.start import PipelineStarter
+    from engram.procedures.service import ProcedureService
+    from engram.profile.service import ProfileService
     from engram.providers.embeddings import Embedder
     from engram.providers.llm import LLM
+    from engram.sessions.service import SessionService
+    from engram.working.service import WorkingMemoryService
 
 
 @dataclass
@@ -34,6 +40,7 @@ class Deps:
     pipeline: PipelineContext | None = None
     llm: LLM | None = None
     admin_database: Database | None = None  # only the admin function uses it
+    s3: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -183,3 +190,49 @@ def graph_service() -> GraphService:
     from engram.graph.service import GraphService
 
     return GraphService(database(), memory_service())
+
+
+def working_service() -> WorkingMemoryService:
+    from engram.working.service import WorkingMemoryService
+
+    return WorkingMemoryService(database())
+
+
+def procedure_service() -> ProcedureService:
+    from engram.procedures.service import ProcedureService
+
+    return ProcedureService(database(), embedder())
+
+
+def session_service() -> SessionService:
+    from engram.sessions.service import SessionService
+
+    return SessionService(database(), embedder(), memory_service())
+
+
+def container_service() -> ContainerService:
+    from engram.containers.service import ContainerService
+
+    return ContainerService(database())
+
+
+def profile_service() -> ProfileService:
+    from engram.profile.service import ProfileService
+
+    return ProfileService(database(), memory_service())
+
+
+def export_service() -> ExportService:
+    from engram.export.service import ExportService
+
+    return ExportService(database())
+
+
+def s3_client() -> Any:
+    deps = current()
+    with deps._lock:
+        if deps.s3 is None:
+            import boto3
+
+            deps.s3 = boto3.client("s3", region_name=deps.settings.aws_region)
+        return deps.s3

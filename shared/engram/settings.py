@@ -142,6 +142,15 @@ class Settings(BaseSettings):
     def blob_dir(self) -> Path:
         return self.data_dir / "blobs"
 
+    # Cleanup: superseded memory versions are deleted this many days after they stopped being
+    # current (None keeps them forever). Expired rows are always deleted.
+    superseded_retention_days: int | None = Field(default=90, ge=0)
+
+    # POST /v1/export: with a bucket, the export goes to S3 and the API returns a presigned URL;
+    # without one (locally), the response body is the JSON Lines file itself.
+    export_bucket: str | None = None
+    export_url_ttl_seconds: int = Field(default=3600, ge=60, le=7 * 24 * 3600)
+
     @property
     def resolved_embedding_model(self) -> str:
         return self.embedding_model or DEFAULT_MODELS[self.embedding_provider][0]

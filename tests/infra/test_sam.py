@@ -15,6 +15,6 @@ def test_every_function_name_resolves_to_its_logical_id(dev: Synth) -> None:
 
 
 def test_an_unknown_function_lists_the_known_ones(dev: Synth) -> None:
-    with pytest.raises(SystemExit, match="known: admin, authorizer, .*health.*memories.*search") as raised:
+    with pytest.raises(SystemExit, match=r"known: admin, authorizer, .*health.*memories.*search") as raised:
         logical_id(dev.template, "dev", "nope")
     assert "nope" in str(raised.value)

@@ -63,8 +63,8 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
     def _on_domain(exc: EngramError) -> Response:
         if exc.status_code >= 500:
             logger.exception("request failed", extra={"code": exc.code})
-        extra = {"field": exc.details["field"]} if "field" in exc.details else {}
-        return error_response(exc.status_code, exc.code, exc.message, **extra)
+        # Details are part of the contract (e.g. "field", or "current_version" on a version conflict).
+        return error_response(exc.status_code, exc.code, exc.message, **exc.details)
 
     @app.exception_handler(Exception)
     def _on_unexpected(exc: Exception) -> Response:

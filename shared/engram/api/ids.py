@@ -21,3 +21,8 @@ def memory_id(raw: str) -> UUID:
 
 def document_id(raw: str) -> UUID:
     return path_id(raw, "document")
+
+
+def id_of(kind: str, raw: str) -> UUID:
+    """The same rule for any id in a path: `kind` names it in the 404 ("session", "procedure")."""
+    return path_id(raw, kind)

@@ -1,5 +1,5 @@
 """Database access: connections, tenant-scoped transactions and the migration runner."""
 
-from engram.db.database import Database, TenantTx
+from engram.db.database import EVERYONE, NOBODY, Database, Party, TenantTx
 
-__all__ = ["Database", "TenantTx"]
+__all__ = ["EVERYONE", "NOBODY", "Database", "Party", "TenantTx"]

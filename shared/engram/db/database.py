@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -18,6 +19,22 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 TenantTx = psycopg.Cursor[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Party:
+    """Who within the tenant a request is made for. Restrictive RLS policies (0002) narrow private
+    memories to their user, conversations to their user/agent pair and private procedures to their
+    agent. `all_users` is for maintenance that must see every user's rows of the one tenant
+    (export, import, cleanup, deleting a container); it never crosses the tenant boundary."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    all_users: bool = False
+
+
+NOBODY = Party()
+EVERYONE = Party(all_users=True)
 
 
 def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:
@@ -68,15 +85,28 @@ class Database:
             self._opened = False
 
     @contextmanager
-    def tenant(self, tenant_id: UUID) -> Iterator[TenantTx]:
-        """A transaction in which RLS sees exactly one tenant's rows."""
-        with self.transaction() as cur:
-            cur.execute("SELECT set_config('engram.tenant_id', %s, true)", (str(tenant_id),))
+    def tenant(self, tenant_id: UUID, party: Party = NOBODY, *, snapshot: bool = False) -> Iterator[TenantTx]:
+        """A transaction in which RLS sees exactly one tenant's rows, as seen by `party` (by
+        default: only what is shared across the tenant). `snapshot`: a read-only REPEATABLE READ
+        transaction, so that several queries (an export) see one consistent state."""
+        with self.transaction(snapshot=snapshot) as cur:
+            cur.execute(
+                "SELECT set_config('engram.tenant_id', %s, true), set_config('engram.user_id', %s, true), "
+                "set_config('engram.agent_id', %s, true), set_config('engram.all_users', %s, true)",
+                (str(tenant_id), party.user_id or "", party.agent_id or "", "on" if party.all_users else ""),
+            )
             yield cur
 
     @contextmanager
-    def transaction(self) -> Iterator[TenantTx]:
+    def transaction(self, *, snapshot: bool = False) -> Iterator[TenantTx]:
         """A transaction with no tenant set: tenant tables show no rows in it."""
         self.open()
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            yield cur
+        with self._pool.connection() as conn:
+            if snapshot:
+                conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+            try:
+                with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+                    yield cur
+            finally:
+                if snapshot:
+                    conn.isolation_level, conn.read_only = None, None

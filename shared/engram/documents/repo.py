@@ -459,6 +459,7 @@ def search_chunks(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
            SELECT c.id, c.content, NULL::text AS memory_type, c.container, c.tags, c.metadata,
                   NULL::text AS agent_id, NULL::text AS conversation_id, c.created_at,
                   true AS is_latest, c.created_at AS valid_from, NULL::timestamptz AS valid_to,
+                  NULL::text AS user_id, 'tenant' AS visibility,
                   f.similarity, f.text_rank, f.rrf, 'chunk' AS kind, c.document_id
            FROM fused f JOIN chunks c ON c.id = f.id
            WHERE c.tenant_id = {tenant}

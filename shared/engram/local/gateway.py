@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -49,6 +50,11 @@ def error(status: int, code: str, message: str) -> HttpResponse:
 class LocalGateway:
     def __init__(self) -> None:
         self._openapi: dict[str, Any] | None = None
+        # Lambda runs one invocation at a time per container, and Powertools relies on it: the
+        # resolver keeps the current event in a class attribute shared by every resolver in the
+        # process. Concurrent requests to the threaded local server would otherwise read each
+        # other's event (another request's body, or another tenant's principal).
+        self._invoke = threading.Lock()
 
     def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> HttpResponse:
         path, _, query = raw_path.partition("?")
@@ -59,11 +65,12 @@ class LocalGateway:
             return match
         route, params = match
         event = self._proxy_event(route, method, path, query, headers, body, params)
-        if route.authorized:
-            denied = self._authorize(event)
-            if denied is not None:
-                return denied
-        result = handler_of(route.function)(event, LocalLambdaContext(function_name=route.function))
+        with self._invoke:
+            if route.authorized:
+                denied = self._authorize(event)
+                if denied is not None:
+                    return denied
+            result = handler_of(route.function)(event, LocalLambdaContext(function_name=route.function))
         return self._to_http(result)
 
     def _match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | HttpResponse:

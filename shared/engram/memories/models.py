@@ -27,8 +27,11 @@ CONTAINER_QUERY_PATTERN = r"^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,7}(\.\
 
 MemoryType = Literal["fact", "preference", "episode", "insight", "task", "procedure"]
 SearchMode = Literal["hybrid", "vector", "text"]
-SearchScope = Literal["memories", "chunks", "all"]
+Visibility = Literal["private", "tenant"]
+# memories and chunks (documents) are ranked together; messages are a user's conversation messages.
+SearchScope = Literal["memories", "chunks", "all", "messages"]
 ResultKind = Literal["memory", "chunk"]
+UpsertStatus = Literal["created", "updated", "unchanged"]
 
 
 def _content_fits(value: str) -> str:
@@ -89,6 +92,10 @@ class MemoryCreate(_Strict):
     metadata: Metadata = Field(default_factory=dict)
     agent_id: Identifier | None = None
     conversation_id: Identifier | None = None
+    user_id: Identifier | None = Field(default=None, description="the user this memory is about and for")
+    visibility: Visibility = Field(
+        default="tenant", description="'private': seen only by requests made for user_id; 'tenant': by all"
+    )
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     valid_from: AwareDatetime | None = None
     expires_at: AwareDatetime | None = None
@@ -102,7 +109,25 @@ class MemoryCreate(_Strict):
     @model_validator(mode="after")
     def _pair(self) -> MemoryCreate:
         _embedding_pair(self.embedding, self.embedding_model)
+        if self.visibility == "private" and self.user_id is None:
+            raise ValueError("visibility 'private' needs a user_id: private memories belong to a user")
         return self
+
+
+class MemoryUpsert(MemoryCreate):
+    dedupe_threshold: float = Field(
+        default=0.95,
+        gt=0.0,
+        le=1.0,
+        description="an existing memory at least this similar (cosine) is the same memory",
+    )
+
+
+class UpsertResult(BaseModel):
+    status: UpsertStatus
+    id: UUID = Field(description="the current memory: the new one, or the existing one when unchanged")
+    matched_id: UUID | None = Field(default=None, description="the existing memory that matched, if any")
+    similarity: float | None = None
 
 
 class MemoryPatch(_Strict):
@@ -111,14 +136,16 @@ class MemoryPatch(_Strict):
     metadata: Metadata | None = None
     memory_type: MemoryType | None = None
     expires_at: AwareDatetime | None = None
+    visibility: Visibility | None = None
 
     @model_validator(mode="after")
     def _something_to_change(self) -> MemoryPatch:
         if not self.model_fields_set:
             raise ValueError(
-                "nothing to change: send at least one of content, tags, metadata, memory_type, expires_at"
+                "nothing to change: send at least one of content, tags, metadata, memory_type, expires_at, "
+                "visibility"
             )
-        for name in ("content", "tags", "metadata", "memory_type"):
+        for name in ("content", "tags", "metadata", "memory_type", "visibility"):
             if name in self.model_fields_set and getattr(self, name) is None:
                 raise ValueError(f"{name} cannot be null")
         return self
@@ -133,6 +160,8 @@ class Memory(BaseModel):
     metadata: dict[str, Any]
     agent_id: str | None
     conversation_id: str | None
+    user_id: str | None
+    visibility: Visibility
     confidence: float
     is_latest: bool
     valid_from: datetime
@@ -161,15 +190,18 @@ class SearchFilters(_Strict):
 
 class SearchRequest(_Strict):
     query: Annotated[str, StringConstraints(min_length=1, max_length=10_000, pattern=r"^[^\x00]*$")]
+    scope: SearchScope = Field(
+        default="all",
+        description="memories, chunks (of documents), all (both, ranked together), or messages (the "
+        "user_id's conversation messages, with filters.agent_id)",
+    )
+    user_id: Identifier | None = Field(default=None, description="the user the request is made for")
     container: ContainerQuery | None = Field(
         default=None, description="'a.b' exactly, or 'a.b.*' for a.b and below"
     )
     limit: int = Field(default=10, ge=1, le=100)
     score_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     mode: SearchMode = "hybrid"
-    scope: SearchScope = Field(
-        default="all", description="memories, document chunks, or both ranked together"
-    )
     filters: SearchFilters = Field(default_factory=SearchFilters)
     embedding: Vector | None = Field(
         default=None, description="a query vector of your own, for embedding_model"
@@ -185,6 +217,14 @@ class SearchRequest(_Strict):
         if self.as_of is not None and self.include_history:
             raise ValueError("as_of and include_history do not go together: as_of already picks the versions")
         _embedding_pair(self.embedding, self.embedding_model)
+        if self.scope == "messages":
+            for name in ("memory_type", "tags"):
+                if getattr(self.filters, name):
+                    raise ValueError(f"filters.{name} applies to memories, not to scope 'messages'")
+            if self.container is not None:
+                raise ValueError("container applies to memories, not to scope 'messages'")
+            if self.user_id is None and self.filters.agent_id is None:
+                raise ValueError("scope 'messages' needs user_id or filters.agent_id: messages have a party")
         return self
 
 
@@ -208,6 +248,8 @@ class SearchResult(BaseModel):
     is_latest: bool
     valid_from: datetime
     valid_to: datetime | None = Field(description="when this stopped being true (superseded), if it has")
+    user_id: str | None
+    visibility: Visibility
     created_at: datetime
     score: float
     scores: Scores
@@ -220,6 +262,7 @@ class SearchResponse(BaseModel):
 
 
 class ListRequest(_Strict):
+    user_id: Identifier | None = Field(default=None, description="the user the request is made for")
     container: ContainerQuery | None = None
     filters: SearchFilters = Field(default_factory=SearchFilters)
     limit: int = Field(default=20, ge=1, le=100)

@@ -20,8 +20,8 @@ from engram.memories.models import ContainerQuery, SearchFilters
 
 MEMORY_COLUMNS = sql.SQL(
     "m.id, m.content, m.container, m.memory_type, m.tags, m.metadata, m.agent_id, m.conversation_id, "
-    "m.confidence, m.is_latest, m.valid_from, m.valid_to, m.expires_at, m.reverted_at, m.embedding_model, "
-    "m.created_at, m.updated_at"
+    "m.user_id, m.visibility, m.confidence, m.is_latest, m.valid_from, m.valid_to, m.expires_at, "
+    "m.reverted_at, m.embedding_model, m.created_at, m.updated_at"
 )
 RRF_K = 60
 
@@ -102,8 +102,9 @@ def insert_memory(
     row = cur.execute(
         sql.SQL(
             """INSERT INTO memories AS m (tenant_id, container, content, memory_type, tags, metadata,
-                   agent_id, conversation_id, confidence, valid_from, expires_at, embedding, embedding_model)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()), %s, %s::vector, %s)
+                   agent_id, conversation_id, user_id, visibility, confidence, valid_from, expires_at,
+                   embedding, embedding_model)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()), %s, %s::vector, %s)
                RETURNING {columns}"""
         ).format(columns=MEMORY_COLUMNS),
         (
@@ -115,6 +116,8 @@ def insert_memory(
             Jsonb(fields["metadata"]),
             fields["agent_id"],
             fields["conversation_id"],
+            fields.get("user_id"),
+            fields.get("visibility", "tenant"),
             fields["confidence"],
             fields["valid_from"],
             fields["expires_at"],
@@ -145,7 +148,7 @@ def update_memory(
 ) -> dict[str, Any] | None:
     assignments: list[sql.Composable] = [sql.SQL("updated_at = now()")]
     params: list[Any] = []
-    for column in ("content", "tags", "metadata", "memory_type", "expires_at"):
+    for column in ("content", "tags", "metadata", "memory_type", "expires_at", "visibility"):
         if column in changes:
             assignments.append(sql.SQL("{} = %s").format(sql.Identifier(column)))
             value = changes[column]
@@ -185,6 +188,52 @@ def list_memories(
             "SELECT {columns} FROM memories m WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT {n}"
         ).format(columns=MEMORY_COLUMNS, where=where, n=sql.Literal(limit))
     ).fetchall()
+
+
+def lock_container_writes(cur: TenantTx, tenant_id: UUID, container: str) -> None:
+    """Serialise deduplicating writes (upserts) to one container of one tenant until this
+    transaction ends: the second writer then sees what the first one committed."""
+    cur.execute(
+        "SELECT pg_advisory_xact_lock(('x' || left(md5(%s), 16))::bit(64)::bigint)",
+        (f"engram.upsert:{tenant_id}:{container}",),
+    )
+
+
+def nearest_same_owner(
+    cur: TenantTx,
+    tenant_id: UUID,
+    container: str,
+    model: str,
+    vector: Sequence[float],
+    user_id: str | None,
+    visibility: str,
+) -> dict[str, Any] | None:
+    """The current memory of the container most similar to `vector` (cosine), among those with the
+    same embedding model, owner and visibility. An exact scan: dedupe must not miss the twin."""
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns}, 1 - (m.embedding <=> %s::vector) AS similarity FROM memories m "
+            "WHERE m.tenant_id = %s AND m.container = %s AND m.embedding_model = %s AND m.is_latest "
+            "AND {live} AND m.user_id IS NOT DISTINCT FROM %s AND m.visibility = %s "
+            "ORDER BY m.embedding <=> %s::vector, m.created_at, m.id LIMIT 1"
+        ).format(columns=MEMORY_COLUMNS, live=_LIVE),
+        (_vector_literal(vector), tenant_id, container, model, user_id, visibility, _vector_literal(vector)),
+    ).fetchone()
+
+
+def supersede(cur: TenantTx, tenant_id: UUID, old_id: UUID, new_id: UUID, similarity: float) -> None:
+    """`new_id` replaces `old_id`: the old version stops being current (and is kept) and the
+    relationship records the update."""
+    cur.execute(
+        "UPDATE memories SET is_latest = false, valid_to = now(), updated_at = now() "
+        "WHERE tenant_id = %s AND id = %s",
+        (tenant_id, old_id),
+    )
+    cur.execute(
+        "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type, confidence, "
+        "metadata) VALUES (%s, %s, %s, 'updates', %s, %s)",
+        (tenant_id, new_id, old_id, max(0.0, min(1.0, similarity)), Jsonb({"by": "upsert"})),
+    )
 
 
 def stored_dimensions(cur: TenantTx, tenant_id: UUID, model: str) -> int | None:
@@ -435,6 +484,11 @@ def _container_sql(container: ContainerScope | None) -> sql.Composable:
         lo=sql.Literal(container.name + "."),
         hi=sql.Literal(container.name + "/"),
     )
+
+
+def container_clause(container: ContainerScope | None) -> sql.Composable:
+    """The index-friendly predicate for a container scope on alias `m` (for other read models)."""
+    return _container_sql(container)
 
 
 def _time_sql(time: TimeScope) -> sql.Composable:

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
 
-from engram.db.database import Database, TenantTx
+from engram.db.database import EVERYONE, Database, Party, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.memories import repo
 from engram.memories.models import (
@@ -23,12 +23,14 @@ from engram.memories.models import (
     MemoryHistory,
     MemoryPage,
     MemoryPatch,
+    MemoryUpsert,
     Scores,
     SearchRequest,
     SearchResponse,
     SearchResult,
     Stats,
     TypeCount,
+    UpsertResult,
 )
 from engram.memories.repo import ContainerScope, SearchPlan, TimeScope, VectorQuery
 from engram.observability import tracer
@@ -69,7 +71,7 @@ class MemoryService:
     @tracer.capture_method
     def create(self, tenant_id: UUID, request: MemoryCreate) -> Memory:
         fields = request.model_dump(exclude={"embedding", "embedding_model", "supersedes"})
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             old = self._supersedable(cur, tenant_id, request.supersedes) if request.supersedes else None
             embedding, model = self._embedding_for(
                 cur, tenant_id, request.content, request.embedding, request.embedding_model
@@ -118,12 +120,52 @@ class MemoryService:
         return old
 
     @tracer.capture_method
-    def patch(self, tenant_id: UUID, memory_id: UUID, request: MemoryPatch) -> Memory:
+    def upsert(self, tenant_id: UUID, request: MemoryUpsert) -> UpsertResult:
+        """Store a fact unless the container already holds it. The nearest current memory with the
+        same model, owner and visibility decides: at least `dedupe_threshold` similar and the same
+        text is `unchanged`; similar but different text becomes a new version that supersedes it
+        (`updated`); otherwise the memory is `created`. Writers to one container are serialised by
+        an advisory lock, so concurrent identical upserts leave exactly one memory."""
+        fields = request.model_dump(exclude={"embedding", "embedding_model", "dedupe_threshold"})
+        with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
+            embedding, model = self._embedding_for(
+                cur, tenant_id, request.content, request.embedding, request.embedding_model
+            )
+            repo.lock_container_writes(cur, tenant_id, request.container)
+            match = repo.nearest_same_owner(
+                cur, tenant_id, request.container, model, embedding, request.user_id, request.visibility
+            )
+            similarity = round(float(match["similarity"]), 6) if match else None
+            if match is None or similarity is None or similarity < request.dedupe_threshold:
+                row = repo.insert_memory(cur, tenant_id, fields, embedding, model)
+                return UpsertResult(status="created", id=row["id"])
+            if match["content"] == request.content:
+                return UpsertResult(
+                    status="unchanged", id=match["id"], matched_id=match["id"], similarity=similarity
+                )
+            row = repo.insert_memory(cur, tenant_id, fields, embedding, model)
+            repo.supersede(cur, tenant_id, match["id"], row["id"], similarity)
+        return UpsertResult(status="updated", id=row["id"], matched_id=match["id"], similarity=similarity)
+
+    @tracer.capture_method
+    def patch(
+        self, tenant_id: UUID, memory_id: UUID, request: MemoryPatch, *, user_id: str | None = None
+    ) -> Memory:
         changes = request.model_dump(include=request.model_fields_set)
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             current = repo.get_memory(cur, tenant_id, memory_id)
             if current is None:
                 raise _not_found(memory_id)
+            if changes.get("visibility") == "private" and current["user_id"] is None:
+                raise InvalidInput(
+                    "visibility 'private' needs a memory with a user_id; this one has none",
+                    details={"field": "visibility"},
+                )
+            if changes.get("visibility") == "private" and current["user_id"] != user_id:
+                raise InvalidInput(
+                    "only a request made for the memory's user (?user_id=) can make it private",
+                    details={"field": "visibility"},
+                )
             embedding: list[float] | None = None
             if "content" in changes and changes["content"] != current["content"]:
                 # Re-embed with the service's model: a caller-supplied vector described the old text.
@@ -140,15 +182,15 @@ class MemoryService:
             raise _not_found(memory_id)
         return Memory(**row)
 
-    def delete(self, tenant_id: UUID, memory_id: UUID) -> None:
-        with self.db.tenant(tenant_id) as cur:
+    def delete(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> None:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             if not repo.delete_memory(cur, tenant_id, memory_id):
                 raise _not_found(memory_id)
 
     # --- reads --------------------------------------------------------------------------------
 
-    def get(self, tenant_id: UUID, memory_id: UUID) -> Memory:
-        with self.db.tenant(tenant_id) as cur:
+    def get(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> Memory:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             row = repo.get_memory(cur, tenant_id, memory_id)
         if row is None:
             raise _not_found(memory_id)
@@ -156,7 +198,7 @@ class MemoryService:
 
     def list_memories(self, tenant_id: UUID, request: ListRequest) -> MemoryPage:
         after = _decode_cursor(request.cursor) if request.cursor else None
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             rows = repo.list_memories(
                 cur,
                 tenant_id,
@@ -190,7 +232,7 @@ class MemoryService:
         """Search with the query already embedded (the benchmark times this part alone)."""
         container = ContainerScope.parse(request.container)
         candidates = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             vector: VectorQuery | None = None
             if query_vector is not None:
                 if model != self.embedder.model_id:
@@ -226,7 +268,8 @@ class MemoryService:
         return SearchResponse(query=request.query, results=results, total=len(results))
 
     def stats(self, tenant_id: UUID) -> Stats:
-        with self.db.tenant(tenant_id) as cur:
+        # Counts of the whole tenant, every user's private memories included (no content).
+        with self.db.tenant(tenant_id, EVERYONE) as cur:
             raw = repo.stats(cur, tenant_id)
         containers: dict[str, int] = {}
         types: dict[str, int] = {}
@@ -285,6 +328,8 @@ def _result(row: dict[str, Any], mode: str, legs: int) -> SearchResult:
         is_latest=row["is_latest"],
         valid_from=row["valid_from"],
         valid_to=row["valid_to"],
+        user_id=row["user_id"],
+        visibility=row["visibility"],
         created_at=row["created_at"],
         score=round(score if score is not None else 0.0, 6),
         scores=Scores(vector=similarity, text=text_rank, fused=round(fused, 6)),

@@ -1,0 +1,80 @@
+"""The procedures endpoint group: rules and few-shot examples, and matching them to a situation."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from engram import deps
+from engram.api import build_resolver, principal_of, resolve
+from engram.api.ids import id_of
+from engram.memories.models import Identifier
+from engram.observability import logger, metrics, tracer
+from engram.procedures.models import (
+    MatchRequest,
+    MatchResponse,
+    Procedure,
+    ProcedureCreate,
+    ProcedureKind,
+    ProcedurePage,
+    ProcedurePatch,
+)
+
+app = build_resolver()
+ProcedureId = Annotated[str, Path(description="the procedure's id")]
+AgentId = Annotated[Identifier | None, Query(description="the agent the request is made for")]
+
+
+@app.post("/v1/procedures")
+def create_procedure(body: ProcedureCreate) -> tuple[Procedure, int]:
+    procedure = deps.procedure_service().create(principal_of(app).tenant_id, body)
+    metrics.add_metric(name="ProceduresCreated", unit="Count", value=1)
+    return procedure, 201
+
+
+@app.post("/v1/procedures/match")
+def match_procedures(body: MatchRequest) -> MatchResponse:
+    return deps.procedure_service().match(principal_of(app).tenant_id, body)
+
+
+@app.get("/v1/procedures")
+def list_procedures(
+    agent_id: AgentId = None,
+    kind: Annotated[ProcedureKind | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> ProcedurePage:
+    return deps.procedure_service().list(
+        principal_of(app).tenant_id, agent_id=agent_id, kind=kind, limit=limit, cursor=cursor
+    )
+
+
+@app.get("/v1/procedures/<id>")
+def get_procedure(id: ProcedureId, agent_id: AgentId = None) -> Procedure:
+    return deps.procedure_service().get(
+        principal_of(app).tenant_id, id_of("procedure", id), agent_id=agent_id
+    )
+
+
+@app.patch("/v1/procedures/<id>")
+def patch_procedure(id: ProcedureId, body: ProcedurePatch, agent_id: AgentId = None) -> Procedure:
+    return deps.procedure_service().patch(
+        principal_of(app).tenant_id, id_of("procedure", id), body, agent_id=agent_id
+    )
+
+
+@app.delete("/v1/procedures/<id>", responses={204: {"description": "deleted"}})
+def delete_procedure(id: ProcedureId, agent_id: AgentId = None) -> None:
+    deps.procedure_service().delete(principal_of(app).tenant_id, id_of("procedure", id), agent_id=agent_id)
+    return Response(status_code=204, body="")  # type: ignore[return-value]
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

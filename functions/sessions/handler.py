@@ -1,0 +1,106 @@
+"""The sessions endpoint group: conversations of a user/agent pair, their messages and recall.
+
+Every request names its party with ?user_id= and/or ?agent_id= (POST /v1/sessions: in the body).
+A session is visible only to requests made for its user (and, if the request names an agent, that
+agent); a session without a user belongs to its agent alone."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from engram import deps
+from engram.api import build_resolver, principal_of, resolve
+from engram.api.ids import id_of
+from engram.db.database import Party
+from engram.memories.models import Identifier
+from engram.observability import logger, metrics, tracer
+from engram.sessions.models import (
+    AppendResult,
+    Conversation,
+    MessagesAppend,
+    RecentMessages,
+    Session,
+    SessionCreate,
+    SessionPage,
+)
+
+app = build_resolver()
+SessionId = Annotated[str, Path(description="the session's id")]
+UserId = Annotated[Identifier | None, Query(description="the user the request is made for")]
+AgentId = Annotated[Identifier | None, Query(description="the agent the request is made for")]
+
+
+def _session_id(raw: str) -> Any:
+    return id_of("session", raw)
+
+
+@app.post("/v1/sessions")
+def create_session(body: SessionCreate) -> tuple[Session, int]:
+    session = deps.session_service().create(principal_of(app).tenant_id, body)
+    metrics.add_metric(name="SessionsCreated", unit="Count", value=1)
+    return session, 201
+
+
+@app.get("/v1/sessions")
+def list_sessions(
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> SessionPage:
+    party = Party(user_id=user_id, agent_id=agent_id)
+    return deps.session_service().list(principal_of(app).tenant_id, party, limit=limit, cursor=cursor)
+
+
+@app.get("/v1/sessions/<id>")
+def get_conversation(
+    id: SessionId,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    after: Annotated[int, Query(ge=0, description="return messages after this seq")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
+) -> Conversation:
+    party = Party(user_id=user_id, agent_id=agent_id)
+    return deps.session_service().conversation(
+        principal_of(app).tenant_id, _session_id(id), party, after=after, limit=limit
+    )
+
+
+@app.delete("/v1/sessions/<id>", responses={204: {"description": "deleted, with its messages"}})
+def delete_session(id: SessionId, user_id: UserId = None, agent_id: AgentId = None) -> None:
+    party = Party(user_id=user_id, agent_id=agent_id)
+    deps.session_service().delete(principal_of(app).tenant_id, _session_id(id), party)
+    return Response(status_code=204, body="")  # type: ignore[return-value]
+
+
+@app.post("/v1/sessions/<id>/messages")
+def append_messages(
+    id: SessionId, body: MessagesAppend, user_id: UserId = None, agent_id: AgentId = None
+) -> tuple[AppendResult, int]:
+    party = Party(user_id=user_id, agent_id=agent_id)
+    result = deps.session_service().append(principal_of(app).tenant_id, _session_id(id), party, body)
+    metrics.add_metric(name="MessagesAppended", unit="Count", value=len(result.messages))
+    return result, 201
+
+
+@app.post("/v1/sessions/<id>/recent")
+def recent_messages(
+    id: SessionId,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+) -> RecentMessages:
+    party = Party(user_id=user_id, agent_id=agent_id)
+    return deps.session_service().recent(principal_of(app).tenant_id, _session_id(id), party, limit=limit)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

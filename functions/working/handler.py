@@ -1,0 +1,79 @@
+"""The working-memory endpoint group: versioned JSON state under a plan or agent scope."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from engram import deps
+from engram.api import build_resolver, principal_of, resolve
+from engram.observability import logger, metrics, tracer
+from engram.working.models import (
+    KEY_PATTERN,
+    SCOPE_PATTERN,
+    Expected,
+    ScopeCleared,
+    WorkingItem,
+    WorkingPut,
+    WorkingScope,
+)
+
+app = build_resolver()
+Scope = Annotated[str, Path(pattern=SCOPE_PATTERN, description="a plan or agent scope, e.g. plan-42")]
+Key = Annotated[str, Path(pattern=KEY_PATTERN)]
+IF_MATCH = "If-Match"
+
+
+def _expected() -> Expected:
+    return Expected.parse(app.current_event.headers.get(IF_MATCH))  # headers are case-insensitive
+
+
+def _with_etag(item: WorkingItem, status: int) -> Response[WorkingItem]:
+    return Response(
+        status_code=status, content_type="application/json", body=item, headers={"ETag": f'"{item.version}"'}
+    )
+
+
+@app.put("/v1/working/<scope>/<key>")
+def put_value(scope: Scope, key: Key, body: WorkingPut) -> Response[WorkingItem]:
+    item, created = deps.working_service().put(principal_of(app).tenant_id, scope, key, body, _expected())
+    metrics.add_metric(name="WorkingWrites", unit="Count", value=1)
+    return _with_etag(item, 201 if created else 200)
+
+
+@app.get("/v1/working/<scope>/<key>")
+def get_value(scope: Scope, key: Key) -> Response[WorkingItem]:
+    return _with_etag(deps.working_service().get(principal_of(app).tenant_id, scope, key), 200)
+
+
+@app.get("/v1/working/<scope>")
+def list_scope(
+    scope: Scope,
+    after: Annotated[
+        str | None, Query(pattern=KEY_PATTERN, description="the last key of the previous page")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> WorkingScope:
+    return deps.working_service().list(principal_of(app).tenant_id, scope, after=after, limit=limit)
+
+
+@app.delete("/v1/working/<scope>/<key>", responses={204: {"description": "deleted"}})
+def delete_value(scope: Scope, key: Key) -> None:
+    deps.working_service().delete(principal_of(app).tenant_id, scope, key, _expected())
+    return Response(status_code=204, body="")  # type: ignore[return-value]
+
+
+@app.delete("/v1/working/<scope>")
+def clear_scope(scope: Scope) -> ScopeCleared:
+    return deps.working_service().clear(principal_of(app).tenant_id, scope)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

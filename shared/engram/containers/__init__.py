@@ -1,0 +1,1 @@
+"""Containers: the dot-separated namespaces memories live in, as a tree."""

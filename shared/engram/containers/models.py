@@ -1,0 +1,54 @@
+"""Request and response models of the containers API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from engram.memories.models import ContainerName
+
+Description = Annotated[str, StringConstraints(max_length=2000, pattern=r"^[^\x00]*$")]
+
+
+class ContainerCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: ContainerName = Field(description="the full name ('crm.contacts'), or a name below `parent`")
+    parent: ContainerName | None = Field(default=None, description="an existing container to create it under")
+    description: Description = ""
+
+    def full_name(self) -> str:
+        return f"{self.parent}.{self.name}" if self.parent else self.name
+
+
+class Container(BaseModel):
+    name: str
+    parent: str | None
+    description: str
+    created_at: datetime
+
+
+class ContainerNode(Container):
+    memory_count: int = Field(description="current memories directly in this container")
+    total_count: int = Field(description="current memories in this container and everything below it")
+    children: list[ContainerNode]
+
+
+class ContainerTree(BaseModel):
+    containers: list[ContainerNode] = Field(description="top-level containers, each with its subtree")
+    total_memories: int
+
+
+class ContainerDeleted(BaseModel):
+    deleted: str
+    containers: int = Field(description="containers removed: this one and everything below it")
+    memories: int = Field(description="memories removed, every version and every user's")
+
+
+class ContainerArchived(BaseModel):
+    archived: str
+    into: str
+    containers: list[str] = Field(description="the containers removed, whose content moved into `into`")
+    memories: int = Field(description="memories moved; each keeps metadata.archived_from")

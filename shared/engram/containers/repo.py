@@ -1,0 +1,115 @@
+"""The only code that runs SQL on the container tree. Maintenance here (counting, deleting,
+archiving) runs with the party EVERYONE: it acts on every user's memories of the one tenant."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from psycopg import sql
+
+from engram.db.database import TenantTx
+from engram.memories.repo import ensure_container
+
+_LIVE_CURRENT = sql.SQL("m.is_latest AND (m.expires_at IS NULL OR m.expires_at > now())")
+
+
+def _subtree(column: str, name: str) -> sql.Composable:
+    # `name` and everything below it: a range on the "C"-collated name ('.' + 1 = '/').
+    return sql.SQL("({col} = {name} OR ({col} > {lo} AND {col} < {hi}))").format(
+        col=sql.SQL(column), name=sql.Literal(name), lo=sql.Literal(name + "."), hi=sql.Literal(name + "/")
+    )
+
+
+def tree_rows(cur: TenantTx, tenant_id: UUID) -> list[dict[str, Any]]:
+    """Every container with the number of current memories directly in it."""
+    return cur.execute(
+        sql.SQL(
+            "SELECT c.name, c.parent, c.description, c.created_at, coalesce(n.count, 0) AS memory_count "
+            "FROM containers c LEFT JOIN (SELECT m.container, count(*) AS count FROM memories m "
+            "  WHERE m.tenant_id = %(tenant)s AND {live} GROUP BY m.container) n ON n.container = c.name "
+            "WHERE c.tenant_id = %(tenant)s ORDER BY c.name"
+        ).format(live=_LIVE_CURRENT),
+        {"tenant": tenant_id},
+    ).fetchall()
+
+
+def get(cur: TenantTx, tenant_id: UUID, name: str) -> dict[str, Any] | None:
+    return cur.execute(
+        "SELECT name, parent, description, created_at FROM containers WHERE tenant_id = %s AND name = %s",
+        (tenant_id, name),
+    ).fetchone()
+
+
+def create(cur: TenantTx, tenant_id: UUID, name: str, description: str) -> tuple[dict[str, Any], bool]:
+    """Create `name` (and any missing ancestor) or set its description. True when it is new."""
+    parent = name.rpartition(".")[0] or None
+    if parent is not None:
+        ensure_container(cur, tenant_id, parent)
+    row = cur.execute(
+        "INSERT INTO containers AS c (tenant_id, name, parent, description) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT (tenant_id, name) DO UPDATE SET description = EXCLUDED.description "
+        "RETURNING c.name, c.parent, c.description, c.created_at, (xmax = 0) AS created",
+        (tenant_id, name, parent, description),
+    ).fetchone()
+    assert row is not None
+    created = bool(row.pop("created"))
+    return row, created
+
+
+def count_contents(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int]:
+    """(memories of any version, sub-containers) in `name` and below."""
+    row = cur.execute(
+        sql.SQL(
+            "SELECT (SELECT count(*) FROM memories m WHERE m.tenant_id = %(tenant)s AND {memories}) "
+            "AS memories, "
+            "(SELECT count(*) FROM containers c WHERE c.tenant_id = %(tenant)s AND {containers}) - 1 "
+            "AS containers"
+        ).format(memories=_subtree("m.container", name), containers=_subtree("c.name", name)),
+        {"tenant": tenant_id},
+    ).fetchone()
+    assert row is not None
+    return int(row["memories"]), int(row["containers"])
+
+
+def delete_subtree(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int]:
+    """Delete `name`, everything below it and all their memories (relationships cascade)."""
+    cur.execute(
+        sql.SQL("DELETE FROM memories m WHERE m.tenant_id = %s AND {}").format(_subtree("m.container", name)),
+        (tenant_id,),
+    )
+    memories = cur.rowcount
+    # One statement: the parent/child foreign key is checked at its end, when all are gone.
+    cur.execute(
+        sql.SQL("DELETE FROM containers c WHERE c.tenant_id = %s AND {}").format(_subtree("c.name", name)),
+        (tenant_id,),
+    )
+    return cur.rowcount, memories
+
+
+def archive_subtree(cur: TenantTx, tenant_id: UUID, name: str, into: str) -> tuple[list[str], int]:
+    """Move every memory of `name` and below into `into`, appending where it came from to
+    metadata.archived_from; point conversations that extract there at `into`; drop the containers."""
+    cur.execute(
+        sql.SQL(
+            "UPDATE memories m SET container = %(into)s, updated_at = now(), metadata = jsonb_set("
+            "  m.metadata || jsonb_build_object('archived_at', to_jsonb(now())), '{{archived_from}}', "
+            "  coalesce(m.metadata -> 'archived_from', '[]'::jsonb) || to_jsonb(m.container::text)) "
+            "WHERE m.tenant_id = %(tenant)s AND {subtree}"
+        ).format(subtree=_subtree("m.container", name)),
+        {"tenant": tenant_id, "into": into},
+    )
+    moved = cur.rowcount
+    cur.execute(
+        sql.SQL("UPDATE sessions s SET container = %s WHERE s.tenant_id = %s AND {}").format(
+            _subtree("s.container", name)
+        ),
+        (into, tenant_id),
+    )
+    removed = cur.execute(
+        sql.SQL("DELETE FROM containers c WHERE c.tenant_id = %s AND {} RETURNING c.name").format(
+            _subtree("c.name", name)
+        ),
+        (tenant_id,),
+    ).fetchall()
+    return sorted(row["name"] for row in removed), moved

@@ -1,0 +1,1 @@
+"""Export and import of a tenant as JSON Lines, without loss and idempotent by id."""

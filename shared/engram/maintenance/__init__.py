@@ -1,0 +1,1 @@
+"""Maintenance across tenants: removing expired rows and old superseded versions."""

@@ -1,0 +1,108 @@
+"""Request and response models of the procedures API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from engram.memories.models import Content, Identifier, Metadata, Tag, Visibility
+
+ProcedureKind = Literal["rule", "example"]
+Situation = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _private_needs_agent(visibility: str | None, agent_id: str | None) -> None:
+    if visibility == "private" and agent_id is None:
+        raise ValueError("visibility 'private' needs an agent_id: private procedures belong to an agent")
+
+
+class ProcedureCreate(_Strict):
+    kind: ProcedureKind = Field(
+        default="rule", description="'rule': an instruction; 'example': a few-shot example"
+    )
+    trigger: Content = Field(description="the situation in which this procedure applies")
+    content: Content = Field(description="the rule, or the example (input and output)")
+    agent_id: Identifier | None = None
+    visibility: Visibility = Field(
+        default="tenant", description="'private': only requests for agent_id see it"
+    )
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
+    metadata: Metadata = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _owner(self) -> ProcedureCreate:
+        _private_needs_agent(self.visibility, self.agent_id)
+        return self
+
+
+class ProcedurePatch(_Strict):
+    kind: ProcedureKind | None = None
+    trigger: Content | None = None
+    content: Content | None = None
+    visibility: Visibility | None = None
+    tags: list[Tag] | None = Field(default=None, max_length=50)
+    metadata: Metadata | None = None
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> ProcedurePatch:
+        if not self.model_fields_set:
+            raise ValueError(
+                "nothing to change: send at least one of kind, trigger, content, visibility, tags, metadata"
+            )
+        for name in self.model_fields_set:
+            if getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        return self
+
+
+class Procedure(BaseModel):
+    id: UUID
+    kind: ProcedureKind
+    trigger: str
+    content: str
+    agent_id: str | None
+    visibility: Visibility
+    tags: list[str]
+    metadata: dict[str, Any]
+    embedding_model: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ProcedurePage(BaseModel):
+    procedures: list[Procedure]
+    next_cursor: str | None
+
+
+class MatchRequest(_Strict):
+    situation: Situation
+    limit: int = Field(default=5, ge=1, le=50)
+    agent_id: Identifier | None = Field(
+        default=None, description="also match this agent's private procedures"
+    )
+    kind: ProcedureKind | None = None
+    min_similarity: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="cosine similarity between situation and trigger"
+    )
+
+    @model_validator(mode="after")
+    def _not_blank(self) -> MatchRequest:
+        if not self.situation.strip():
+            raise ValueError("situation must not be empty or only whitespace")
+        return self
+
+
+class ProcedureMatch(Procedure):
+    similarity: float
+
+
+class MatchResponse(BaseModel):
+    situation: str
+    matches: list[ProcedureMatch]

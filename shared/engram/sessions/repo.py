@@ -1,0 +1,251 @@
+"""The only code that runs SQL on sessions and their messages. Both tables are narrowed to the
+request's user/agent pair by the party policy (0002); these queries add the tenant, and the party
+again where that lets an index do the work."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from engram.db.database import TenantTx
+
+SESSION_COLUMNS = sql.SQL(
+    "s.id, s.user_id, s.agent_id, s.container, s.metadata, s.message_count, s.last_message_at, "
+    "s.created_at, s.updated_at"
+)
+MESSAGE_COLUMNS = sql.SQL(
+    "m.id, m.session_id, m.seq, m.role, m.content, m.metadata, m.extraction, m.created_at"
+)
+
+
+def insert_session(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> dict[str, Any]:
+    row = cur.execute(
+        sql.SQL(
+            "INSERT INTO sessions AS s (tenant_id, user_id, agent_id, container, metadata) "
+            "VALUES (%s, %s, %s, %s, %s) RETURNING {columns}"
+        ).format(columns=SESSION_COLUMNS),
+        (tenant_id, fields["user_id"], fields["agent_id"], fields["container"], Jsonb(fields["metadata"])),
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def get_session(cur: TenantTx, tenant_id: UUID, session_id: UUID) -> dict[str, Any] | None:
+    return cur.execute(
+        sql.SQL("SELECT {columns} FROM sessions s WHERE s.tenant_id = %s AND s.id = %s").format(
+            columns=SESSION_COLUMNS
+        ),
+        (tenant_id, session_id),
+    ).fetchone()
+
+
+def delete_session(cur: TenantTx, tenant_id: UUID, session_id: UUID) -> bool:
+    cur.execute("DELETE FROM sessions WHERE tenant_id = %s AND id = %s", (tenant_id, session_id))
+    return cur.rowcount == 1
+
+
+def list_sessions(
+    cur: TenantTx,
+    tenant_id: UUID,
+    user_id: str | None,
+    agent_id: str | None,
+    limit: int,
+    after: tuple[datetime, UUID] | None,
+) -> list[dict[str, Any]]:
+    """Newest first, each with its last message (role, first 200 characters, time)."""
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns}, last.role AS last_role, last.preview AS last_preview, "
+            "last.created_at AS last_created_at FROM sessions s "
+            "LEFT JOIN LATERAL (SELECT m.role, left(m.content, 200) AS preview, m.created_at "
+            "  FROM session_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.id "
+            "  ORDER BY m.seq DESC LIMIT 1) last ON true "
+            "WHERE s.tenant_id = %(tenant)s "
+            "AND (%(user)s::text IS NULL OR s.user_id = %(user)s) "
+            "AND (%(agent)s::text IS NULL OR s.agent_id = %(agent)s) "
+            "AND (%(at)s::timestamptz IS NULL OR (s.created_at, s.id) < (%(at)s, %(id)s)) "
+            "ORDER BY s.created_at DESC, s.id DESC LIMIT %(limit)s"
+        ).format(columns=SESSION_COLUMNS),
+        {
+            "tenant": tenant_id,
+            "user": user_id,
+            "agent": agent_id,
+            "at": after[0] if after else None,
+            "id": after[1] if after else None,
+            "limit": limit,
+        },
+    ).fetchall()
+
+
+def reserve_seqs(cur: TenantTx, tenant_id: UUID, session_id: UUID, count: int) -> dict[str, Any] | None:
+    """Take the next `count` sequence numbers. The row lock this takes orders concurrent appends
+    to one session; None when the session is not there (or not the request's)."""
+    return cur.execute(
+        sql.SQL(
+            "UPDATE sessions AS s SET message_count = s.message_count + %s, last_message_at = now(), "
+            "updated_at = now() WHERE s.tenant_id = %s AND s.id = %s RETURNING {columns}"
+        ).format(columns=SESSION_COLUMNS),
+        (count, tenant_id, session_id),
+    ).fetchone()
+
+
+def insert_messages(
+    cur: TenantTx,
+    tenant_id: UUID,
+    session: dict[str, Any],
+    first_seq: int,
+    messages: Sequence[dict[str, Any]],
+    vectors: Sequence[Sequence[float]],
+    model: str,
+    extraction: str,
+) -> list[dict[str, Any]]:
+    rows = []
+    for offset, (message, vector) in enumerate(zip(messages, vectors, strict=True)):
+        row = cur.execute(
+            sql.SQL(
+                "INSERT INTO session_messages AS m (tenant_id, session_id, seq, user_id, agent_id, role, "
+                "content, metadata, embedding, embedding_model, extraction) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s) RETURNING {columns}"
+            ).format(columns=MESSAGE_COLUMNS),
+            (
+                tenant_id,
+                session["id"],
+                first_seq + offset,
+                session["user_id"],
+                session["agent_id"],
+                message["role"],
+                message["content"],
+                Jsonb(message["metadata"]),
+                vector_literal(vector),
+                model,
+                extraction,
+            ),
+        ).fetchone()
+        assert row is not None
+        rows.append(row)
+    return rows
+
+
+def messages_after(
+    cur: TenantTx, tenant_id: UUID, session_id: UUID, after_seq: int, limit: int
+) -> list[dict[str, Any]]:
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns} FROM session_messages m WHERE m.tenant_id = %s AND m.session_id = %s "
+            "AND m.seq > %s ORDER BY m.seq LIMIT %s"
+        ).format(columns=MESSAGE_COLUMNS),
+        (tenant_id, session_id, after_seq, limit),
+    ).fetchall()
+
+
+def latest_messages(cur: TenantTx, tenant_id: UUID, session_id: UUID, limit: int) -> list[dict[str, Any]]:
+    rows = cur.execute(
+        sql.SQL(
+            "SELECT {columns} FROM session_messages m WHERE m.tenant_id = %s AND m.session_id = %s "
+            "ORDER BY m.seq DESC LIMIT %s"
+        ).format(columns=MESSAGE_COLUMNS),
+        (tenant_id, session_id, limit),
+    ).fetchall()
+    return rows[::-1]
+
+
+def queued_messages(cur: TenantTx, tenant_id: UUID, session_id: UUID) -> list[dict[str, Any]]:
+    """Messages waiting for extraction, in conversation order."""
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns} FROM session_messages m WHERE m.tenant_id = %s AND m.session_id = %s "
+            "AND m.extraction = 'queued' ORDER BY m.seq"
+        ).format(columns=MESSAGE_COLUMNS),
+        (tenant_id, session_id),
+    ).fetchall()
+
+
+def mark_extracted(cur: TenantTx, tenant_id: UUID, message_ids: Sequence[UUID]) -> None:
+    cur.execute(
+        "UPDATE session_messages SET extraction = 'done' WHERE tenant_id = %s AND id = ANY(%s)",
+        (tenant_id, list(message_ids)),
+    )
+
+
+# --- search -----------------------------------------------------------------------------------
+
+_SEARCH_COLUMNS = sql.SQL(
+    "m.id, m.session_id, m.seq, m.role, m.content, m.metadata, m.user_id, m.agent_id, m.created_at"
+)
+
+
+def _search_where(
+    tenant_id: UUID,
+    user_id: str | None,
+    agent_id: str | None,
+    session_id: str | None,
+    metadata: dict[str, Any],
+) -> sql.Composable:
+    clauses: list[sql.Composable] = [sql.SQL("m.tenant_id = {}").format(sql.Literal(tenant_id))]
+    if user_id is not None:
+        clauses.append(sql.SQL("m.user_id = {}").format(sql.Literal(user_id)))
+    if agent_id is not None:
+        clauses.append(sql.SQL("m.agent_id = {}").format(sql.Literal(agent_id)))
+    if session_id is not None:
+        clauses.append(sql.SQL("m.session_id::text = {}").format(sql.Literal(session_id)))
+    if metadata:
+        clauses.append(sql.SQL("m.metadata @> {}::jsonb").format(sql.Literal(Jsonb(metadata))))
+    return sql.SQL(" AND ").join(clauses)
+
+
+def search_vector(
+    cur: TenantTx,
+    tenant_id: UUID,
+    filters: tuple[str | None, str | None, str | None, dict[str, Any]],
+    vector: Sequence[float],
+    model: str,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """The party's messages nearest to `vector` (an exact scan of the party's messages)."""
+    q = sql.Literal(vector_literal(vector))
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns}, 1 - (m.embedding <=> {q}::vector) AS similarity FROM session_messages m "
+            "WHERE {where} AND m.embedding_model = {model} "
+            "ORDER BY m.embedding <=> {q}::vector, m.id LIMIT {k}"
+        ).format(
+            columns=_SEARCH_COLUMNS,
+            q=q,
+            where=_search_where(tenant_id, *filters),
+            model=sql.Literal(model),
+            k=sql.Literal(limit),
+        )
+    ).fetchall()
+
+
+def search_text(
+    cur: TenantTx,
+    tenant_id: UUID,
+    filters: tuple[str | None, str | None, str | None, dict[str, Any]],
+    text: str,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Full-text matches among the party's messages (any of the words), by ts_rank_cd."""
+    query = sql.SQL("replace(plainto_tsquery('english', {})::text, ' & ', ' | ')::tsquery").format(
+        sql.Literal(text)
+    )
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns}, ts_rank_cd(m.fts, {query}, 33)::float8 AS text_rank FROM session_messages m "
+            "WHERE {where} AND m.fts @@ {query} ORDER BY text_rank DESC, m.id LIMIT {k}"
+        ).format(
+            columns=_SEARCH_COLUMNS,
+            query=query,
+            where=_search_where(tenant_id, *filters),
+            k=sql.Literal(limit),
+        )
+    ).fetchall()
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"

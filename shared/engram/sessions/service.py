@@ -1,0 +1,244 @@
+"""Conversation logic: sessions, ordered messages, recall, message search and the extraction
+queue. No SQL here. Every call names its party (user_id, agent_id); the database shows a session
+only to its pair (see migrations/0002_scopes.sql)."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+from uuid import UUID
+
+from engram.db.database import Database, Party
+from engram.errors import InvalidInput, NotFound
+from engram.memories.models import MemoryUpsert, Scores, SearchRequest
+from engram.memories.service import MemoryService
+from engram.pagination import decode_cursor, encode_cursor
+from engram.providers.embeddings import Embedder
+from engram.sessions import extract, repo
+from engram.sessions.models import (
+    AppendResult,
+    Conversation,
+    LastMessage,
+    Message,
+    MessagesAppend,
+    MessageSearchResponse,
+    MessageSearchResult,
+    RecentMessages,
+    Session,
+    SessionCreate,
+    SessionPage,
+    SessionSummary,
+)
+
+MAX_CONVERSATION_PAGE = 1000
+RRF_K = 60
+CANDIDATES_PER_RESULT, MIN_CANDIDATES = 4, 40
+
+
+class SessionService:
+    def __init__(self, db: Database, embedder: Embedder, memories: MemoryService) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.memories = memories
+
+    def create(self, tenant_id: UUID, request: SessionCreate) -> Session:
+        party = Party(user_id=request.user_id, agent_id=request.agent_id)
+        with self.db.tenant(tenant_id, party) as cur:
+            row = repo.insert_session(cur, tenant_id, request.model_dump())
+        return Session(**row)
+
+    def conversation(
+        self,
+        tenant_id: UUID,
+        session_id: UUID,
+        party: Party,
+        *,
+        after: int = 0,
+        limit: int = MAX_CONVERSATION_PAGE,
+    ) -> Conversation:
+        with self.db.tenant(tenant_id, party) as cur:
+            session = repo.get_session(cur, tenant_id, session_id)
+            if session is None:
+                raise _not_found(session_id)
+            rows = repo.messages_after(cur, tenant_id, session_id, after, limit + 1)
+        messages = [Message(**row) for row in rows[:limit]]
+        next_after = messages[-1].seq if len(rows) > limit else None
+        return Conversation(session=Session(**session), messages=messages, next_after=next_after)
+
+    def list(self, tenant_id: UUID, party: Party, *, limit: int, cursor: str | None) -> SessionPage:
+        if party.user_id is None and party.agent_id is None:
+            raise InvalidInput("name the party: user_id, agent_id or both", details={"field": "user_id"})
+        after = decode_cursor(cursor) if cursor else None
+        with self.db.tenant(tenant_id, party) as cur:
+            rows = repo.list_sessions(cur, tenant_id, party.user_id, party.agent_id, limit + 1, after)
+        sessions = [_summary(row) for row in rows[:limit]]
+        more = len(rows) > limit
+        return SessionPage(
+            sessions=sessions,
+            next_cursor=encode_cursor(sessions[-1].created_at, sessions[-1].id) if more else None,
+        )
+
+    def delete(self, tenant_id: UUID, session_id: UUID, party: Party) -> None:
+        with self.db.tenant(tenant_id, party) as cur:
+            if not repo.delete_session(cur, tenant_id, session_id):
+                raise _not_found(session_id)
+
+    def recent(self, tenant_id: UUID, session_id: UUID, party: Party, *, limit: int) -> RecentMessages:
+        with self.db.tenant(tenant_id, party) as cur:
+            if repo.get_session(cur, tenant_id, session_id) is None:
+                raise _not_found(session_id)
+            rows = repo.latest_messages(cur, tenant_id, session_id, limit)
+        return RecentMessages(session_id=session_id, messages=[Message(**row) for row in rows])
+
+    def append(
+        self, tenant_id: UUID, session_id: UUID, party: Party, request: MessagesAppend
+    ) -> AppendResult:
+        """Append in order, embedded; with `extract`, queue them and run the extractor now."""
+        contents = [m.content for m in request.messages]
+        vectors = self.embedder.embed_documents(contents)
+        with self.db.tenant(tenant_id, party) as cur:
+            session = repo.reserve_seqs(cur, tenant_id, session_id, len(contents))
+            if session is None:
+                raise _not_found(session_id)
+            first_seq = session["message_count"] - len(contents) + 1
+            rows = repo.insert_messages(
+                cur,
+                tenant_id,
+                session,
+                first_seq,
+                [m.model_dump() for m in request.messages],
+                vectors,
+                self.embedder.model_id,
+                "queued" if request.extract else "none",
+            )
+        extracted = self.drain_extraction(tenant_id, session_id, party) if request.extract else []
+        if extracted:
+            with self.db.tenant(tenant_id, party) as cur:
+                rows = repo.messages_after(cur, tenant_id, session_id, first_seq - 1, len(contents))
+        return AppendResult(
+            session_id=session_id, messages=[Message(**row) for row in rows], extracted_memory_ids=extracted
+        )
+
+    def drain_extraction(self, tenant_id: UUID, session_id: UUID, party: Party) -> builtins.list[UUID]:
+        """Run the offline extractor over the session's queued messages, then mark them done.
+        Idempotent: memories are upserted, so a message processed twice (two drains at once, or a
+        crash before the mark) stores nothing twice. Each step is its own short transaction, so
+        this never holds two connections (a Lambda has one)."""
+        with self.db.tenant(tenant_id, party) as cur:
+            session = repo.get_session(cur, tenant_id, session_id)
+            queued = repo.queued_messages(cur, tenant_id, session_id) if session else []
+        if session is None or not queued:
+            return []
+        memory_ids: builtins.list[UUID] = []
+        for message in queued:
+            if message["role"] == "user":
+                for candidate in extract.extract(message["content"]):
+                    memory_ids.append(self._remember(tenant_id, session, message, candidate))
+        with self.db.tenant(tenant_id, party) as cur:
+            repo.mark_extracted(cur, tenant_id, [m["id"] for m in queued])
+        return list(dict.fromkeys(memory_ids))
+
+    def _remember(
+        self, tenant_id: UUID, session: dict[str, Any], message: dict[str, Any], candidate: extract.Candidate
+    ) -> UUID:
+        metadata = {
+            "extractor": "heuristic",
+            "session_id": str(session["id"]),
+            "message_id": str(message["id"]),
+            "seq": message["seq"],
+        }
+        result = self.memories.upsert(
+            tenant_id,
+            MemoryUpsert(
+                content=candidate.content,
+                memory_type=candidate.memory_type,
+                container=session["container"],
+                user_id=session["user_id"],
+                visibility="private" if session["user_id"] else "tenant",
+                agent_id=session["agent_id"],
+                conversation_id=str(session["id"]),
+                metadata=metadata,
+            ),
+        )
+        return result.id
+
+    # --- search -------------------------------------------------------------------------------
+
+    def search_messages(self, tenant_id: UUID, request: SearchRequest) -> MessageSearchResponse:
+        """Hybrid search over the party's messages: vector and full-text legs fused by
+        reciprocal rank, scored like memory search."""
+        f = request.filters
+        party = Party(user_id=request.user_id, agent_id=f.agent_id)
+        filters = (request.user_id, f.agent_id, f.conversation_id, dict(f.metadata))
+        k = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
+        vector_rows: list[dict[str, Any]] = []
+        text_rows: list[dict[str, Any]] = []
+        vector = self.embedder.embed_query(request.query) if request.mode != "text" else None
+        with self.db.tenant(tenant_id, party) as cur:
+            if vector is not None:
+                vector_rows = repo.search_vector(cur, tenant_id, filters, vector, self.embedder.model_id, k)
+            if request.mode != "vector":
+                text_rows = repo.search_text(cur, tenant_id, filters, request.query, k)
+        results = _fuse(
+            vector_rows, text_rows, request.mode, legs=(vector is not None) + (request.mode != "vector")
+        )
+        if request.score_threshold is not None:
+            results = [r for r in results if r.score >= request.score_threshold]
+        results = results[: request.limit]
+        return MessageSearchResponse(query=request.query, results=results, total=len(results))
+
+
+def _fuse(
+    vector_rows: list[dict[str, Any]], text_rows: list[dict[str, Any]], mode: str, legs: int
+) -> list[MessageSearchResult]:
+    rows: dict[UUID, dict[str, Any]] = {}
+    rrf: dict[UUID, float] = {}
+    for rank, row in enumerate(vector_rows, start=1):
+        rows[row["id"]] = dict(row)
+        rrf[row["id"]] = rrf.get(row["id"], 0.0) + 1.0 / (RRF_K + rank)
+    for rank, row in enumerate(text_rows, start=1):
+        rows.setdefault(row["id"], dict(row))["text_rank"] = row["text_rank"]
+        rrf[row["id"]] = rrf.get(row["id"], 0.0) + 1.0 / (RRF_K + rank)
+    results = []
+    for message_id in sorted(rrf, key=lambda i: (-rrf[i], str(i))):
+        row = rows[message_id]
+        similarity = None if row.get("similarity") is None else round(float(row["similarity"]), 6)
+        text_rank = None if row.get("text_rank") is None else round(float(row["text_rank"]), 6)
+        fused = round(rrf[message_id] * (RRF_K + 1) / max(legs, 1), 6)
+        score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
+        fields = {
+            k: row[k]
+            for k in (
+                "id",
+                "session_id",
+                "seq",
+                "role",
+                "content",
+                "metadata",
+                "user_id",
+                "agent_id",
+                "created_at",
+            )
+        }
+        results.append(
+            MessageSearchResult(
+                **fields,
+                score=score if score is not None else 0.0,
+                scores=Scores(vector=similarity, text=text_rank, fused=fused),
+            )
+        )
+    return results
+
+
+def _summary(row: dict[str, Any]) -> SessionSummary:
+    last = None
+    if row["last_role"] is not None:
+        last = LastMessage(
+            role=row["last_role"], preview=row["last_preview"], created_at=row["last_created_at"]
+        )
+    fields = {k: v for k, v in row.items() if not k.startswith("last_") or k == "last_message_at"}
+    return SessionSummary(**fields, last_message=last)
+
+
+def _not_found(session_id: UUID) -> NotFound:
+    return NotFound(f"session {session_id} not found")

@@ -1,0 +1,1 @@
+"""Working memory: versioned, optionally expiring JSON values under a plan or agent scope."""

@@ -1,0 +1,94 @@
+"""Request and response models of the working-memory API."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, StringConstraints
+
+from engram.errors import InvalidInput
+
+SCOPE_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,256}$"
+MAX_VALUE_BYTES = 256 * 1024
+MAX_TTL_SECONDS = 366 * 24 * 3600
+
+ScopeName = Annotated[str, StringConstraints(pattern=SCOPE_PATTERN)]
+KeyName = Annotated[str, StringConstraints(pattern=KEY_PATTERN)]
+
+
+def _value_fits(value: JsonValue) -> JsonValue:
+    encoded = json.dumps(value, ensure_ascii=False)
+    if len(encoded.encode("utf-8")) > MAX_VALUE_BYTES:
+        raise ValueError(f"is larger than {MAX_VALUE_BYTES} bytes of JSON")
+    if "\\u0000" in encoded:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+class WorkingPut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    value: Annotated[JsonValue, AfterValidator(_value_fits)] = Field(
+        description="any JSON value, null included"
+    )
+    ttl_seconds: int | None = Field(
+        default=None, ge=1, le=MAX_TTL_SECONDS, description="the key expires this long after the write"
+    )
+
+
+class WorkingItem(BaseModel):
+    scope: str
+    key: str
+    value: Any
+    version: int = Field(description="send it back in If-Match to write only if nobody wrote in between")
+    expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class WorkingScope(BaseModel):
+    scope: str
+    items: list[WorkingItem]
+    next_after: str | None = Field(description="pass as ?after= for the next page; null on the last page")
+
+
+class ScopeCleared(BaseModel):
+    scope: str
+    deleted: int
+
+
+class Expected:
+    """What If-Match asks for: any version (no header), the key to exist ('*'), the key to be
+    absent ('0'), or exactly one version."""
+
+    ANY: Expected
+    EXISTS: Expected
+    ABSENT: Expected
+
+    def __init__(self, version: int | None, *, exists: bool | None) -> None:
+        self.version = version
+        self.exists = exists
+
+    @classmethod
+    def parse(cls, header: str | None) -> Expected:
+        if header is None or not header.strip():
+            return cls.ANY
+        raw = header.strip()
+        if raw == "*":
+            return cls.EXISTS
+        raw = raw.removeprefix("W/").strip('"')
+        if not raw.isdigit() or len(raw) > 18:
+            raise InvalidInput(
+                "If-Match must be a version number this API returned, '0' (the key must not exist) or '*'",
+                details={"field": "If-Match"},
+            )
+        version = int(raw)
+        return cls.ABSENT if version == 0 else cls(version, exists=True)
+
+
+Expected.ANY = Expected(None, exists=None)
+Expected.EXISTS = Expected(None, exists=True)
+Expected.ABSENT = Expected(None, exists=False)

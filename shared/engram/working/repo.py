@@ -1,0 +1,115 @@
+"""The only code that runs SQL on working memory. Each write is one statement, so compare-and-swap
+needs no explicit lock: under READ COMMITTED a concurrent writer waits for the row and re-checks
+the version on the row as it is after the first writer committed."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from engram.db.database import TenantTx
+
+COLUMNS = sql.SQL("w.scope, w.key, w.value, w.version, w.expires_at, w.created_at, w.updated_at")
+_LIVE = sql.SQL("(w.expires_at IS NULL OR w.expires_at > now())")
+_EXPIRES = sql.SQL(
+    "CASE WHEN %(ttl)s::integer IS NULL THEN NULL ELSE now() + make_interval(secs => %(ttl)s) END"
+)
+
+
+def write(
+    cur: TenantTx,
+    tenant_id: UUID,
+    scope: str,
+    key: str,
+    value: Any,
+    ttl_seconds: int | None,
+    *,
+    version: int | None,
+    exists: bool | None,
+) -> dict[str, Any] | None:
+    """Write the value if the condition holds; None when it does not. An expired key counts as
+    absent. Versions only ever grow, also across expiry, so a stale version never matches again."""
+    params = {
+        "tenant": tenant_id,
+        "scope": scope,
+        "key": key,
+        "value": Jsonb(value),
+        "ttl": ttl_seconds,
+        "version": version,
+    }
+    if exists:
+        condition = sql.SQL("w.version = %(version)s") if version is not None else sql.SQL("true")
+        query = sql.SQL(
+            "UPDATE working_memory AS w SET value = %(value)s, version = w.version + 1, "
+            "expires_at = {expires}, updated_at = now() "
+            "WHERE w.tenant_id = %(tenant)s AND w.scope = %(scope)s AND w.key = %(key)s AND {live} "
+            "AND {condition} RETURNING {columns}, false AS created"
+        ).format(expires=_EXPIRES, live=_LIVE, condition=condition, columns=COLUMNS)
+    else:
+        only_if_absent = sql.SQL(" WHERE NOT {live}").format(live=_LIVE) if exists is False else sql.SQL("")
+        query = sql.SQL(
+            "INSERT INTO working_memory AS w (tenant_id, scope, key, value, expires_at) "
+            "VALUES (%(tenant)s, %(scope)s, %(key)s, %(value)s, {expires}) "
+            "ON CONFLICT (tenant_id, scope, key) DO UPDATE SET value = EXCLUDED.value, "
+            "version = w.version + 1, expires_at = EXCLUDED.expires_at, updated_at = now(), "
+            "created_at = CASE WHEN {live} THEN w.created_at ELSE now() END{only_if_absent} "
+            "RETURNING {columns}, (xmax = 0 OR w.created_at = w.updated_at) AS created"
+        ).format(expires=_EXPIRES, live=_LIVE, only_if_absent=only_if_absent, columns=COLUMNS)
+    return cur.execute(query, params).fetchone()
+
+
+def current_version(cur: TenantTx, tenant_id: UUID, scope: str, key: str) -> int | None:
+    row = cur.execute(
+        sql.SQL(
+            "SELECT w.version FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND w.key = %s "
+            "AND {live}"
+        ).format(live=_LIVE),
+        (tenant_id, scope, key),
+    ).fetchone()
+    return None if row is None else int(row["version"])
+
+
+def get(cur: TenantTx, tenant_id: UUID, scope: str, key: str) -> dict[str, Any] | None:
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns} FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND w.key = %s "
+            "AND {live}"
+        ).format(columns=COLUMNS, live=_LIVE),
+        (tenant_id, scope, key),
+    ).fetchone()
+
+
+def list_scope(
+    cur: TenantTx, tenant_id: UUID, scope: str, after: str | None, limit: int
+) -> list[dict[str, Any]]:
+    return cur.execute(
+        sql.SQL(
+            "SELECT {columns} FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND {live} "
+            "AND (%s::text IS NULL OR w.key > %s) ORDER BY w.key LIMIT %s"
+        ).format(columns=COLUMNS, live=_LIVE),
+        (tenant_id, scope, after, after, limit),
+    ).fetchall()
+
+
+def delete(cur: TenantTx, tenant_id: UUID, scope: str, key: str, version: int | None) -> bool:
+    cur.execute(
+        sql.SQL(
+            "DELETE FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND w.key = %s AND {live} "
+            "AND (%s::bigint IS NULL OR w.version = %s)"
+        ).format(live=_LIVE),
+        (tenant_id, scope, key, version, version),
+    )
+    return cur.rowcount == 1
+
+
+def delete_scope(cur: TenantTx, tenant_id: UUID, scope: str) -> int:
+    cur.execute(
+        sql.SQL("DELETE FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND {live}").format(
+            live=_LIVE
+        ),
+        (tenant_id, scope),
+    )
+    return cur.rowcount

@@ -1,0 +1,81 @@
+"""Working memory logic: compare-and-swap writes, expiry, listing. No SQL here."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from engram.db.database import Database
+from engram.errors import Conflict, NotFound
+from engram.working import repo
+from engram.working.models import Expected, ScopeCleared, WorkingItem, WorkingPut, WorkingScope
+
+
+class VersionConflict(Conflict):
+    code = "version_conflict"
+
+
+class WorkingMemoryService:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def put(
+        self, tenant_id: UUID, scope: str, key: str, request: WorkingPut, expected: Expected
+    ) -> tuple[WorkingItem, bool]:
+        """Write `value`; with If-Match only if the key is still at that version. Returns the item
+        and whether the key was created (it did not exist, or had expired)."""
+        with self.db.tenant(tenant_id) as cur:
+            row = repo.write(
+                cur,
+                tenant_id,
+                scope,
+                key,
+                request.value,
+                request.ttl_seconds,
+                version=expected.version,
+                exists=expected.exists,
+            )
+            if row is None:
+                current = repo.current_version(cur, tenant_id, scope, key)
+                raise _conflict(scope, key, expected, current)
+        created = bool(row.pop("created"))
+        return WorkingItem(**row), created
+
+    def get(self, tenant_id: UUID, scope: str, key: str) -> WorkingItem:
+        with self.db.tenant(tenant_id) as cur:
+            row = repo.get(cur, tenant_id, scope, key)
+        if row is None:
+            raise NotFound(f"no key {key!r} in working scope {scope!r}")
+        return WorkingItem(**row)
+
+    def list(self, tenant_id: UUID, scope: str, *, after: str | None, limit: int) -> WorkingScope:
+        with self.db.tenant(tenant_id) as cur:
+            rows = repo.list_scope(cur, tenant_id, scope, after, limit + 1)
+        items = [WorkingItem(**row) for row in rows[:limit]]
+        return WorkingScope(scope=scope, items=items, next_after=items[-1].key if len(rows) > limit else None)
+
+    def delete(self, tenant_id: UUID, scope: str, key: str, expected: Expected) -> None:
+        with self.db.tenant(tenant_id) as cur:
+            if repo.delete(cur, tenant_id, scope, key, expected.version):
+                return
+            current = repo.current_version(cur, tenant_id, scope, key)
+        if current is None:
+            raise NotFound(f"no key {key!r} in working scope {scope!r}")
+        raise _conflict(scope, key, expected, current)
+
+    def clear(self, tenant_id: UUID, scope: str) -> ScopeCleared:
+        with self.db.tenant(tenant_id) as cur:
+            deleted = repo.delete_scope(cur, tenant_id, scope)
+        return ScopeCleared(scope=scope, deleted=deleted)
+
+
+def _conflict(scope: str, key: str, expected: Expected, current: int | None) -> VersionConflict:
+    if expected.exists is False:
+        message = f"key {key!r} in working scope {scope!r} already exists at version {current}"
+    elif current is None:
+        message = f"key {key!r} in working scope {scope!r} does not exist (or has expired)"
+    else:
+        message = (
+            f"key {key!r} in working scope {scope!r} is at version {current}, not {expected.version}: "
+            "read it again, then retry with If-Match set to the current version"
+        )
+    return VersionConflict(message, details={"current_version": current})

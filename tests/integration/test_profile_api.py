@@ -1,0 +1,111 @@
+"""GET /v1/profile: deduplicated facts, recent context, relevant memories, and a context string
+within its token budget whose every line names its memory."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.conftest import Api
+
+
+def _remember(
+    api: Api, content: str, memory_type: str = "fact", user: str | None = "alice", **extra: Any
+) -> str:
+    body: dict[str, Any] = {"content": content, "memory_type": memory_type, "container": "crm", **extra}
+    if user:
+        body |= {"user_id": user, "visibility": "private"}
+    response = api.post("/v1/memories", body)
+    assert response.status == 201, response.json
+    return str(response.json["id"])
+
+
+def _seed(api: Api) -> dict[str, str]:
+    return {
+        "old_city": _remember(api, "Alice lives in Lisbon."),
+        "repeat": _remember(api, "alice lives in lisbon."),
+        "city": _remember(api, "Alice lives in Lisbon, Portugal."),
+        "seat": _remember(api, "Alice prefers aisle seats.", "preference"),
+        "trip": _remember(api, "Alice flew to Berlin for a conference last week.", "episode"),
+        "todo": _remember(api, "Book Alice's hotel for the May offsite.", "task"),
+        "bob": _remember(api, "Bob lives in Oslo.", user="bob"),
+        "shared": _remember(api, "The company travel policy allows economy only.", user=None),
+    }
+
+
+def test_profile_of_a_user_has_deduplicated_facts_recent_context_and_relevant_memories(api: Api) -> None:
+    ids = _seed(api)
+
+    response = api.get("/v1/profile?user_id=alice&container=crm&q=where%20does%20alice%20live")
+
+    assert response.status == 200, response.json
+    profile = response.json
+    assert profile["subject"] == {"user_id": "alice", "agent_id": None, "container": "crm"}
+    assert [f["id"] for f in profile["static_facts"]] == [ids["seat"], ids["city"]]
+    assert [r["id"] for r in profile["recent_context"]] == [ids["todo"], ids["trip"]]
+    relevant = [r["id"] for r in profile["relevant_memories"]]
+    assert relevant[0] in {ids["city"], ids["old_city"], ids["repeat"]}
+    assert ids["bob"] not in relevant and ids["shared"] not in relevant
+    assert profile["omitted"] == 0
+
+
+def test_every_context_line_carries_the_memory_it_came_from(api: Api) -> None:
+    _seed(api)
+
+    profile = api.get("/v1/profile?user_id=alice&q=travel").json
+
+    lines = [line for line in profile["context"].splitlines() if line.startswith("- ")]
+    listed = {
+        i["id"]: i["content"]
+        for key in ("static_facts", "recent_context", "relevant_memories")
+        for i in profile[key]
+    }
+    assert lines
+    for line in lines:
+        match = re.search(r"\[memory:([0-9a-f-]{36})\]$", line)
+        assert match, line
+        assert listed[match[1]] in line
+    assert "## Facts and preferences" in profile["context"] and "## Recent context" in profile["context"]
+    assert "(task, " in profile["context"]
+
+
+def test_the_context_fits_the_token_budget(api: Api) -> None:
+    _seed(api)
+    for i in range(30):
+        _remember(api, f"Alice's note number {i}: " + "details " * 20)
+
+    full = api.get("/v1/profile?user_id=alice&max_tokens=8000").json
+    small = api.get("/v1/profile?user_id=alice&max_tokens=60").json
+
+    assert full["omitted"] == 0 and full["token_estimate"] <= 8000
+    assert small["token_estimate"] <= 60 and small["omitted"] > 0
+    assert len(small["context"]) <= 60 * 4
+    assert small["context"].count("[memory:") >= 1
+    assert len(small["static_facts"]) == len(full["static_facts"])
+
+
+def test_another_users_or_tenants_profile_shows_nothing_of_alice(api: Api, other_api: Api) -> None:
+    ids = _seed(api)
+
+    bob = api.get("/v1/profile?user_id=bob").json
+    other = other_api.get("/v1/profile?user_id=alice&q=lisbon").json
+
+    assert [f["id"] for f in bob["static_facts"]] == [ids["bob"]]
+    assert "Lisbon" not in bob["context"]
+    assert other["static_facts"] == [] and other["relevant_memories"] == [] and other["context"] == ""
+
+
+def test_an_agent_profile_uses_the_agent_s_memories(api: Api) -> None:
+    mine = _remember(api, "I summarise tickets in three bullet points.", user=None, agent_id="support-bot")
+    _remember(api, "Unrelated tenant fact.", user=None)
+
+    profile = api.get("/v1/profile?agent_id=support-bot").json
+
+    assert [f["id"] for f in profile["static_facts"]] == [mine]
+
+
+def test_profile_errors(api: Api) -> None:
+    assert api.get("/v1/profile").json["error"]["field"] == "user_id"
+    assert api.get("/v1/profile?user_id=a&max_tokens=10").json["error"]["field"] == "max_tokens"
+    assert api.get("/v1/profile?user_id=a&container=bad%20name").json["error"]["field"] == "container"
+    assert api.get("/v1/profile?user_id=a&q=").status == 422
