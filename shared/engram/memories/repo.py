@@ -235,13 +235,14 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
         fused = sql.SQL("SELECT id, similarity, NULL::real AS text_rank, 1.0 / ({k} + rank) AS rrf FROM vec_ranked")
     else:
         fused = sql.SQL("SELECT id, NULL::float8 AS similarity, text_rank, 1.0 / ({k} + rank) AS rrf FROM txt")
+    # The top `limit` are chosen before the rows are read: only they are fetched, by primary key.
+    # (Joining the whole fused set let the planner hash-join every row of the tenant.)
     query = sql.SQL(
-        """WITH {legs}, fused AS ({fused})
+        """WITH {legs}, fused AS MATERIALIZED ({fused} ORDER BY rrf DESC, id LIMIT {limit})
            SELECT {columns}, f.similarity, f.text_rank, f.rrf
            FROM fused f JOIN memories m ON m.id = f.id
            WHERE m.tenant_id = {tenant}
-           ORDER BY f.rrf DESC, m.id
-           LIMIT {limit}"""
+           ORDER BY f.rrf DESC, m.id"""
     ).format(
         legs=sql.SQL(", ").join(legs),
         fused=fused.format(k=sql.Literal(RRF_K)),
