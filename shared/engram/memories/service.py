@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -36,6 +38,23 @@ from engram.providers.embeddings import Embedder, check_dimensions
 # How many candidates each leg hands to fusion, per result asked for.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
+# The size of each model's HNSW index changes slowly: look it up at most this often per process.
+INDEX_ROWS_TTL_S = 300.0
+_INDEX_ROWS: dict[tuple[int, str, int], tuple[float | None, float]] = {}
+
+
+def exact_scan_cap(threshold: int, index_rows: float | None, candidates: int, max_scan_tuples: int) -> int:
+    """The largest filtered population that is scanned exactly rather than through HNSW.
+
+    `threshold` is where an exact scan stops being cheaper. The second bound keeps recall: the
+    iterative HNSW scan visits at most `max_scan_tuples` index rows, and finds about
+    `candidates` matches only if at least `candidates` in `max_scan_tuples` of them pass the
+    filters, i.e. if the population is at least candidates * index_rows / max_scan_tuples (twice
+    that, for margin). A model without an HNSW index is always scanned exactly."""
+    if index_rows is None:
+        return 2**31 - 2
+    needed_for_recall = math.ceil(2 * candidates * index_rows / max_scan_tuples)
+    return max(threshold, needed_for_recall)
 
 
 class MemoryService:
@@ -44,7 +63,7 @@ class MemoryService:
         db: Database,
         embedder: Embedder,
         *,
-        exact_scan_threshold: int = 20_000,
+        exact_scan_threshold: int = 5_000,
         ef_search: int = 100,
         max_scan_tuples: int = 40_000,
     ) -> None:
@@ -132,11 +151,15 @@ class MemoryService:
                     dims = repo.stored_dimensions(cur, tenant_id, model)
                     if dims is not None:
                         check_dimensions(query_vector, dims)
-                population = repo.count_up_to(cur, tenant_id, model, container, self.exact_scan_threshold)
-                exact = population <= self.exact_scan_threshold
+                indexed = self._index_rows(cur, model, len(query_vector))
+                cap = exact_scan_cap(self.exact_scan_threshold, indexed, candidates, self.max_scan_tuples)
+                population = repo.count_vector_population(
+                    cur, tenant_id, model, container, request.filters, cap
+                )
+                exact = population <= cap
                 if not exact:
                     repo.tune_vector_scan(cur, max(self.ef_search, candidates), self.max_scan_tuples)
-                vector = VectorQuery(vector=query_vector, model=model, exact=exact)
+                vector = VectorQuery(vector=query_vector, model=model, exact=exact, population_cap=cap)
             plan = SearchPlan(
                 tenant_id=tenant_id,
                 text=request.query if request.mode != "vector" else None,
@@ -152,6 +175,15 @@ class MemoryService:
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
         return SearchResponse(query=request.query, results=results, total=len(results))
+
+    def _index_rows(self, cur: Any, model: str, dimensions: int) -> float | None:
+        key = (id(self.db), model, dimensions)
+        cached = _INDEX_ROWS.get(key)
+        now = time.monotonic()
+        if cached is None or now - cached[1] > INDEX_ROWS_TTL_S:
+            cached = (repo.index_rows(cur, model, dimensions), now)
+            _INDEX_ROWS[key] = cached
+        return cached[0]
 
     def stats(self, tenant_id: UUID) -> Stats:
         with self.db.tenant(tenant_id) as cur:
