@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -28,11 +29,19 @@ def log(message: str) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", dest="profile", action="store_const", const="quick",
-                       help="10K memories per tenant (default; a few minutes once the caches exist)")
-    group.add_argument("--full", dest="profile", action="store_const", const="full",
-                       help="10K and 100K memories per tenant")
-    parser.add_argument("--scale", help="memories per tenant, comma-separated (e.g. 100k or 1m); 10 tenants each")
+    group.add_argument(
+        "--quick",
+        dest="profile",
+        action="store_const",
+        const="quick",
+        help="10K memories per tenant (default; a few minutes once the caches exist)",
+    )
+    group.add_argument(
+        "--full", dest="profile", action="store_const", const="full", help="10K and 100K memories per tenant"
+    )
+    parser.add_argument(
+        "--scale", help="memories per tenant, comma-separated (e.g. 100k or 1m); 10 tenants each"
+    )
     parser.add_argument("--tenants", type=int, default=10)
     parser.add_argument("--queries", type=int, help="search latency queries per mode")
     parser.add_argument("--only", help=f"comma-separated subset of {','.join(SECTIONS)}")
@@ -42,7 +51,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.options = dict(PROFILES[args.profile])
     if args.scale:
-        args.options["scales"] = [synthetic.human_count(synthetic.parse_count(s)) for s in args.scale.split(",")]
+        args.options["scales"] = [
+            synthetic.human_count(synthetic.parse_count(s)) for s in args.scale.split(",")
+        ]
         args.profile = "scale-" + "-".join(args.options["scales"]).lower()
     if args.queries:
         args.options["queries"] = args.queries
@@ -63,12 +74,21 @@ def main(argv: list[str] | None = None) -> int:
     from engram.providers.local_embeddings import LocalEmbedder
 
     embedder = LocalEmbedder(model_dir=bench_dir / "models")
-    result = report.Report(profile=args.profile, meta={
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "options": args.options,
-        "machine": {"cpus": _cpus(), "python": platform.python_version(), "platform": platform.platform()},
-        "data": "synthetic clustered 384-d unit vectors and pseudo-word texts (tests/bench/synthetic.py); "
-                "SciFact with the local model",
-    })
+    result = report.Report(
+        profile=args.profile,
+        meta={
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "options": args.options,
+            "machine": {
+                "cpus": _cpus(),
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+                "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+            },
+            "data": "synthetic clustered 384-d unit vectors, pseudo-word texts (tests/bench/synthetic.py); "
+            "SciFact with the local model",
+        },
+    )
     handlers = harness.Handlers()
     corpus = scifact.load_corpus(args.scifact_dir) if args.scifact_dir.is_dir() else None
     claims = list(corpus.queries.values()) if corpus else ["how do tenants stay isolated"] * 100
@@ -94,13 +114,30 @@ def main(argv: list[str] | None = None) -> int:
             if "latency" in args.sections:
                 result.extend(latency.search_latency(handlers, world, dataset, args.options["queries"], log))
             if "recall" in args.sections:
-                forced = MemoryService(local.app, embedder, exact_scan_threshold=0, ef_search=settings.hnsw_ef_search,
-                                       max_scan_tuples=settings.hnsw_max_scan_tuples)
-                result.extend(recall.filtered_recall(handlers, world, dataset, local.app, forced,
-                                                     args.options["recall_queries"], log))
+                forced = MemoryService(
+                    local.app,
+                    embedder,
+                    exact_scan_threshold=0,
+                    ef_search=settings.hnsw_ef_search,
+                    max_scan_tuples=settings.hnsw_max_scan_tuples,
+                )
+                result.extend(
+                    recall.filtered_recall(
+                        handlers,
+                        world,
+                        dataset,
+                        local.admin_conninfo,
+                        forced,
+                        args.options["recall_queries"],
+                        log,
+                    )
+                )
             if "writes" in args.sections and not wrote:
-                result.extend(writes.write_latency(handlers, local, claims[: args.options["writes"]],
-                                                   embedder.embed_query, log))
+                result.extend(
+                    writes.write_latency(
+                        handlers, local, claims[: args.options["writes"]], embedder.embed_query, log
+                    )
+                )
                 wrote = True
         finally:
             local.close()
@@ -117,13 +154,21 @@ def main(argv: list[str] | None = None) -> int:
             result.extend(_scifact(corpus, bench_dir, embedder, handlers))
 
     result.meta["seconds"] = round(time.perf_counter() - started, 1)
+    result.meta["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     previous, previous_name = report.previous_figures(bench_dir / "history", args.profile)
     latest, archived = report.save(result, bench_dir)
-    print(f"\nEngram bench ({args.profile}), {result.meta['seconds']:.0f}s"
-          + (f"; 'previous' is {previous_name}" if previous_name else ""))
+    machine = result.meta["machine"]
+    print(
+        f"\nEngram bench ({args.profile}), {result.meta['seconds']:.0f}s on {machine['cpus']} CPUs; "
+        f"load average (5 min) {machine['load_average_at_start'][1]:.1f} at start, "
+        f"{machine['load_average_at_end'][1]:.1f} at end"
+        + (f"; 'previous' is {previous_name}" if previous_name else "")
+    )
     print(report.render(result, previous))
-    print(f"\nwritten: {latest.relative_to(REPO) if latest.is_relative_to(REPO) else latest} "
-          f"and {archived.name}")
+    print(
+        f"\nwritten: {latest.relative_to(REPO) if latest.is_relative_to(REPO) else latest} "
+        f"and {archived.name}"
+    )
     return 0
 
 
@@ -132,17 +177,29 @@ def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: h
 
     log(f"scifact: {len(corpus.ids)} documents, {len(corpus.queries)} test queries")
     slug = embedder.model_id.replace("/", "_")
-    vectors = scifact.cached_embeddings(bench_dir / "cache", f"scifact-corpus-{corpus.digest}-{slug}",
-                                        corpus.texts, embedder.embed_documents, log)
+    vectors = scifact.cached_embeddings(
+        bench_dir / "cache",
+        f"scifact-corpus-{corpus.digest}-{slug}",
+        corpus.texts,
+        embedder.embed_documents,
+        log,
+    )
     qids = list(corpus.queries)
-    qvectors = scifact.cached_embeddings(bench_dir / "cache", f"scifact-queries-{corpus.digest}-{slug}",
-                                         [corpus.queries[q] for q in qids], embedder.embed_documents, log)
+    qvectors = scifact.cached_embeddings(
+        bench_dir / "cache",
+        f"scifact-queries-{corpus.digest}-{slug}",
+        [corpus.queries[q] for q in qids],
+        embedder.embed_documents,
+        log,
+    )
     settings = loader.bench_settings(bench_dir / "db-scifact", bench_dir / "models")
     local = loader.open_bench_database(settings)
     try:
         tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id)
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
-        return scifact.quality(handlers, corpus, tenant_id, dict(zip(qids, np.asarray(qvectors), strict=True)), log)
+        return scifact.quality(
+            handlers, corpus, tenant_id, dict(zip(qids, np.asarray(qvectors), strict=True)), log
+        )
     finally:
         local.close()
         if local.embedded is not None:
@@ -150,8 +207,6 @@ def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: h
 
 
 def _cpus() -> int:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 0)
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
 from engram.settings import LOCAL_EMBEDDING_MODEL
+
 from tests.bench.harness import Handlers, check
 from tests.bench.loader import Dataset
 from tests.bench.report import Figure, Target, percentiles
@@ -28,10 +28,21 @@ SCOPES: tuple[tuple[str | None, float], ...] = (
 )
 
 
-def search_body(text: str, vector: np.ndarray, mode: str, container: str | None = None,
-                tags: Sequence[str] = (), limit: int = 10) -> dict[str, Any]:
-    body: dict[str, Any] = {"query": text, "mode": mode, "limit": limit,
-                            "embedding": [float(x) for x in vector], "embedding_model": LOCAL_EMBEDDING_MODEL}
+def search_body(
+    text: str,
+    vector: np.ndarray,
+    mode: str,
+    container: str | None = None,
+    tags: Sequence[str] = (),
+    limit: int = 10,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "query": text,
+        "mode": mode,
+        "limit": limit,
+        "embedding": [float(x) for x in vector],
+        "embedding_model": LOCAL_EMBEDDING_MODEL,
+    }
     if container is not None:
         body["container"] = container
     if tags:
@@ -39,8 +50,9 @@ def search_body(text: str, vector: np.ndarray, mode: str, container: str | None 
     return body
 
 
-def search_latency(handlers: Handlers, world: World, dataset: Dataset, queries: int,
-                   log: Callable[[str], None]) -> list[Figure]:
+def search_latency(
+    handlers: Handlers, world: World, dataset: Dataset, queries: int, log: Callable[[str], None]
+) -> list[Figure]:
     scale = dataset.spec.name
     rng = np.random.default_rng([dataset.spec.seed, 3])
     tenant_ids = list(dataset.tenants.values())
@@ -54,32 +66,49 @@ def search_latency(handlers: Handlers, world: World, dataset: Dataset, queries: 
     started = time.perf_counter()
     for i, query in enumerate(plan):
         warm = i < 30
-        order = MODES[i % 3:] + MODES[: i % 3]  # rotate, so no mode always runs first
+        order = MODES[i % 3 :] + MODES[: i % 3]  # rotate, so no mode always runs first
         for mode in order:
             scope = scope_names[scopes[i]]
-            reply = check(handlers.call("POST", "/v1/search", tenant_ids[tenants[i]],
-                                        search_body(query.text, query.vector, mode, scope)))
+            reply = check(
+                handlers.call(
+                    "POST",
+                    "/v1/search",
+                    tenant_ids[tenants[i]],
+                    search_body(query.text, query.vector, mode, scope),
+                )
+            )
             if not warm:
                 timings[mode].append(reply.seconds * 1000)
                 if mode == "hybrid":
                     by_scope[scope].append(reply.seconds * 1000)
     log(f"  {scale}: {queries} queries x {len(MODES)} modes in {time.perf_counter() - started:.0f}s")
     figures: list[Figure] = []
-    section = f"search latency @ {scale}/tenant x {dataset.spec.tenants} tenants (handler, warm, query pre-embedded)"
+    n_tenants = dataset.spec.tenants
+    section = f"search latency @ {scale}/tenant x {n_tenants} tenants (handler, warm, query pre-embedded)"
     for mode in MODES:
         p = percentiles(timings[mode])
         for point in (50, 95, 99):
-            figures.append(Figure(
-                key=f"search.{mode}.p{point}@{scale}", section=section, name=f"{mode} p{point}", value=p[point],
-                unit="ms", target=Target("<=", P95_TARGET_MS) if point == 95 else None,
-            ))
+            figures.append(
+                Figure(
+                    key=f"search.{mode}.p{point}@{scale}",
+                    section=section,
+                    name=f"{mode} p{point}",
+                    value=p[point],
+                    unit="ms",
+                    target=Target("<=", P95_TARGET_MS) if point == 95 else None,
+                )
+            )
     for scope, samples in by_scope.items():
         if samples:
-            figures.append(Figure(
-                key=f"search.hybrid.p95.scope.{scope or 'all'}@{scale}", section=section,
-                name=f"hybrid p95, container {scope or '(whole tenant)'} (n={len(samples)})",
-                value=percentiles(samples)[95], unit="ms",
-            ))
+            figures.append(
+                Figure(
+                    key=f"search.hybrid.p95.scope.{scope or 'all'}@{scale}",
+                    section=section,
+                    name=f"hybrid p95, container {scope or '(whole tenant)'} (n={len(samples)})",
+                    value=percentiles(samples)[95],
+                    unit="ms",
+                )
+            )
     return figures
 
 
@@ -94,5 +123,13 @@ def embedding_latency(embed_query: Callable[[str], Any], texts: Sequence[str]) -
         samples.append((time.perf_counter() - t0) * 1000)
     p = percentiles(samples)
     section = "query embedding (local all-MiniLM-L6-v2, one query at a time, reported apart from search)"
-    return [Figure(key=f"embed.query.p{k}", section=section, name=f"p{k} (n={len(samples)} scifact claims)",
-                   value=p[k], unit="ms") for k in (50, 95)]
+    return [
+        Figure(
+            key=f"embed.query.p{k}",
+            section=section,
+            name=f"p{k} (n={len(samples)} scifact claims)",
+            value=p[k],
+            unit="ms",
+        )
+        for k in (50, 95)
+    ]

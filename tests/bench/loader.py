@@ -17,12 +17,12 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from pgvector.psycopg import register_vector
-
 from engram.local.stack import LocalDatabase, open_database
 from engram.memories import repo
 from engram.settings import LOCAL_EMBEDDING_MODEL, Settings
 from engram.tenants import service as tenants
+from pgvector.psycopg import register_vector
+
 from tests.bench.synthetic import CONTAINERS, Spec, World
 
 MAINTENANCE_WORK_MEM = "4GB"
@@ -41,8 +41,9 @@ class Dataset:
 
 
 def bench_settings(data_dir: Path, model_dir: Path, **overrides: Any) -> Settings:
-    return Settings(data_dir=data_dir, database_url=None, app_database_url=None, local_model_dir=model_dir,
-                    **overrides)
+    return Settings(
+        data_dir=data_dir, database_url=None, app_database_url=None, local_model_dir=model_dir, **overrides
+    )
 
 
 def open_bench_database(settings: Settings) -> LocalDatabase:
@@ -51,12 +52,17 @@ def open_bench_database(settings: Settings) -> LocalDatabase:
     with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
         changed = False
         for name, value in SERVER_SETTINGS.items():
-            current = conn.execute("SELECT setting, unit FROM pg_settings WHERE name = %s", (name,)).fetchone()
+            current = conn.execute(
+                "SELECT setting, unit FROM pg_settings WHERE name = %s", (name,)
+            ).fetchone()
             wanted = conn.execute("SELECT pg_size_bytes(%s)", (value,)).fetchone()
             assert current is not None and wanted is not None
             if _bytes(current[0], current[1]) != wanted[0]:
-                conn.execute(psycopg.sql.SQL("ALTER SYSTEM SET {} = {}").format(
-                    psycopg.sql.Identifier(name), psycopg.sql.Literal(value)))
+                conn.execute(
+                    psycopg.sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        psycopg.sql.Identifier(name), psycopg.sql.Literal(value)
+                    )
+                )
                 changed = True
         conn.execute("ALTER SYSTEM SET jit = off")  # as on Aurora's default parameter group
         conn.execute("SELECT pg_reload_conf()")
@@ -74,16 +80,30 @@ def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Datase
     schema = _schema(local)
     if marker.is_file():
         saved = json.loads(marker.read_text())
-        if (saved.get("spec") == asdict(spec) and saved.get("schema") == schema
-                and _counts_match(local, saved["tenants"], spec.per_tenant)):
-            return Dataset(spec, {k: UUID(v) for k, v in saved["tenants"].items()}, saved.get("load", {}), True)
+        if (
+            saved.get("spec") == asdict(spec)
+            and saved.get("schema") == schema
+            and _counts_match(local, saved["tenants"], spec.per_tenant)
+        ):
+            return Dataset(
+                spec, {k: UUID(v) for k, v in saved["tenants"].items()}, saved.get("load", {}), True
+            )
         marker.unlink()
     log(f"  loading {spec.tenants} x {spec.name} synthetic memories (kept in {local.settings.data_dir})")
     ids = {name: tenants.ensure_tenant(local.admin, name) for name in names}
     load = _load(local, spec, ids, log)
     dataset = Dataset(spec, ids, load)
-    marker.write_text(json.dumps({"spec": asdict(spec), "schema": schema,
-                                  "tenants": {k: str(v) for k, v in ids.items()}, "load": load}, indent=2))
+    marker.write_text(
+        json.dumps(
+            {
+                "spec": asdict(spec),
+                "schema": schema,
+                "tenants": {k: str(v) for k, v in ids.items()},
+                "load": load,
+            },
+            indent=2,
+        )
+    )
     return dataset
 
 
@@ -93,7 +113,8 @@ def _load(local: LocalDatabase, spec: Spec, ids: dict[str, UUID], log: Any) -> d
         register_vector(conn)
         conn.execute("TRUNCATE memory_relationships, memories")
         indexes = conn.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'memories' "
+            "SELECT indexname, indexdef FROM pg_indexes "
+            "WHERE schemaname = 'public' AND tablename = 'memories' "
             "AND indexname <> 'memories_pkey'"
         ).fetchall()
         for name, _ in indexes:
@@ -109,17 +130,27 @@ def _load(local: LocalDatabase, spec: Spec, ids: dict[str, UUID], log: Any) -> d
             batch = world.tenant(i)
             generate += time.perf_counter() - t0
             with conn.cursor().copy(
-                "COPY memories (tenant_id, container, content, memory_type, tags, embedding, embedding_model) "
-                "FROM STDIN (FORMAT BINARY)"
+                "COPY memories (tenant_id, container, content, memory_type, tags, embedding, "
+                "embedding_model) FROM STDIN (FORMAT BINARY)"
             ) as copy:
                 copy.set_types(["uuid", "text", "text", "text", "text[]", "vector", "text"])
                 for j in range(len(batch.contents)):
-                    copy.write_row((tenant_id, batch.containers[j], batch.contents[j], batch.memory_types[j],
-                                    batch.tags[j], batch.vectors[j], LOCAL_EMBEDDING_MODEL))
+                    copy.write_row(
+                        (
+                            tenant_id,
+                            batch.containers[j],
+                            batch.contents[j],
+                            batch.memory_types[j],
+                            batch.tags[j],
+                            batch.vectors[j],
+                            LOCAL_EMBEDDING_MODEL,
+                        )
+                    )
             log(f"    tenant {i + 1}/{len(ids)} copied ({time.perf_counter() - started:.0f}s)")
         copy_seconds = time.perf_counter() - started - generate
-        conn.execute(psycopg.sql.SQL("SET maintenance_work_mem = {}").format(
-            psycopg.sql.Literal(MAINTENANCE_WORK_MEM)))
+        conn.execute(
+            psycopg.sql.SQL("SET maintenance_work_mem = {}").format(psycopg.sql.Literal(MAINTENANCE_WORK_MEM))
+        )
         conn.execute("SET max_parallel_maintenance_workers = 2")
         index_seconds: dict[str, float] = {}
         # The HNSW index last: it is the slow one.
@@ -147,14 +178,16 @@ def _load(local: LocalDatabase, spec: Spec, ids: dict[str, UUID], log: Any) -> d
 def _schema(local: LocalDatabase) -> list[str]:
     """The applied migrations: a data set loaded under another schema is loaded again."""
     with psycopg.connect(local.admin_conninfo) as conn:
-        rows = conn.execute("SELECT version || ':' || checksum FROM schema_migrations ORDER BY version").fetchall()
+        rows = conn.execute(
+            "SELECT version || ':' || checksum FROM schema_migrations ORDER BY version"
+        ).fetchall()
     return [row[0] for row in rows]
 
 
 def _counts_match(local: LocalDatabase, saved: dict[str, str], per_tenant: int) -> bool:
     with psycopg.connect(local.admin_conninfo) as conn:
         rows = conn.execute("SELECT tenant_id::text, count(*) FROM memories GROUP BY 1").fetchall()
-    counts = dict(rows)
+    counts: dict[str, int] = {row[0]: row[1] for row in rows}
     return all(counts.get(tid) == per_tenant for tid in saved.values())
 
 

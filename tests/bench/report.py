@@ -109,26 +109,35 @@ def render(report: Report, previous: dict[str, float] | None = None) -> str:
             rows.append([f"[{section}]", "", "", "", ""])
         prev = (previous or {}).get(f.key)
         name = f.name + (f"  ({f.note})" if f.note else "")
-        rows.append([
-            "  " + name,
-            format_value(f.value, f.unit),
-            format_target(f.target, f.unit),
-            f.status,
-            format_value(prev, f.unit) if prev is not None else "",
-        ])
+        rows.append(
+            [
+                "  " + name,
+                format_value(f.value, f.unit),
+                format_target(f.target, f.unit),
+                f.status,
+                format_value(prev, f.unit) if prev is not None else "",
+            ]
+        )
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     widths[0] = min(widths[0], 100)
     sep = "-+-".join("-" * w for w in widths)
     lines.append(" | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     lines.append(sep)
     for r in rows:
-        cells = [r[0].ljust(widths[0]), r[1].rjust(widths[1]), r[2].ljust(widths[2]), r[3].ljust(widths[3]),
-                 r[4].rjust(widths[4])]
+        cells = [
+            r[0].ljust(widths[0]),
+            r[1].rjust(widths[1]),
+            r[2].ljust(widths[2]),
+            r[3].ljust(widths[3]),
+            r[4].rjust(widths[4]),
+        ]
         lines.append(" | ".join(cells).rstrip())
     misses = [f for f in report.figures if f.status == "MISS"]
     passes = [f for f in report.figures if f.status == "PASS"]
     lines.append(sep)
-    lines.append(f"{len(passes)} PASS, {len(misses)} MISS, {len(report.figures) - len(passes) - len(misses)} info/n.a.")
+    lines.append(
+        f"{len(passes)} PASS, {len(misses)} MISS, {len(report.figures) - len(passes) - len(misses)} info/n.a."
+    )
     return "\n".join(lines)
 
 

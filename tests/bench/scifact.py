@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytrec_eval
-from pgvector.psycopg import register_vector
-from psycopg.types.json import Jsonb
-
 from engram.local.stack import LocalDatabase
 from engram.memories import repo
 from engram.tenants import service as tenants
+from pgvector.psycopg import register_vector
+from psycopg.types.json import Jsonb
+
 from tests.bench.harness import Handlers, check
 from tests.bench.latency import search_body
 from tests.bench.report import Figure, Target
@@ -83,8 +83,13 @@ def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, list[str]]) -> dic
     }
 
 
-def cached_embeddings(cache_dir: Path, key: str, texts: list[str], embed: Callable[[list[str]], list[list[float]]],
-                      log: Callable[[str], None]) -> np.ndarray:
+def cached_embeddings(
+    cache_dir: Path,
+    key: str,
+    texts: list[str],
+    embed: Callable[[list[str]], list[list[float]]],
+    log: Callable[[str], None],
+) -> np.ndarray:
     path = cache_dir / f"{key}.npy"
     if path.is_file():
         cached: np.ndarray = np.load(path)
@@ -125,26 +130,54 @@ def ensure_loaded(local: LocalDatabase, corpus: Corpus, vectors: np.ndarray, mod
     return tenant_id
 
 
-def quality(handlers: Handlers, corpus: Corpus, tenant_id: Any, query_vectors: dict[str, np.ndarray],
-            log: Callable[[str], None]) -> list[Figure]:
-    section = f"search quality: BEIR SciFact test ({len(corpus.qrels)} queries, {len(corpus.ids)} docs, local model)"
+def quality(
+    handlers: Handlers,
+    corpus: Corpus,
+    tenant_id: Any,
+    query_vectors: dict[str, np.ndarray],
+    log: Callable[[str], None],
+) -> list[Figure]:
+    queries, docs = len(corpus.qrels), len(corpus.ids)
+    section = f"search quality: BEIR SciFact test ({queries} queries, {docs} docs, local model)"
     figures: list[Figure] = []
     started = time.perf_counter()
     for mode in ("vector", "text", "hybrid"):
         runs: dict[int, dict[str, list[str]]] = {10: {}, 100: {}}
         for limit in runs:
             for qid, text in corpus.queries.items():
-                reply = check(handlers.call("POST", "/v1/search", tenant_id,
-                                            search_body(text, query_vectors[qid], mode, CONTAINER, limit=limit)))
+                reply = check(
+                    handlers.call(
+                        "POST",
+                        "/v1/search",
+                        tenant_id,
+                        search_body(text, query_vectors[qid], mode, CONTAINER, limit=limit),
+                    )
+                )
                 runs[limit][qid] = [r["metadata"]["doc_id"] for r in reply.body["results"]]
         at10, at100 = evaluate(corpus.qrels, runs[10]), evaluate(corpus.qrels, runs[100])
         anchor = ANCHORS[mode]
-        figures.append(Figure(key=f"scifact.{mode}.ndcg10", section=section, name=f"{mode} nDCG@10",
-                              value=at10["ndcg@10"], target=Target(">=", NDCG_TARGET) if mode == "hybrid" else None,
-                              note=f"anchor: {anchor}" if anchor else ""))
-        figures.append(Figure(key=f"scifact.{mode}.recall100", section=section, name=f"{mode} Recall@100",
-                              value=at100["recall@100"]))
-    log(f"  scifact: 3 modes x 2 depths x {len(corpus.queries)} queries in {time.perf_counter() - started:.0f}s")
+        figures.append(
+            Figure(
+                key=f"scifact.{mode}.ndcg10",
+                section=section,
+                name=f"{mode} nDCG@10",
+                value=at10["ndcg@10"],
+                target=Target(">=", NDCG_TARGET) if mode == "hybrid" else None,
+                note=f"anchor: {anchor}" if anchor else "",
+            )
+        )
+        figures.append(
+            Figure(
+                key=f"scifact.{mode}.recall100",
+                section=section,
+                name=f"{mode} Recall@100",
+                value=at100["recall@100"],
+            )
+        )
+    log(
+        f"  scifact: 3 modes x 2 depths x {len(corpus.queries)} queries "
+        f"in {time.perf_counter() - started:.0f}s"
+    )
     return figures
 
 

@@ -75,7 +75,9 @@ class World:
         rng = np.random.default_rng([self.spec.seed, 0])
         supers = _unit(rng.standard_normal((self.spec.topics, DIMS)))
         offsets = _unit(rng.standard_normal((self.spec.topics * self.spec.subtopics, DIMS)))
-        self.centres = _unit(np.repeat(supers, self.spec.subtopics, axis=0) + 0.8 * offsets).astype(np.float32)
+        self.centres = _unit(np.repeat(supers, self.spec.subtopics, axis=0) + 0.8 * offsets).astype(
+            np.float32
+        )
         self.words = _pseudo_words(rng, self.spec.vocabulary)
         clusters = len(self.centres)
         # Each sub-topic has 40 mid-frequency words of its own.
@@ -92,7 +94,9 @@ class World:
         noise = rng.standard_normal((len(clusters), DIMS)) / np.sqrt(DIMS)
         return _unit(self.centres[clusters] + self.spec.noise * noise).astype(np.float32)
 
-    def texts(self, rng: np.random.Generator, clusters: np.ndarray, lo: int, hi: int, topical: float) -> list[str]:
+    def texts(
+        self, rng: np.random.Generator, clusters: np.ndarray, lo: int, hi: int, topical: float
+    ) -> list[str]:
         lengths = rng.integers(lo, hi + 1, size=len(clusters))
         total = int(lengths.sum())
         from_topic = rng.random(total) < topical
