@@ -14,7 +14,6 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -39,11 +38,13 @@ EVERYONE = Party(all_users=True)
 
 def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:
     def configure(conn: psycopg.Connection[Any]) -> None:
+        # No pgvector adapters: the app sends vectors as text literals (`%s::vector`) and reads only
+        # distances, never a vector column. Registering them cost numpy's import at cold start and
+        # four catalog round trips on every new connection.
         if role:
             # Used when the login user is an admin (a shared DATABASE_URL): drop to the app role.
             conn.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(role)))
-        register_vector(conn)
-        conn.commit()
+            conn.commit()
 
     return configure
 

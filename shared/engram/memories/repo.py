@@ -16,6 +16,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
+from engram.db.migrate import embedding_index_name
 from engram.memories.models import ContainerQuery, SearchFilters
 
 MEMORY_COLUMNS = sql.SQL(
@@ -47,6 +48,8 @@ class VectorQuery:
     vector: Sequence[float]
     model: str
     exact: bool
+    # With `exact`: the filtered population was counted at most this large.
+    population_cap: int = 0
 
 
 @dataclass(frozen=True)
@@ -328,20 +331,39 @@ def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[
 # --- search -----------------------------------------------------------------------------------
 
 
-def count_up_to(
-    cur: TenantTx, tenant_id: UUID, model: str, container: ContainerScope | None, cap: int
+def count_vector_population(
+    cur: TenantTx,
+    tenant_id: UUID,
+    model: str,
+    container: ContainerScope | None,
+    filters: SearchFilters,
+    cap: int,
 ) -> int:
-    """How many embedded rows the vector leg would scan, counted only up to `cap`."""
-    where = sql.SQL("m.tenant_id = {} AND m.embedding_model = {} AND {}").format(
-        sql.Literal(tenant_id), sql.Literal(model), _container_sql(container)
-    )
-    row = cur.execute(
-        sql.SQL("SELECT count(*) AS n FROM (SELECT 1 FROM memories m WHERE {} LIMIT {}) s").format(
-            where, sql.Literal(cap + 1)
+    """How many embedded rows pass the tenant, container and every filter: what an exact scan would
+    read. Counted only up to `cap` + 1. Tag and metadata filters are counted through
+    memory_filter_candidates, which can use their GIN indexes (RLS keeps the app from doing so)."""
+    inner: sql.Composable
+    if _needs_filter_function(filters):
+        inner = sql.SQL("SELECT 1 FROM memory_filter_candidates({args})").format(
+            args=_filter_function_args(model, cap + 1, container, filters)
         )
-    ).fetchone()
+    else:
+        rows = sql.SQL("SELECT 1 FROM memories m WHERE {where} AND m.embedding_model = {model} LIMIT {n}")
+        inner = rows.format(
+            where=_where(tenant_id, container, filters), model=sql.Literal(model), n=sql.Literal(cap + 1)
+        )
+    row = cur.execute(sql.SQL("SELECT count(*) AS n FROM ({}) s").format(inner)).fetchone()
     assert row is not None
     return int(row["n"])
+
+
+def index_rows(cur: TenantTx, model: str, dimensions: int) -> float | None:
+    """Rows in the model's HNSW index, from planner statistics (no scan); None if it has no index."""
+    row = cur.execute(
+        "SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = to_regclass(%s)",
+        (embedding_index_name(model, dimensions),),
+    ).fetchone()
+    return None if row is None else float(row["n"])
 
 
 def tune_vector_scan(cur: TenantTx, ef_search: int, max_scan_tuples: int) -> None:
@@ -428,10 +450,20 @@ def _vector_leg(plan: SearchPlan) -> sql.Composable:
     assert plan.vector is not None
     dims = len(plan.vector.vector)
     literal = sql.Literal(_vector_literal(plan.vector.vector))
+    where = _where(plan.tenant_id, plan.container, plan.filters, plan.time)
     if plan.vector.exact:
         # The uncast column does not match the HNSW index expression: an exact scan of the
         # (small) filtered set, so a small tenant or container always gets its true top-k.
         distance = sql.SQL("m.embedding <=> {}::vector").format(literal)
+        if _needs_filter_function(plan.filters) and plan.time == CURRENT:
+            # (memory_filter_candidates knows only current memories.)
+            # Reach the few rows that pass tag or metadata filters by their ids, not by reading the tenant.
+            ids = _filter_function_args(
+                plan.vector.model, plan.vector.population_cap + 1, plan.container, plan.filters
+            )
+            where = sql.SQL("{} AND m.id IN (SELECT c.id FROM memory_filter_candidates({}) c)").format(
+                where, ids
+            )
     else:
         distance = sql.SQL("m.embedding::vector({dims}) <=> {q}::vector({dims})").format(
             dims=sql.Literal(dims), q=literal
@@ -441,7 +473,7 @@ def _vector_leg(plan: SearchPlan) -> sql.Composable:
         "WHERE {where} AND m.embedding_model = {model} ORDER BY {distance} LIMIT {k}"
     ).format(
         distance=distance,
-        where=_where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        where=where,
         model=sql.Literal(plan.vector.model),
         k=sql.Literal(plan.candidates),
     )
@@ -470,6 +502,30 @@ def _text_leg(plan: SearchPlan) -> sql.Composable:
 
 
 _LIVE = sql.SQL("(m.expires_at IS NULL OR m.expires_at > now())")
+
+
+def _needs_filter_function(filters: SearchFilters) -> bool:
+    """Filters whose operators are not leakproof, so that RLS keeps their indexes from the app."""
+    return bool(filters.tags or filters.metadata)
+
+
+def _filter_function_args(
+    model: str, limit: int, container: ContainerScope | None, filters: SearchFilters
+) -> sql.Composable:
+    return sql.SQL(
+        "{model}, {limit}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, "
+        "{conversation}, {metadata}::jsonb"
+    ).format(
+        model=sql.Literal(model),
+        limit=sql.Literal(limit),
+        container=sql.Literal(container.name if container else None),
+        children=sql.Literal(bool(container and container.include_children)),
+        types=sql.Literal(list(filters.memory_type) or None),
+        tags=sql.Literal(list(filters.tags) or None),
+        agent=sql.Literal(filters.agent_id),
+        conversation=sql.Literal(filters.conversation_id),
+        metadata=sql.Literal(Jsonb(filters.metadata) if filters.metadata else None),
+    )
 
 
 def _container_sql(container: ContainerScope | None) -> sql.Composable:

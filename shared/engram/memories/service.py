@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
@@ -39,6 +41,29 @@ from engram.providers.embeddings import Embedder, check_dimensions
 # How many candidates each leg hands to fusion, per result asked for.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
+# Pages an HNSW search reads per index entry it visits, relative to an exact scan's per row (measured).
+HNSW_COST_RATIO = 8
+# The size of each model's HNSW index changes slowly: look it up at most this often per process.
+INDEX_ROWS_TTL_S = 300.0
+_INDEX_ROWS: dict[tuple[int, str, int], tuple[float | None, float]] = {}
+
+
+def exact_scan_cap(threshold: int, index_rows: float | None, candidates: int, max_scan_tuples: int) -> int:
+    """The largest filtered population that is scanned exactly rather than through HNSW.
+
+    An exact scan reads about one page per row of the population P. The HNSW index is shared by
+    every tenant of a model (N rows); walking it until `candidates` rows pass the filters visits
+    about candidates * N / P entries, each several pages. The two costs meet at
+    P = sqrt(HNSW_COST_RATIO * candidates * N): ~18K rows at N = 1M for the default 40 candidates,
+    which is where `make bench` measured them to meet (buffers read per search). The iterative scan
+    also stops after `max_scan_tuples`, so a population below 2 * candidates * N / max_scan_tuples
+    could not fill the top-k through it: that is scanned exactly as well. `threshold` is the floor.
+    A model without an HNSW index is always scanned exactly."""
+    if index_rows is None:
+        return 2**31 - 2
+    crossover = math.isqrt(int(HNSW_COST_RATIO * candidates * index_rows))
+    needed_for_recall = math.ceil(2 * candidates * index_rows / max_scan_tuples)
+    return max(threshold, crossover, needed_for_recall)
 
 
 class ChunkSearch(Protocol):
@@ -54,7 +79,7 @@ class MemoryService:
         db: Database,
         embedder: Embedder,
         *,
-        exact_scan_threshold: int = 20_000,
+        exact_scan_threshold: int = 5_000,
         ef_search: int = 100,
         max_scan_tuples: int = 40_000,
         chunks: ChunkSearch | None = None,
@@ -239,11 +264,15 @@ class MemoryService:
                     dims = repo.stored_dimensions(cur, tenant_id, model)
                     if dims is not None:
                         check_dimensions(query_vector, dims)
-                population = repo.count_up_to(cur, tenant_id, model, container, self.exact_scan_threshold)
-                exact = population <= self.exact_scan_threshold
+                indexed = self._index_rows(cur, model, len(query_vector))
+                cap = exact_scan_cap(self.exact_scan_threshold, indexed, candidates, self.max_scan_tuples)
+                population = repo.count_vector_population(
+                    cur, tenant_id, model, container, request.filters, cap
+                )
+                exact = population <= cap
                 if not exact:
                     repo.tune_vector_scan(cur, max(self.ef_search, candidates), self.max_scan_tuples)
-                vector = VectorQuery(vector=query_vector, model=model, exact=exact)
+                vector = VectorQuery(vector=query_vector, model=model, exact=exact, population_cap=cap)
             plan = SearchPlan(
                 tenant_id=tenant_id,
                 text=request.query if request.mode != "vector" else None,
@@ -266,6 +295,15 @@ class MemoryService:
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
         return SearchResponse(query=request.query, results=results, total=len(results))
+
+    def _index_rows(self, cur: Any, model: str, dimensions: int) -> float | None:
+        key = (id(self.db), model, dimensions)
+        cached = _INDEX_ROWS.get(key)
+        now = time.monotonic()
+        if cached is None or now - cached[1] > INDEX_ROWS_TTL_S:
+            cached = (repo.index_rows(cur, model, dimensions), now)
+            _INDEX_ROWS[key] = cached
+        return cached[0]
 
     def stats(self, tenant_id: UUID) -> Stats:
         # Counts of the whole tenant, every user's private memories included (no content).

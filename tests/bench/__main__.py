@@ -1,0 +1,214 @@
+"""python -m tests.bench [--quick | --full] [--scale 10k,100k] [--only latency,recall,...]"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tests.bench import coldstart, harness, latency, loader, recall, report, scifact, synthetic, writes
+
+REPO = Path(__file__).resolve().parents[2]
+SECTIONS = ("coldstart", "latency", "recall", "writes", "scifact")
+PROFILES: dict[str, dict[str, Any]] = {
+    "quick": {"scales": ["10K"], "queries": 300, "recall_queries": 30, "writes": 100},
+    "full": {"scales": ["10K", "100K"], "queries": 1000, "recall_queries": 100, "writes": 300},
+}
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--quick",
+        dest="profile",
+        action="store_const",
+        const="quick",
+        help="10K memories per tenant (default; a few minutes once the caches exist)",
+    )
+    group.add_argument(
+        "--full", dest="profile", action="store_const", const="full", help="10K and 100K memories per tenant"
+    )
+    parser.add_argument(
+        "--scale", help="memories per tenant, comma-separated (e.g. 100k or 1m); 10 tenants each"
+    )
+    parser.add_argument("--tenants", type=int, default=10)
+    parser.add_argument("--queries", type=int, help="search latency queries per mode")
+    parser.add_argument("--only", help=f"comma-separated subset of {','.join(SECTIONS)}")
+    parser.add_argument("--bench-dir", type=Path, default=REPO / ".bench")
+    parser.add_argument("--scifact-dir", type=Path, default=REPO.parent / "shared" / "data" / "scifact")
+    parser.set_defaults(profile="quick")
+    args = parser.parse_args(argv)
+    args.options = dict(PROFILES[args.profile])
+    if args.scale:
+        args.options["scales"] = [
+            synthetic.human_count(synthetic.parse_count(s)) for s in args.scale.split(",")
+        ]
+        args.profile = "scale-" + "-".join(args.options["scales"]).lower()
+    if args.queries:
+        args.options["queries"] = args.queries
+    args.sections = set(args.only.split(",")) if args.only else set(SECTIONS)
+    unknown = args.sections - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    bench_dir: Path = args.bench_dir.resolve()
+    bench_dir.mkdir(parents=True, exist_ok=True)
+    from engram import deps
+    from engram.memories.service import MemoryService
+    from engram.providers.local_embeddings import LocalEmbedder
+
+    embedder = LocalEmbedder(model_dir=bench_dir / "models")
+    result = report.Report(
+        profile=args.profile,
+        meta={
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "options": args.options,
+            "machine": {
+                "cpus": _cpus(),
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+                "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+            },
+            "data": "synthetic clustered 384-d unit vectors, pseudo-word texts (tests/bench/synthetic.py); "
+            "SciFact with the local model",
+        },
+    )
+    handlers = harness.Handlers()
+    corpus = scifact.load_corpus(args.scifact_dir) if args.scifact_dir.is_dir() else None
+    claims = list(corpus.queries.values()) if corpus else ["how do tenants stay isolated"] * 100
+
+    if "coldstart" in args.sections:
+        log("cold start: importing each handler in fresh interpreters")
+        result.extend(coldstart.import_times(REPO))
+        result.extend(coldstart.package_sizes(REPO))
+
+    wrote = False
+    for scale in args.options["scales"]:
+        if not args.sections & {"latency", "recall", "writes"}:
+            break
+        spec = synthetic.Spec(per_tenant=synthetic.parse_count(scale), tenants=args.tenants)
+        settings = loader.bench_settings(bench_dir / f"db-{scale.lower()}", bench_dir / "models")
+        log(f"scale {scale}/tenant: starting the database in {settings.data_dir}")
+        local = loader.open_bench_database(settings)
+        try:
+            dataset = loader.ensure_dataset(local, spec, log)
+            deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
+            world = synthetic.World(spec)
+            result.extend(writes.bulk_load_figures(dataset))
+            if "latency" in args.sections:
+                result.extend(latency.search_latency(handlers, world, dataset, args.options["queries"], log))
+            if "recall" in args.sections:
+                forced = MemoryService(
+                    local.app,
+                    embedder,
+                    exact_scan_threshold=0,
+                    ef_search=settings.hnsw_ef_search,
+                    max_scan_tuples=settings.hnsw_max_scan_tuples,
+                )
+                result.extend(
+                    recall.filtered_recall(
+                        handlers,
+                        world,
+                        dataset,
+                        local.admin_conninfo,
+                        forced,
+                        args.options["recall_queries"],
+                        log,
+                    )
+                )
+            if "writes" in args.sections and not wrote:
+                result.extend(
+                    writes.write_latency(
+                        handlers, local, claims[: args.options["writes"]], embedder.embed_query, log
+                    )
+                )
+                wrote = True
+        finally:
+            local.close()
+            if local.embedded is not None:
+                local.embedded.stop()
+    result.extend(writes.pipeline_figures())
+
+    if "latency" in args.sections:
+        result.extend(latency.embedding_latency(embedder.embed_query, claims[:100]))
+    if "scifact" in args.sections:
+        if corpus is None:
+            log(f"scifact: {args.scifact_dir} not found; skipped")
+        else:
+            result.extend(_scifact(corpus, bench_dir, embedder, handlers))
+
+    result.meta["seconds"] = round(time.perf_counter() - started, 1)
+    result.meta["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    previous, previous_name = report.previous_figures(bench_dir / "history", args.profile)
+    latest, archived = report.save(result, bench_dir)
+    machine = result.meta["machine"]
+    print(
+        f"\nEngram bench ({args.profile}), {result.meta['seconds']:.0f}s on {machine['cpus']} CPUs; "
+        f"load average (5 min) {machine['load_average_at_start'][1]:.1f} at start, "
+        f"{machine['load_average_at_end'][1]:.1f} at end"
+        + (f"; 'previous' is {previous_name}" if previous_name else "")
+    )
+    print(report.render(result, previous))
+    print(
+        f"\nwritten: {latest.relative_to(REPO) if latest.is_relative_to(REPO) else latest} "
+        f"and {archived.name}"
+    )
+    return 0
+
+
+def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: harness.Handlers) -> list[Any]:
+    from engram import deps
+
+    log(f"scifact: {len(corpus.ids)} documents, {len(corpus.queries)} test queries")
+    slug = embedder.model_id.replace("/", "_")
+    vectors = scifact.cached_embeddings(
+        bench_dir / "cache",
+        f"scifact-corpus-{corpus.digest}-{slug}",
+        corpus.texts,
+        embedder.embed_documents,
+        log,
+    )
+    qids = list(corpus.queries)
+    qvectors = scifact.cached_embeddings(
+        bench_dir / "cache",
+        f"scifact-queries-{corpus.digest}-{slug}",
+        [corpus.queries[q] for q in qids],
+        embedder.embed_documents,
+        log,
+    )
+    settings = loader.bench_settings(bench_dir / "db-scifact", bench_dir / "models")
+    local = loader.open_bench_database(settings)
+    try:
+        tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id)
+        deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
+        return scifact.quality(
+            handlers, corpus, tenant_id, dict(zip(qids, np.asarray(qvectors), strict=True)), log
+        )
+    finally:
+        local.close()
+        if local.embedded is not None:
+            local.embedded.stop()
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

