@@ -24,6 +24,7 @@ from engram.graph.models import (
     EntitySummary,
     GraphNode,
     LinkResult,
+    MemoryFacts,
     Observation,
     ObservationCreate,
     Relation,
@@ -71,10 +72,25 @@ class GraphService:
                 )
         return linking.link_memory(tx, tenant_id, memory_id, extracted_entities, extracted_relations, subject)
 
-    def subject_of(self, tenant_id: UUID, memory_id: UUID) -> list[UUID]:
-        """The entities a memory is about (for `updates`: only between memories about one subject)."""
+    def subject_of(self, tenant_id: UUID, memory_id: UUID, *, tx: TenantTx | None = None) -> list[UUID]:
+        """The entities a memory is about (for `updates`: only between memories about one subject).
+        With `tx` it reads inside the caller's transaction (and sees its uncommitted links)."""
+        if tx is not None:
+            return repo.subject_entities(tx, tenant_id, memory_id)
         with self.db.tenant(tenant_id) as cur:
             return repo.subject_entities(cur, tenant_id, memory_id)
+
+    def facts_of(self, tenant_id: UUID, memory_id: UUID, *, tx: TenantTx) -> MemoryFacts:
+        """The entities a memory mentions, its subjects, and the relations it is the source of."""
+        rows = repo.mentions_of(tx, tenant_id, memory_id)
+        relations = repo.relations_from_memory(tx, tenant_id, memory_id)
+        return MemoryFacts(
+            entities=frozenset(r["entity_id"] for r in rows),
+            subjects=frozenset(r["entity_id"] for r in rows if r["is_subject"]),
+            relations=frozenset(
+                (r["source_entity"], r["relation_type"], r["target_entity"]) for r in relations
+            ),
+        )
 
     # --- entities -----------------------------------------------------------------------------
 

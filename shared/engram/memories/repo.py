@@ -258,17 +258,28 @@ def lock_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, An
     ).fetchone()
 
 
-def retire(cur: TenantTx, tenant_id: UUID, old_id: UUID, new_id: UUID, valid_to: datetime) -> None:
-    """`new` updates `old`: old stays as history, valid until `valid_to`, no longer current."""
+def retire(
+    cur: TenantTx,
+    tenant_id: UUID,
+    old_id: UUID,
+    new_id: UUID,
+    valid_to: datetime,
+    *,
+    confidence: float = 1.0,
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """`new` updates `old`: old stays as history, valid until `valid_to`, no longer current. Used by
+    explicit `supersedes` and by the pipeline's graph-link alike."""
     cur.execute(
         "UPDATE memories SET is_latest = false, valid_to = greatest(valid_from, %s), updated_at = now() "
         "WHERE tenant_id = %s AND id = %s",
         (valid_to, tenant_id, old_id),
     )
     cur.execute(
-        "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type) "
-        "VALUES (%s, %s, %s, 'updates') ON CONFLICT (source_id, target_id, relationship_type) DO NOTHING",
-        (tenant_id, new_id, old_id),
+        "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type, confidence, "
+        "metadata) VALUES (%s, %s, %s, 'updates', %s, %s) "
+        "ON CONFLICT (source_id, target_id, relationship_type) DO NOTHING",
+        (tenant_id, new_id, old_id, max(0.0, min(1.0, confidence)), Jsonb(metadata or {})),
     )
 
 
