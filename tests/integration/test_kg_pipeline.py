@@ -217,3 +217,24 @@ def test_extract_modes(api: Api, local_db: LocalDatabase, tenant: IssuedKey) -> 
     assert [e["name"] for e in bob] == ["Bob"]  # the heuristic's graph: Bob works_for Initech
     relations = api.get(f"/v1/entities/{bob[0]['id']}").json["relations"]
     assert [(r["relation_type"], r["target"]["name"]) for r in relations] == [("works_for", "Initech")]
+
+
+def test_a_transient_provider_error_is_retried_and_a_permanent_one_fails_cleanly(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    busy = Reply(503, {"error": {"message": "overloaded"}})
+    refused = Reply(400, {"error": {"message": "model not found", "type": "invalid_request_error"}})
+    body = {"content": "Alice lives in Paris", "container": "people", "extract": "full"}
+    script: list[Reply | str] = [busy, answer("Alice lives in Paris.", "Paris", None)]
+    with scripted_openai_server(script) as server, llm_stack(server):
+        retried = ingest(api, body)
+    # The provider does not retry (llm_max_attempts=1): TransientError reached the runner, which ran
+    # the step again.
+    assert len(server.requests) == 2
+    with scripted_openai_server([refused]) as server, llm_stack(server):
+        failed = ingest(api, {**body, "content": "Bob lives in Rome", "container": "other"})
+
+    assert retried["status"] == "done" and retried["memory_count"] == 1
+    assert failed["status"] == "failed" and "model not found" in failed["error"]["message"]
+    assert failed["chunk_count"] == failed["memory_count"] == 0
+    assert _rows(local_db, tenant)["memories"] == 1
