@@ -19,6 +19,7 @@ from uuid import UUID
 from psycopg import sql
 
 from engram.db.database import TenantTx
+from engram.memories.repo import MEMORY_COLUMNS
 
 ENTITY_COLUMNS = sql.SQL(
     "e.id, e.name, e.normalized_name, e.entity_type, e.aliases, e.created_at, e.updated_at"
@@ -266,6 +267,27 @@ def memories_sharing_entities(
            ORDER BY count(*) DESC, o.created_at DESC, o.id
            LIMIT %(k)s""",
         {"t": tenant_id, "m": memory_id, "d": document_id, "k": limit},
+    ).fetchall()
+
+
+def memories_with_shared_entities(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, limit: int
+) -> list[dict[str, Any]]:
+    """Other memories that mention an entity `memory_id` mentions, with the names they share, most
+    shared first."""
+    return cur.execute(
+        sql.SQL(
+            """SELECT {columns}, array_agg(DISTINCT e.name ORDER BY e.name) AS shared_entities
+               FROM entity_mentions nm
+               JOIN entity_mentions om ON om.tenant_id = nm.tenant_id AND om.entity_id = nm.entity_id
+               JOIN entities e ON e.id = nm.entity_id
+               JOIN memories m ON m.id = om.memory_id AND m.tenant_id = nm.tenant_id
+               WHERE nm.tenant_id = %s AND nm.memory_id = %s AND om.memory_id <> nm.memory_id
+               GROUP BY m.id
+               ORDER BY count(DISTINCT e.id) DESC, m.created_at DESC, m.id
+               LIMIT %s"""
+        ).format(columns=MEMORY_COLUMNS),
+        (tenant_id, memory_id, limit),
     ).fetchall()
 
 

@@ -336,6 +336,37 @@ def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[
     ).fetchall()
 
 
+def related_memories(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, depth: int, limit: int
+) -> list[dict[str, Any]]:
+    """Memories reached from `memory_id` over memory relationships (either direction), up to `depth`
+    steps, each at its shortest distance; a path never visits a memory twice."""
+    return cur.execute(
+        sql.SQL(
+            """WITH RECURSIVE walk(id, depth, via, relationship, direction, path) AS (
+                   SELECT %(m)s::uuid, 0, NULL::uuid, NULL::text, NULL::text, ARRAY[%(m)s::uuid]
+                   UNION ALL
+                   SELECT n.id, w.depth + 1, w.id, r.relationship_type, n.direction, w.path || n.id
+                   FROM walk w
+                   JOIN memory_relationships r
+                     ON r.tenant_id = %(t)s AND (r.source_id = w.id OR r.target_id = w.id)
+                   CROSS JOIN LATERAL (
+                       SELECT CASE WHEN r.source_id = w.id THEN r.target_id ELSE r.source_id END AS id,
+                              CASE WHEN r.source_id = w.id THEN 'outgoing' ELSE 'incoming' END AS direction
+                   ) n
+                   WHERE w.depth < %(d)s AND NOT n.id = ANY(w.path))
+               SELECT * FROM (
+                   SELECT DISTINCT ON (m.id) {columns}, w.depth, w.via, w.relationship, w.direction
+                   FROM walk w JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
+                   WHERE w.depth > 0
+                   ORDER BY m.id, w.depth, w.relationship) found
+               ORDER BY depth, created_at DESC, id
+               LIMIT %(k)s"""
+        ).format(columns=MEMORY_COLUMNS),
+        {"m": memory_id, "t": tenant_id, "d": depth, "k": limit},
+    ).fetchall()
+
+
 # --- search -----------------------------------------------------------------------------------
 
 
