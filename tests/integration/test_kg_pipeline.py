@@ -238,3 +238,15 @@ def test_a_transient_provider_error_is_retried_and_a_permanent_one_fails_cleanly
     assert failed["status"] == "failed" and "model not found" in failed["error"]["message"]
     assert failed["chunk_count"] == failed["memory_count"] == 0
     assert _rows(local_db, tenant)["memories"] == 1
+
+
+def test_offline_the_heuristic_graph_also_supersedes_within_one_subject(api: Api) -> None:
+    for text in ("Alice lives in Paris.", "Bob lives in Paris.", "Alice moved to Berlin."):
+        assert ingest(api, {"content": text, "container": "people", "extract": "light"})["status"] == "done"
+
+    current = {r["content"] for r in search(api, limit=10)}
+    history = {r["content"]: r for r in search(api, include_history=True, limit=10)}
+
+    # Alice's move retires Alice's Paris, never Bob's (another subject).
+    assert current == {"Alice moved to Berlin.", "Bob lives in Paris."}
+    assert history["Alice lives in Paris."]["valid_to"] is not None
