@@ -21,6 +21,7 @@ from engram.memories.models import (
     MemoryPage,
     MemoryPatch,
     MemoryUpsert,
+    RelatedMemories,
     UpsertResult,
 )
 from engram.observability import logger, metrics, tracer
@@ -68,6 +69,15 @@ def delete_memory(id: MemoryId, user_id: UserId = None) -> None:
 @app.get("/v1/memories/<id>/history")
 def memory_history(id: MemoryId) -> MemoryHistory:
     return deps.memory_service().history(principal_of(app).tenant_id, memory_id(id))
+
+
+@app.get("/v1/memories/<id>/related")
+def related_memories(
+    id: MemoryId,
+    depth: Annotated[int, Query(ge=1, le=4, description="steps over memory relationships")] = 1,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> RelatedMemories:
+    return deps.graph_service().related(principal_of(app).tenant_id, memory_id(id), depth, limit)
 
 
 @app.post("/v1/memories/<id>/revert")

@@ -23,7 +23,10 @@ def search(body: SearchRequest) -> SearchResponse | MessageSearchResponse:
     if body.scope == "messages":
         response = deps.session_service().search_messages(principal_of(app).tenant_id, body)
     else:
-        response = deps.memory_service().search(principal_of(app).tenant_id, body)
+        tenant_id = principal_of(app).tenant_id
+        response = deps.memory_service().search(tenant_id, body)
+        if body.include_related:
+            response = deps.graph_service().attach_related(tenant_id, response)
     metrics.add_metric(name="Searches", unit="Count", value=1)
     return response
 

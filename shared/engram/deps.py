@@ -149,13 +149,13 @@ def pipeline_starter() -> PipelineStarter:
 
 
 def pipeline_context() -> PipelineContext:
-    db, emb, blobs = database(), embedder(), blob_store()
+    db, emb, blobs, model = database(), embedder(), blob_store(), llm()
     deps = current()
     with deps._lock:
         if deps.pipeline is None:
             from engram.pipeline.context import build_context
 
-            deps.pipeline = build_context(deps.settings, db, blobs, emb, boto_client)
+            deps.pipeline = build_context(deps.settings, db, blobs, emb, boto_client, llm=model)
         return deps.pipeline
 
 
@@ -172,7 +172,14 @@ def document_service() -> DocumentService:
         work_prefix=s.work_prefix,
         max_file_bytes=s.max_file_bytes,
         presigner=blobs if isinstance(blobs, S3BlobStore) else None,
+        llm_available=llm_configured(),
     )
+
+
+def llm_configured() -> bool:
+    """Whether extract=full can run, without building a client."""
+    deps = current()
+    return deps.llm is not None or deps.settings.llm_provider != "none"
 
 
 def llm() -> LLM | None:

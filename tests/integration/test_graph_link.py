@@ -1,5 +1,6 @@
-"""The offline baseline of the last two states: heuristic memories with their origin, and a newer
-near-duplicate memory that `updates` the older one."""
+"""The offline baseline of the last two states: heuristic memories with their origin; a newer
+near-duplicate about the same subject `updates` the older one, one without a shared subject only
+`extends` it (no over-invalidation, Graphiti #1728)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from tests.conftest import Api
 from tests.integration.documents_helpers import ingest
 from tests.integration.pipeline_helpers import run as run_document
 
-OLD = b"The payments API is deployed to the eu-west cluster every Friday morning."
-NEW = b"The payments API is deployed to the eu-west cluster every Monday morning."
+OLD = b"Payments API is deployed to the eu-west cluster every Friday morning."
+NEW = b"Payments API is deployed to the eu-west cluster every Monday morning."
+# "It" names no entity: the heuristic finds no subject in these.
+NO_SUBJECT_OLD = b"It is deployed to the eu-west cluster every Friday morning."
+NO_SUBJECT_NEW = b"It is deployed to the eu-west cluster every Monday morning."
 
 
 def _memories(local_db: LocalDatabase, tenant: IssuedKey) -> list[dict]:
@@ -50,7 +54,24 @@ def test_a_newer_near_duplicate_updates_the_older_memory(tenant: IssuedKey, loca
         (new["id"], old["id"], "updates")
     ]
     assert 0.9 <= link[0]["confidence"] <= 1.0
-    assert link[0]["metadata"] == {"linker": "similarity", "document_id": str(new_ref.document_id)}
+    assert link[0]["metadata"] == {
+        "linker": "rules",
+        "document_id": str(new_ref.document_id),
+        "reason": "near-duplicate, same subject",
+    }
+
+
+def test_a_near_duplicate_without_a_shared_subject_only_extends(
+    tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    run_document(tenant.tenant_id, NO_SUBJECT_OLD, "a.txt", "ops")
+    run_document(tenant.tenant_id, NO_SUBJECT_NEW, "b.txt", "ops")
+
+    rows = _memories(local_db, tenant)
+    with local_db.app.tenant(tenant.tenant_id) as cur:
+        kinds = [r["relationship_type"] for r in cur.execute("SELECT * FROM memory_relationships").fetchall()]
+    assert len(rows) == 2 and all(r["is_latest"] for r in rows)
+    assert kinds == ["extends"]
 
 
 def test_unrelated_memories_are_not_linked(tenant: IssuedKey, local_db: LocalDatabase) -> None:

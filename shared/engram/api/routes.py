@@ -24,6 +24,7 @@ ROUTES: tuple[Route, ...] = (
     Route("memories", "DELETE", "/v1/memories/{id}"),
     Route("memories", "GET", "/v1/memories/{id}/history"),
     Route("memories", "POST", "/v1/memories/{id}/revert"),
+    Route("memories", "GET", "/v1/memories/{id}/related"),
     Route("search", "POST", "/v1/search"),
     Route("sessions", "POST", "/v1/sessions"),
     Route("sessions", "GET", "/v1/sessions"),

@@ -8,10 +8,11 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from engram.memories.models import ContainerName, ContainerQuery, Identifier, Metadata, Tag
 
+ExtractMode = Literal["none", "light", "full"]
 DocumentStatus = Literal["queued", "extracting", "chunking", "embedding", "indexing", "done", "failed"]
 SourceKind = Literal["inline", "url", "file", "s3", "drop"]
 MAX_INLINE_BYTES = 10 * 1024 * 1024  # what fits in one API Gateway request
@@ -53,6 +54,16 @@ class DocumentCreate(_Strict):
     metadata: Metadata = Field(default_factory=dict)
     custom_id: Identifier | None = Field(
         default=None, description="your id: sending it again replaces the document (same content: no-op)"
+    )
+    extract: ExtractMode | None = Field(
+        default=None,
+        description="memories from the chunks: none (chunks only), light (offline heuristic) or full "
+        "(the configured LLM); default: full when an LLM provider is configured, else light",
+    )
+    document_date: AwareDatetime | None = Field(
+        default=None,
+        description="when the content was written (ISO 8601); relative dates in the text are read "
+        "against it, and it is a memory's valid_from when the text states none. Default: now",
     )
 
     @model_validator(mode="after")
@@ -111,6 +122,11 @@ class Document(BaseModel):
     checksum: str | None
     size_bytes: int | None
     custom_id: str | None
+    extract: ExtractMode
+    document_date: datetime | None
+    extraction: dict[str, Any] = Field(
+        description="what llm-extract used and spent: extractor, input_tokens, output_tokens, llm_calls"
+    )
     revision: int
     chunk_count: int
     memory_count: int
@@ -127,7 +143,7 @@ class Document(BaseModel):
             else None
         )
         fields = {k: v for k, v in row.items() if k in cls.model_fields and k != "error"}
-        return cls(**fields, error=error)
+        return cls(**fields, extract=row["extract_mode"], error=error)
 
 
 class DocumentAccepted(BaseModel):

@@ -21,7 +21,7 @@ from engram.memories.repo import RRF_K, ContainerScope, SearchPlan, ensure_conta
 DOCUMENT_COLUMNS = sql.SQL(
     "d.id, d.container, d.status, d.content_type, d.source_kind, d.source, d.filename, d.title, d.tags, "
     "d.metadata, d.checksum, d.size_bytes, d.custom_id, d.revision, d.error_code, d.error, d.blob_key, "
-    "d.blob_version, d.created_at, d.updated_at, d.finished_at"
+    "d.blob_version, d.extract_mode, d.document_date, d.extraction, d.created_at, d.updated_at, d.finished_at"
 )
 COUNTS = sql.SQL(
     "(SELECT count(*) FROM chunks c WHERE c.document_id = d.id)::int AS chunk_count, "
@@ -43,9 +43,10 @@ def insert_document(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> d
     row = cur.execute(
         sql.SQL(
             """INSERT INTO documents AS d (id, tenant_id, container, content_type, source_kind, source,
-                   filename, title, blob_key, blob_version, metadata, tags, checksum, size_bytes, custom_id)
+                   filename, title, blob_key, blob_version, metadata, tags, checksum, size_bytes, custom_id,
+                   extract_mode, document_date)
                VALUES (coalesce(%s, gen_random_uuid()), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-                       %s)
+                       %s, %s, %s)
                RETURNING {columns}, 0 AS chunk_count, 0 AS memory_count"""
         ).format(columns=DOCUMENT_COLUMNS),
         (
@@ -64,6 +65,8 @@ def insert_document(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> d
             fields.get("checksum"),
             fields.get("size_bytes"),
             fields.get("custom_id"),
+            fields.get("extract_mode", "light"),
+            fields.get("document_date"),
         ),
     ).fetchone()
     assert row is not None
@@ -75,7 +78,7 @@ def requeue(cur: TenantTx, tenant_id: UUID, document_id: UUID, fields: dict[str,
     assignments: list[sql.Composable] = [
         sql.SQL(
             "revision = d.revision + 1, status = 'queued', error = NULL, error_code = NULL, "
-            "finished_at = NULL, updated_at = now()"
+            "extraction = '{}', finished_at = NULL, updated_at = now()"
         )
     ]
     params: list[Any] = []
@@ -92,6 +95,8 @@ def requeue(cur: TenantTx, tenant_id: UUID, document_id: UUID, fields: dict[str,
         "tags",
         "checksum",
         "size_bytes",
+        "extract_mode",
+        "document_date",
     ):
         if column in fields:
             assignments.append(sql.SQL("{} = %s").format(sql.Identifier(column)))
@@ -318,6 +323,14 @@ def set_chunk_embeddings(
     )
 
 
+def record_usage(cur: TenantTx, tenant_id: UUID, document_id: UUID, extraction: dict[str, Any]) -> None:
+    """What the llm-extract step used and spent (replaces an earlier attempt's record)."""
+    cur.execute(
+        "UPDATE documents SET extraction = %s, updated_at = now() WHERE tenant_id = %s AND id = %s",
+        (Jsonb(extraction), tenant_id, document_id),
+    )
+
+
 # --- memories that came from documents --------------------------------------------------------
 
 
@@ -342,7 +355,8 @@ def latest_memory_with_content(cur: TenantTx, tenant_id: UUID, container: str, c
 
 def memories_of(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> list[dict[str, Any]]:
     return cur.execute(
-        """SELECT m.id, m.container, m.content, m.metadata, m.embedding_model, s.chunk_id
+        """SELECT m.id, m.container, m.content, m.memory_type, m.valid_from, m.metadata, m.embedding_model,
+                  s.chunk_id
            FROM memory_sources s JOIN memories m ON m.id = s.memory_id
            WHERE s.tenant_id = %s AND s.document_id = %s ORDER BY m.created_at, m.id""",
         (tenant_id, document_id),

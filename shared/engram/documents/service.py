@@ -20,6 +20,7 @@ from engram.documents.models import (
     DocumentCreate,
     DocumentListRequest,
     DocumentPage,
+    ExtractMode,
     UploadTicket,
 )
 from engram.errors import InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
@@ -74,6 +75,7 @@ class DocumentService:
         work_prefix: str,
         max_file_bytes: int,
         presigner: Any = None,
+        llm_available: bool = False,
     ) -> None:
         self.db = db
         self.blobs = blobs
@@ -81,12 +83,24 @@ class DocumentService:
         self.work_prefix = work_prefix
         self.max_file_bytes = max_file_bytes
         self.presigner = presigner  # S3BlobStore in AWS: uploads go straight to S3
+        self.llm_available = llm_available
+        # Documents that do not say (S3 and folder drops, requests without `extract`).
+        self.default_extract: ExtractMode = "full" if llm_available else "light"
 
     # --- registration -------------------------------------------------------------------------
 
     def create(self, tenant_id: UUID, request: DocumentCreate) -> DocumentAccepted:
         """POST /v1/documents: store the bytes, register (idempotently), start the run."""
+        extract_mode = request.extract or self.default_extract
+        if extract_mode == "full" and not self.llm_available:
+            raise InvalidInput(
+                "extract=full needs an LLM: set ENGRAM_LLM_PROVIDER (openai, anthropic or bedrock), "
+                "or send extract=light for the offline heuristic",
+                details={"field": "extract"},
+            )
         fields: dict[str, Any] = {
+            "extract_mode": extract_mode,
+            "document_date": request.document_date,
             "container": request.container,
             "title": request.title,
             "tags": request.tags,
@@ -153,6 +167,7 @@ class DocumentService:
             "checksum": stored.checksum,
             "size_bytes": stored.size_bytes,
             "content_type": stored.content_type,
+            "extract_mode": self.default_extract,
         }
         registration = self._register(tenant_id, fields, data)
         identity = stored.identity or (stored.source_kind, str(registration.document["id"]))

@@ -28,6 +28,7 @@ from engram.graph.names import normalize_name
 from engram.memories.models import MemoryType
 
 CONFIDENCE = 0.5
+_NOT_PROSE = ("{", "}", "=>", "();", "http://", "https://")
 MIN_WORDS, MAX_WORDS = 3, 80
 _CHUNK = re.compile(r'<chunk n="(\d+)">\n?(.*?)\n?</chunk>', re.DOTALL)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -80,7 +81,7 @@ class HeuristicExtractor:
                 if ordinal in context.chunks
                 else (context.chunks[0] if len(context.chunks) == 1 else None)
             )
-            for sentence in sentences(body):
+            for sentence in (s for part in re.split(r"\n\s*\n", body) for s in sentences(part)):
                 key = sentence.casefold()
                 if key in seen or not _statement(sentence):
                     continue
@@ -150,8 +151,17 @@ def entity_spans(sentence: str) -> list[tuple[int, int, str]]:
 
 
 def _statement(sentence: str) -> bool:
+    """A sentence worth remembering on its own: a complete statement of moderate length, mostly
+    words, not code or a link."""
     words = sentence.split()
     if not MIN_WORDS <= len(words) <= MAX_WORDS or sentence.endswith("?"):
+        return False
+    if sentence.rstrip("\"')]")[-1:] not in (
+        ".",
+        "!",
+    ):
+        return False
+    if any(mark in sentence for mark in _NOT_PROSE):
         return False
     letters = sum(ch.isalpha() for ch in sentence)
     return letters >= 0.6 * len(sentence.replace(" ", ""))

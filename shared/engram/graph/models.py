@@ -154,3 +154,12 @@ class LinkResult:
 
 
 Cursor = Annotated[str, Field(max_length=400)]
+
+
+@dataclass(frozen=True)
+class MemoryFacts:
+    """What the graph knows about one memory: for graph-link's `updates`/`extends` decisions."""
+
+    entities: frozenset[UUID]
+    subjects: frozenset[UUID]
+    relations: frozenset[tuple[UUID, str, UUID]]  # (source entity, relation type, target entity)

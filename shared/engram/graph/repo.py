@@ -19,6 +19,7 @@ from uuid import UUID
 from psycopg import sql
 
 from engram.db.database import TenantTx
+from engram.memories.repo import MEMORY_COLUMNS
 
 ENTITY_COLUMNS = sql.SQL(
     "e.id, e.name, e.normalized_name, e.entity_type, e.aliases, e.created_at, e.updated_at"
@@ -236,6 +237,66 @@ def subject_entities(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[UU
         (tenant_id, memory_id),
     ).fetchall()
     return [row["entity_id"] for row in rows]
+
+
+def mentions_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
+    return cur.execute(
+        "SELECT entity_id, is_subject FROM entity_mentions WHERE tenant_id = %s AND memory_id = %s",
+        (tenant_id, memory_id),
+    ).fetchall()
+
+
+def memories_sharing_entities(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, document_id: UUID, limit: int
+) -> list[dict[str, Any]]:
+    """Current, older memories of the same container that mention an entity `memory_id` mentions,
+    most shared entities first, leaving out every memory that came from `document_id` itself."""
+    return cur.execute(
+        """SELECT o.id, o.content, count(*) AS shared,
+                  CASE WHEN o.embedding_model = n.embedding_model
+                       THEN 1 - (o.embedding <=> n.embedding) ELSE 0 END AS similarity
+           FROM memories n
+           JOIN entity_mentions nm ON nm.tenant_id = n.tenant_id AND nm.memory_id = n.id
+           JOIN entity_mentions om ON om.tenant_id = n.tenant_id AND om.entity_id = nm.entity_id
+           JOIN memories o ON o.id = om.memory_id AND o.tenant_id = n.tenant_id AND o.container = n.container
+           WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND o.id <> n.id AND o.is_latest
+             AND o.created_at < n.created_at AND (o.expires_at IS NULL OR o.expires_at > now())
+             AND NOT EXISTS (SELECT 1 FROM memory_sources s
+                             WHERE s.memory_id = o.id AND s.document_id = %(d)s)
+           GROUP BY o.id, o.content, o.embedding_model, o.embedding, n.embedding_model, n.embedding
+           ORDER BY count(*) DESC, o.created_at DESC, o.id
+           LIMIT %(k)s""",
+        {"t": tenant_id, "m": memory_id, "d": document_id, "k": limit},
+    ).fetchall()
+
+
+def memories_with_shared_entities(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, limit: int
+) -> list[dict[str, Any]]:
+    """Other memories that mention an entity `memory_id` mentions, with the names they share, most
+    shared first."""
+    return cur.execute(
+        sql.SQL(
+            """SELECT {columns}, array_agg(DISTINCT e.name ORDER BY e.name) AS shared_entities
+               FROM entity_mentions nm
+               JOIN entity_mentions om ON om.tenant_id = nm.tenant_id AND om.entity_id = nm.entity_id
+               JOIN entities e ON e.id = nm.entity_id
+               JOIN memories m ON m.id = om.memory_id AND m.tenant_id = nm.tenant_id
+               WHERE nm.tenant_id = %s AND nm.memory_id = %s AND om.memory_id <> nm.memory_id
+               GROUP BY m.id
+               ORDER BY count(DISTINCT e.id) DESC, m.created_at DESC, m.id
+               LIMIT %s"""
+        ).format(columns=MEMORY_COLUMNS),
+        (tenant_id, memory_id, limit),
+    ).fetchall()
+
+
+def relations_from_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
+    return cur.execute(
+        "SELECT source_entity, relation_type, target_entity FROM entity_relations "
+        "WHERE tenant_id = %s AND source_memory_id = %s",
+        (tenant_id, memory_id),
+    ).fetchall()
 
 
 # --- relations --------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from engram.graph.models import (
     EntitySummary,
     GraphNode,
     LinkResult,
+    MemoryFacts,
     Observation,
     ObservationCreate,
     Relation,
@@ -31,7 +32,8 @@ from engram.graph.models import (
     Subgraph,
 )
 from engram.graph.names import normalize_name, normalize_type
-from engram.memories.models import MemoryCreate
+from engram.memories import repo as memories_repo
+from engram.memories.models import MemoryCreate, RelatedLink, RelatedMemories, SearchResponse
 from engram.memories.service import MemoryService
 from engram.observability import tracer
 
@@ -71,10 +73,77 @@ class GraphService:
                 )
         return linking.link_memory(tx, tenant_id, memory_id, extracted_entities, extracted_relations, subject)
 
-    def subject_of(self, tenant_id: UUID, memory_id: UUID) -> list[UUID]:
-        """The entities a memory is about (for `updates`: only between memories about one subject)."""
+    def subject_of(self, tenant_id: UUID, memory_id: UUID, *, tx: TenantTx | None = None) -> list[UUID]:
+        """The entities a memory is about (for `updates`: only between memories about one subject).
+        With `tx` it reads inside the caller's transaction (and sees its uncommitted links)."""
+        if tx is not None:
+            return repo.subject_entities(tx, tenant_id, memory_id)
         with self.db.tenant(tenant_id) as cur:
             return repo.subject_entities(cur, tenant_id, memory_id)
+
+    def facts_of(self, tenant_id: UUID, memory_id: UUID, *, tx: TenantTx) -> MemoryFacts:
+        """The entities a memory mentions, its subjects, and the relations it is the source of."""
+        rows = repo.mentions_of(tx, tenant_id, memory_id)
+        relations = repo.relations_from_memory(tx, tenant_id, memory_id)
+        return MemoryFacts(
+            entities=frozenset(r["entity_id"] for r in rows),
+            subjects=frozenset(r["entity_id"] for r in rows if r["is_subject"]),
+            relations=frozenset(
+                (r["source_entity"], r["relation_type"], r["target_entity"]) for r in relations
+            ),
+        )
+
+    # --- related memories ---------------------------------------------------------------------
+
+    @tracer.capture_method
+    def related(self, tenant_id: UUID, memory_id: UUID, depth: int = 1, limit: int = 50) -> RelatedMemories:
+        """GET /v1/memories/{id}/related: memories reached over memory relationships (up to `depth`
+        steps) and memories that mention the same entities."""
+        depth = max(1, min(depth, MAX_DEPTH))
+        with self.db.tenant(tenant_id) as cur:
+            if memories_repo.get_memory(cur, tenant_id, memory_id) is None:
+                raise NotFound(f"memory {memory_id} not found")
+            related = self._related(cur, tenant_id, memory_id, depth, limit)
+        return RelatedMemories(id=memory_id, related=related)
+
+    def attach_related(self, tenant_id: UUID, response: SearchResponse, limit: int = 10) -> SearchResponse:
+        """include_related in search: each memory result gets its neighbours at depth 1."""
+        with self.db.tenant(tenant_id) as cur:
+            results = [
+                r.model_copy(update={"related": self._related(cur, tenant_id, r.id, 1, limit)})
+                if r.kind == "memory"
+                else r
+                for r in response.results
+            ]
+        return response.model_copy(update={"results": results})
+
+    @staticmethod
+    def _related(
+        cur: TenantTx, tenant_id: UUID, memory_id: UUID, depth: int, limit: int
+    ) -> list[RelatedLink]:
+        links = [
+            RelatedLink(
+                **_link_fields(row),
+                relationship=row["relationship"],
+                direction=row["direction"],
+                depth=row["depth"],
+                via=row["via"] if row["depth"] > 1 else None,
+            )
+            for row in memories_repo.related_memories(cur, tenant_id, memory_id, depth, limit)
+        ]
+        seen = {link.id for link in links}
+        for row in repo.memories_with_shared_entities(cur, tenant_id, memory_id, limit):
+            if row["id"] not in seen and len(links) < limit:
+                links.append(
+                    RelatedLink(
+                        **_link_fields(row),
+                        relationship="shares_entity",
+                        direction="shared",
+                        depth=1,
+                        shared_entities=list(row["shared_entities"]),
+                    )
+                )
+        return links
 
     # --- entities -----------------------------------------------------------------------------
 
@@ -286,6 +355,11 @@ class GraphService:
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _link_fields(row: dict[str, Any]) -> dict[str, Any]:
+    keys = ("id", "content", "memory_type", "is_latest", "valid_from", "valid_to")
+    return {key: row[key] for key in keys}
 
 
 def _entity(row: dict[str, Any]) -> Entity:

@@ -209,6 +209,9 @@ class SearchRequest(_Strict):
     embedding_model: ModelName | None = None
     as_of: AwareDatetime | None = Field(default=None, description="return what was valid at this time")
     include_history: bool = Field(default=False, description="also return superseded memories")
+    include_related: bool = Field(
+        default=False, description="attach each memory result's neighbours, with the relationship type"
+    )
 
     @model_validator(mode="after")
     def _pair(self) -> SearchRequest:
@@ -234,6 +237,28 @@ class Scores(BaseModel):
     fused: float = Field(description="reciprocal-rank fusion, scaled so 1.0 is first in every leg")
 
 
+class RelatedLink(BaseModel):
+    """A memory next to another one: through a memory relationship (`updates`, `extends`, `derives`;
+    `outgoing` when the first memory is the newer side) or through entities both mention."""
+
+    id: UUID
+    content: str
+    memory_type: MemoryType
+    is_latest: bool
+    valid_from: datetime
+    valid_to: datetime | None
+    relationship: Literal["updates", "extends", "derives", "shares_entity"]
+    direction: Literal["outgoing", "incoming", "shared"]
+    depth: int = Field(description="steps from the memory (shared entities: always 1)")
+    via: UUID | None = Field(default=None, description="the memory one step closer, when depth > 1")
+    shared_entities: list[str] = Field(default_factory=list)
+
+
+class RelatedMemories(BaseModel):
+    id: UUID
+    related: list[RelatedLink]
+
+
 class SearchResult(BaseModel):
     id: UUID
     kind: ResultKind = Field(default="memory", description="a memory, or a chunk of a document")
@@ -253,6 +278,9 @@ class SearchResult(BaseModel):
     created_at: datetime
     score: float
     scores: Scores
+    related: list[RelatedLink] | None = Field(
+        default=None, description="with include_related: this memory's neighbours (depth 1)"
+    )
 
 
 class SearchResponse(BaseModel):

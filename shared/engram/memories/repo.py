@@ -261,17 +261,28 @@ def lock_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, An
     ).fetchone()
 
 
-def retire(cur: TenantTx, tenant_id: UUID, old_id: UUID, new_id: UUID, valid_to: datetime) -> None:
-    """`new` updates `old`: old stays as history, valid until `valid_to`, no longer current."""
+def retire(
+    cur: TenantTx,
+    tenant_id: UUID,
+    old_id: UUID,
+    new_id: UUID,
+    valid_to: datetime,
+    *,
+    confidence: float = 1.0,
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """`new` updates `old`: old stays as history, valid until `valid_to`, no longer current. Used by
+    explicit `supersedes` and by the pipeline's graph-link alike."""
     cur.execute(
         "UPDATE memories SET is_latest = false, valid_to = greatest(valid_from, %s), updated_at = now() "
         "WHERE tenant_id = %s AND id = %s",
         (valid_to, tenant_id, old_id),
     )
     cur.execute(
-        "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type) "
-        "VALUES (%s, %s, %s, 'updates') ON CONFLICT (source_id, target_id, relationship_type) DO NOTHING",
-        (tenant_id, new_id, old_id),
+        "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type, confidence, "
+        "metadata) VALUES (%s, %s, %s, 'updates', %s, %s) "
+        "ON CONFLICT (source_id, target_id, relationship_type) DO NOTHING",
+        (tenant_id, new_id, old_id, max(0.0, min(1.0, confidence)), Jsonb(metadata or {})),
     )
 
 
@@ -325,6 +336,37 @@ def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[
                ORDER BY m.valid_from, m.created_at, m.id"""
         ).format(columns=MEMORY_COLUMNS),
         (memory_id, tenant_id, tenant_id),
+    ).fetchall()
+
+
+def related_memories(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, depth: int, limit: int
+) -> list[dict[str, Any]]:
+    """Memories reached from `memory_id` over memory relationships (either direction), up to `depth`
+    steps, each at its shortest distance; a path never visits a memory twice."""
+    return cur.execute(
+        sql.SQL(
+            """WITH RECURSIVE walk(id, depth, via, relationship, direction, path) AS (
+                   SELECT %(m)s::uuid, 0, NULL::uuid, NULL::text, NULL::text, ARRAY[%(m)s::uuid]
+                   UNION ALL
+                   SELECT n.id, w.depth + 1, w.id, r.relationship_type, n.direction, w.path || n.id
+                   FROM walk w
+                   JOIN memory_relationships r
+                     ON r.tenant_id = %(t)s AND (r.source_id = w.id OR r.target_id = w.id)
+                   CROSS JOIN LATERAL (
+                       SELECT CASE WHEN r.source_id = w.id THEN r.target_id ELSE r.source_id END AS id,
+                              CASE WHEN r.source_id = w.id THEN 'outgoing' ELSE 'incoming' END AS direction
+                   ) n
+                   WHERE w.depth < %(d)s AND NOT n.id = ANY(w.path))
+               SELECT * FROM (
+                   SELECT DISTINCT ON (m.id) {columns}, w.depth, w.via, w.relationship, w.direction
+                   FROM walk w JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
+                   WHERE w.depth > 0
+                   ORDER BY m.id, w.depth, w.relationship) found
+               ORDER BY depth, created_at DESC, id
+               LIMIT %(k)s"""
+        ).format(columns=MEMORY_COLUMNS),
+        {"m": memory_id, "t": tenant_id, "d": depth, "k": limit},
     ).fetchall()
 
 

@@ -13,9 +13,9 @@ from engram.pipeline.extractors import Limits, Services
 from engram.pipeline.extractors.audio import AwsTranscriber, OpenAITranscriber, Transcriber
 from engram.pipeline.extractors.image import Ocr, TesseractOcr, TextractOcr
 from engram.pipeline.extractors.url import UrlFetcher
-from engram.pipeline.linking import MemoryLinker, SimilarityLinker
-from engram.pipeline.memory_extraction import HeuristicExtractor, MemoryExtractor
+from engram.pipeline.linking import RuleLinker
 from engram.providers.embeddings import Embedder
+from engram.providers.llm import LLM
 from engram.settings import Settings
 
 
@@ -27,8 +27,8 @@ class PipelineContext:
     embedder: Embedder
     services: Services
     fetcher: UrlFetcher
-    extractor: MemoryExtractor
-    linker: MemoryLinker
+    linker: RuleLinker
+    llm: LLM | None = None  # for documents with extract=full
     sleep: Callable[[float], None] = field(default=time.sleep)
 
     @property
@@ -69,7 +69,13 @@ def make_transcriber(
 
 
 def build_context(
-    settings: Settings, db: Database, blobs: BlobStore, embedder: Embedder, boto_client: Callable[[str], Any]
+    settings: Settings,
+    db: Database,
+    blobs: BlobStore,
+    embedder: Embedder,
+    boto_client: Callable[[str], Any],
+    *,
+    llm: LLM | None = None,
 ) -> PipelineContext:
     return PipelineContext(
         settings=settings,
@@ -84,6 +90,6 @@ def build_context(
             timeout=settings.url_fetch_timeout_seconds,
             allow_private=settings.allow_private_urls,
         ),
-        extractor=HeuristicExtractor(settings.max_memories_per_document),
-        linker=SimilarityLinker(settings.link_similarity),
+        linker=RuleLinker(settings.link_similarity),
+        llm=llm,
     )

@@ -63,6 +63,12 @@ class SourceMissing(PipelineFailure):
     code = "source_missing"
 
 
+class ExtractionUnusable(PipelineFailure):
+    """The LLM's answer could not be used, even after one repair (engram.errors.ExtractionFailed)."""
+
+    code = "extraction_failed"
+
+
 class Superseded(PipelineFailure):
     """The document was deleted or queued again (a newer revision) while this run was working."""
 
@@ -83,6 +89,7 @@ FAILURE_CODES: dict[str, str] = {
         CorruptDocument,
         FetchFailed,
         SourceMissing,
+        ExtractionUnusable,
         Superseded,
     )
 }

@@ -1,5 +1,6 @@
-"""The pipeline's SQL on the memory graph: near-duplicate candidates for a new memory, and recording
-that a newer memory supersedes an older one. (Documents, chunks and sources: engram.documents.repo.)"""
+"""The pipeline's SQL on the memory graph: nearest candidates for a new memory, and recording that a
+newer memory extends or derives from an older one. (Documents, chunks and sources: engram.documents.repo;
+`updates`: engram.memories.repo.retire.)"""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def nearest_latest_memories(
     ).fetchall()
 
 
-def supersede(
+def relate(
     cur: TenantTx,
     tenant_id: UUID,
     newer: UUID,
@@ -41,20 +42,14 @@ def supersede(
     confidence: float,
     metadata: dict[str, Any],
 ) -> bool:
-    """`newer` updates `older`: the older memory stops being the latest (valid until now)."""
+    """`newer` extends or derives from `older` (an `updates` goes through memories.repo.retire)."""
     if relationship == "updates":
-        cur.execute(
-            """UPDATE memories SET is_latest = false, valid_to = now(), updated_at = now()
-               WHERE tenant_id = %s AND id = %s AND is_latest""",
-            (tenant_id, older),
-        )
-        if cur.rowcount != 1:
-            return False
+        raise ValueError("updates retire the older memory: use engram.memories.repo.retire")
     cur.execute(
         """INSERT INTO memory_relationships
                (tenant_id, source_id, target_id, relationship_type, confidence, metadata)
            VALUES (%s, %s, %s, %s, %s, %s)
            ON CONFLICT (source_id, target_id, relationship_type) DO NOTHING""",
-        (tenant_id, newer, older, relationship, confidence, Jsonb(metadata)),
+        (tenant_id, newer, older, relationship, max(0.0, min(1.0, confidence)), Jsonb(metadata)),
     )
-    return True
+    return cur.rowcount == 1

@@ -13,18 +13,28 @@ from typing import Any
 
 from engram.db.database import Database
 from engram.documents import repo as documents
+from engram.errors import ExtractionFailed, InvalidInput
+from engram.extraction import make_extractor
+from engram.graph import repo as graphrepo
+from engram.graph.service import GraphService
 from engram.memories import repo as memories
 from engram.observability import logger
-from engram.pipeline import repo as graph
+from engram.pipeline import repo as linkrepo
 from engram.pipeline.blobs import sha256_hex, work_key, work_prefix_of
 from engram.pipeline.chunking import chunk
 from engram.pipeline.context import PipelineContext
 from engram.pipeline.embedding import embed_batched, vector_literal
-from engram.pipeline.errors import EmptyContent, SourceMissing, Superseded
+from engram.pipeline.errors import (
+    EmptyContent,
+    ExtractionUnusable,
+    SourceMissing,
+    Superseded,
+    UnsupportedHere,
+)
 from engram.pipeline.extracted import Extracted
 from engram.pipeline.extractors import Source, extract
 from engram.pipeline.linking import LinkCandidate, LinkSubject
-from engram.pipeline.memory_extraction import ChunkInfo, DocumentInfo
+from engram.pipeline.memory_extraction import ChunkInfo, DocumentExtraction, DocumentInfo, extract_memories
 from engram.pipeline.refs import DocumentRef
 
 LINK_CANDIDATES = 5
@@ -139,20 +149,46 @@ def embed_step(ctx: PipelineContext, ref: DocumentRef) -> None:
 
 
 def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    """Memories (with their entities and relations) from the chunks, by the document's extract mode.
+    Nothing is written until extraction has fully succeeded; then memories, sources, graph links and
+    the token usage commit in one transaction. Tenant, container and ids come from the document."""
     doc = _claim(ctx, ref, "indexing")
+    try:
+        extractor = make_extractor(doc["extract_mode"], llm=ctx.llm)
+    except InvalidInput as exc:
+        raise UnsupportedHere(exc.message) from exc
     with ctx.db.tenant(ref.tenant_id) as cur:
         rows = documents.chunks_of(cur, ref.tenant_id, ref.document_id)
     info = DocumentInfo(
-        doc["id"], doc["container"], doc["title"] or doc["filename"], doc["content_type"], doc["tags"]
+        doc["id"],
+        doc["container"],
+        doc["title"] or doc["filename"],
+        doc["content_type"],
+        doc["tags"],
+        reference_time=doc["document_date"] or doc["created_at"],
     )
     chunks = [ChunkInfo(r["id"], r["ordinal"], r["content"], r["metadata"]) for r in rows]
-    candidates = ctx.extractor.extract(info, chunks)[: ctx.settings.max_memories_per_document]
+    if extractor is None:
+        extraction = DocumentExtraction([], "none")
+    else:
+        try:
+            extraction = extract_memories(extractor, info, chunks, ctx.settings.max_memories_per_document)
+        except ExtractionFailed as exc:
+            spent = dict(exc.details.get("usage") or {})
+            with ctx.db.tenant(ref.tenant_id) as cur:  # what the failed attempts cost; no memories
+                if _current_or_none(cur, ref) is not None:
+                    documents.record_usage(
+                        cur, ref.tenant_id, ref.document_id, {"extractor": extractor.name, **spent}
+                    )
+            raise ExtractionUnusable(exc.message) from exc
+    candidates = extraction.memories
     vectors = embed_batched(
         ctx.embedder,
         [c.content for c in candidates],
         batch_size=ctx.settings.embed_batch_size,
         sleep=ctx.sleep,
     )
+    graph = GraphService(ctx.db)
     with ctx.db.tenant(ref.tenant_id) as cur:
         _current(cur, ref)
         # An earlier attempt of this step may have committed: start from a clean slate.
@@ -174,43 +210,98 @@ def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
                         "agent_id": None,
                         "conversation_id": None,
                         "confidence": candidate.confidence,
-                        "valid_from": None,
-                        "expires_at": None,
+                        "valid_from": candidate.valid_from,
+                        "expires_at": candidate.expires_at,
                     },
                     vector,
                     ctx.embedder.model_id,
                 )
                 existing = row["id"]
+                graph.link_entities(
+                    ref.tenant_id,
+                    existing,
+                    candidate.entities,
+                    candidate.relations,
+                    subject=candidate.subject,
+                    tx=cur,
+                )
             documents.add_memory_source(cur, ref.tenant_id, existing, ref.document_id, candidate.chunk_id)
+        documents.record_usage(cur, ref.tenant_id, ref.document_id, extraction.record())
+
+
+def _current_or_none(cur: Any, ref: DocumentRef) -> dict[str, Any] | None:
+    return documents.current_for_run(cur, ref.tenant_id, ref.document_id, ref.revision)
 
 
 # --- graph-link -------------------------------------------------------------------------------
 
 
 def graph_link_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    """How each new memory relates to the container's existing memories nearest to it (by vector and
+    by shared entities): `updates` (retires the older one, as an explicit `supersedes` does; only
+    between memories about one subject), `extends`, `derives`, or nothing. One transaction."""
     _claim(ctx, ref, "indexing")
+    graph = GraphService(ctx.db)
     links = 0
     with ctx.db.tenant(ref.tenant_id) as cur:
         _current(cur, ref)
         for memory in documents.memories_of(cur, ref.tenant_id, ref.document_id):
             if memory["metadata"].get("document_id") != str(ref.document_id):
                 continue  # an older memory this document only confirmed
-            rows = graph.nearest_latest_memories(
+            near = linkrepo.nearest_latest_memories(
                 cur, ref.tenant_id, memory["id"], ref.document_id, LINK_CANDIDATES
             )
-            subject = LinkSubject(memory["id"], memory["content"])
-            candidates = [LinkCandidate(r["id"], r["content"], float(r["similarity"])) for r in rows]
-            for link in ctx.linker.links(subject, candidates):
-                meta = {"linker": ctx.linker.name, "document_id": str(ref.document_id)}
-                links += graph.supersede(
-                    cur,
-                    ref.tenant_id,
-                    link.source_id,
-                    link.target_id,
-                    link.relationship,
-                    link.confidence,
-                    meta,
+            sharing = graphrepo.memories_sharing_entities(
+                cur, ref.tenant_id, memory["id"], ref.document_id, LINK_CANDIDATES
+            )
+            facts = graph.facts_of(ref.tenant_id, memory["id"], tx=cur)
+            subject = LinkSubject(
+                memory["id"],
+                memory["content"],
+                memory["memory_type"],
+                facts.entities,
+                facts.subjects,
+                facts.relations,
+            )
+            candidates: dict[Any, LinkCandidate] = {}
+            for row in [*near, *sharing]:
+                if row["id"] in candidates:
+                    continue
+                other = graph.facts_of(ref.tenant_id, row["id"], tx=cur)
+                candidates[row["id"]] = LinkCandidate(
+                    row["id"],
+                    row["content"],
+                    float(row["similarity"] or 0.0),
+                    other.entities,
+                    other.subjects,
+                    other.relations,
                 )
+            for link in ctx.linker.links(subject, list(candidates.values())):
+                meta = {"linker": ctx.linker.name, "document_id": str(ref.document_id), "reason": link.reason}
+                if link.relationship == "updates":
+                    older = memories.lock_memory(cur, ref.tenant_id, link.target_id)
+                    if older is None or not older["is_latest"]:
+                        continue
+                    memories.retire(
+                        cur,
+                        ref.tenant_id,
+                        link.target_id,
+                        link.source_id,
+                        memory["valid_from"],
+                        confidence=link.confidence,
+                        metadata=meta,
+                    )
+                    links += 1
+                else:
+                    links += linkrepo.relate(
+                        cur,
+                        ref.tenant_id,
+                        link.source_id,
+                        link.target_id,
+                        link.relationship,
+                        link.confidence,
+                        meta,
+                    )
     logger.info("graph-link", extra={"document_id": str(ref.document_id), "links": links})
 
 

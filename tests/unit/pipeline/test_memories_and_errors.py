@@ -1,21 +1,26 @@
-"""The heuristic memory extractor, the similarity linker, and how a Step Functions error becomes the
-document's error."""
+"""The pipeline's memory extraction (chunks through engram.extraction), graph-link's rules, and how a
+Step Functions error becomes the document's error."""
 
 from __future__ import annotations
 
 import json
 import uuid
 
+from engram.extraction import HeuristicExtractor
 from engram.pipeline.handlers import describe_failure
-from engram.pipeline.linking import LinkCandidate, LinkSubject, SimilarityLinker
-from engram.pipeline.memory_extraction import ChunkInfo, DocumentInfo, HeuristicExtractor, memory_type_of
+from engram.pipeline.linking import LinkCandidate, LinkSubject, RuleLinker
+from engram.pipeline.memory_extraction import ChunkInfo, DocumentInfo, extract_memories
 from engram.pipeline.steps import FINAL_STATUSES, STATUSES, STEPS
 
 DOC = DocumentInfo(uuid.uuid4(), "kb", "handbook.md", "text/markdown", ["hr"])
 
 
-def _chunk(content: str, **meta: object) -> ChunkInfo:
-    return ChunkInfo(uuid.uuid4(), 0, content, {"kind": "prose", **meta})
+def _chunk(content: str, ordinal: int = 0, **meta: object) -> ChunkInfo:
+    return ChunkInfo(uuid.uuid4(), ordinal, content, {"kind": "prose", **meta})
+
+
+def _extract(chunks: list[ChunkInfo], cap: int = 500) -> list:
+    return extract_memories(HeuristicExtractor(), DOC, chunks, cap).memories
 
 
 def test_statements_become_memories_and_the_rest_does_not() -> None:
@@ -24,7 +29,7 @@ def test_statements_become_memories_and_the_rest_does_not() -> None:
         "See https://intranet/leave for details. Ok.\n\n- Alice prefers to take her holidays in August."
     )
 
-    found = HeuristicExtractor().extract(DOC, [chunk])
+    found = _extract([chunk])
 
     assert [(m.content, m.memory_type) for m in found] == [
         ("Employees get twenty five days of paid leave per year.", "fact"),
@@ -34,14 +39,24 @@ def test_statements_become_memories_and_the_rest_does_not() -> None:
     assert meta["extractor"] == "heuristic" and meta["document_id"] == str(DOC.id)
     assert meta["chunk_id"] == str(chunk.id) and found[0].chunk_id == chunk.id
     assert found[0].confidence == 0.5
+    assert found[1].subject == "Alice" and found[1].entities[0].name == "Alice"
+
+
+def test_source_chunk_ordinals_map_to_the_chunk_ids() -> None:
+    first = _chunk("The build takes about twelve minutes on the shared runners.", 0)
+    second = _chunk("Alice lives in Paris with her two cats.", 7)
+
+    found = _extract([first, second])
+
+    assert [(m.chunk_id, m.metadata["chunk_ordinal"]) for m in found] == [(first.id, 0), (second.id, 7)]
 
 
 def test_duplicates_within_a_document_and_the_cap() -> None:
     same = _chunk("The build takes about twelve minutes on the shared runners.")
     many = _chunk(" ".join(f"Service number {i} is owned by the platform team." for i in range(20)))
 
-    assert len(HeuristicExtractor().extract(DOC, [same, same])) == 1
-    assert len(HeuristicExtractor(max_memories=5).extract(DOC, [many])) == 5
+    assert len(_extract([same, _chunk(same.content, 1)])) == 1
+    assert len(_extract([many], cap=5)) == 5
 
 
 def test_code_records_and_transcripts_have_their_own_memories() -> None:
@@ -67,40 +82,64 @@ def test_code_records_and_transcripts_have_their_own_memories() -> None:
         {"kind": "transcript"},
     )
 
-    found = [m.content for m in HeuristicExtractor().extract(DOC, [function, records, talk])]
+    found = [m.content for m in _extract([function, records, talk])]
 
     assert found == [
         "The python function `add_tax(amount)` in handbook.md: Return the amount with VAT added.",
-        "name: Bob; city: Berlin",
-        "name: Ann; city: Oslo",
+        "name: Bob; city: Berlin.",
+        "name: Ann; city: Oslo.",
         "spk_0 said: We will ship the new billing system in March.",
     ]
 
 
-def test_memory_types() -> None:
-    assert memory_type_of("Bob loves spicy food.") == "preference"
-    assert memory_type_of("We need to renew the certificate before Friday.") == "task"
-    assert memory_type_of("First open the console, then restart the worker.") == "procedure"
-    assert memory_type_of("The office is in Lisbon.") == "fact"
+ALICE, PARIS, BERLIN, BOB = (uuid.uuid4() for _ in range(4))
 
 
-def test_similarity_linker_updates_only_near_duplicates_with_other_text() -> None:
-    linker = SimilarityLinker(threshold=0.9)
-    subject = LinkSubject(uuid.uuid4(), "Deploys happen on Monday.")
-    near = LinkCandidate(uuid.uuid4(), "Deploys happen on Friday.", 0.95)
-    far = LinkCandidate(uuid.uuid4(), "Lunch is at noon.", 0.3)
-    same = LinkCandidate(uuid.uuid4(), "deploys happen  on Monday.", 0.99)
-
-    (link,) = linker.links(subject, [far, near])
-
-    assert (link.source_id, link.target_id, link.relationship, link.confidence) == (
-        subject.id,
-        near.id,
-        "updates",
-        0.95,
+def test_updates_only_between_memories_about_one_subject() -> None:
+    linker = RuleLinker(threshold=0.9)
+    berlin = LinkSubject(
+        uuid.uuid4(),
+        "Alice moved to Berlin.",
+        "fact",
+        frozenset({ALICE, BERLIN}),
+        frozenset({ALICE}),
+        frozenset({(ALICE, "lives_in", BERLIN)}),
     )
-    assert linker.links(subject, [far]) == []
-    assert linker.links(subject, [same]) == []
+    paris = LinkCandidate(
+        uuid.uuid4(),
+        "Alice lives in Paris.",
+        0.4,
+        frozenset({ALICE, PARIS}),
+        frozenset({ALICE}),
+        frozenset({(ALICE, "lives_in", PARIS)}),
+    )
+    bob_in_paris = LinkCandidate(
+        uuid.uuid4(),
+        "Bob lives in Paris.",
+        0.6,
+        frozenset({BOB, PARIS}),
+        frozenset({BOB}),
+        frozenset({(BOB, "lives_in", PARIS)}),
+    )
+    near_no_subject = LinkCandidate(uuid.uuid4(), "Someone moved to Berlin.", 0.95)
+    same_text = LinkCandidate(uuid.uuid4(), "alice moved to  Berlin.", 0.99, subjects=frozenset({ALICE}))
+
+    links = {
+        link.target_id: link.relationship
+        for link in linker.links(berlin, [paris, bob_in_paris, near_no_subject, same_text])
+    }
+
+    assert links == {paris.id: "updates", near_no_subject.id: "extends"}
+
+
+def test_insights_derive_and_a_shared_subject_without_conflict_extends() -> None:
+    linker = RuleLinker(threshold=0.9)
+    likes = LinkCandidate(uuid.uuid4(), "Alice likes tea.", 0.3, frozenset({ALICE}), frozenset({ALICE}))
+    insight = LinkSubject(uuid.uuid4(), "Alice seems to prefer calm places.", "insight", frozenset({ALICE}))
+    fact = LinkSubject(uuid.uuid4(), "Alice plays chess.", "fact", frozenset({ALICE}), frozenset({ALICE}))
+
+    assert [link.relationship for link in linker.links(insight, [likes])] == ["derives"]
+    assert [link.relationship for link in linker.links(fact, [likes])] == ["extends"]
 
 
 def _cause(message: str, name: str) -> str:

@@ -1,0 +1,60 @@
+"""GET /v1/memories/{id}/related (memory relationships up to a depth, and shared entities) and
+include_related in search."""
+
+from __future__ import annotations
+
+from engram import deps
+from engram.extraction import ExtractedEntity
+from engram.tenants.service import IssuedKey
+from tests.conftest import Api
+
+
+def _store(api: Api, content: str, **body: object) -> dict:
+    response = api.post("/v1/memories", {"content": content, "container": "people", **body})
+    assert response.status == 201, response.json
+    return dict(response.json)
+
+
+def test_related_walks_relationships_to_a_depth_and_shared_entities(api: Api, tenant: IssuedKey) -> None:
+    first = _store(api, "Alice lives in Paris", valid_from="2026-01-05T09:00:00Z")
+    second = _store(api, "Alice moved to Berlin", valid_from="2026-01-09T09:00:00Z", supersedes=first["id"])
+    third = _store(api, "Alice moved to Rome", valid_from="2026-01-20T09:00:00Z", supersedes=second["id"])
+    tea = _store(api, "Alice likes green tea")
+    graph = deps.graph_service()
+    alice = ExtractedEntity(name="Alice", type="person")
+    for memory in (third, tea):
+        graph.link_entities(tenant.tenant_id, memory["id"], [alice], [], subject="Alice")
+
+    one = api.get(f"/v1/memories/{third['id']}/related").json["related"]
+    two = api.get(f"/v1/memories/{third['id']}/related?depth=2").json["related"]
+
+    assert [(r["id"], r["relationship"], r["direction"], r["depth"]) for r in one] == [
+        (second["id"], "updates", "outgoing", 1),
+        (tea["id"], "shares_entity", "shared", 1),
+    ]
+    assert one[1]["shared_entities"] == ["Alice"]
+    assert [(r["id"], r["depth"], r["via"]) for r in two if r["relationship"] == "updates"] == [
+        (second["id"], 1, None),
+        (first["id"], 2, second["id"]),
+    ]
+    back = api.get(f"/v1/memories/{first['id']}/related").json["related"]
+    assert [(r["id"], r["direction"]) for r in back] == [(second["id"], "incoming")]
+    assert api.get(f"/v1/memories/{third['id']}/related?depth=9").status == 422
+    assert api.get("/v1/memories/00000000-0000-4000-8000-000000000000/related").status == 404
+
+    found = api.post(
+        "/v1/search", {"query": "where does Alice live", "container": "people", "include_related": True}
+    ).json["results"]
+    rome = next(r for r in found if r["id"] == third["id"])
+    assert {(r["id"], r["relationship"]) for r in rome["related"]} == {
+        (second["id"], "updates"),
+        (tea["id"], "shares_entity"),
+    }
+    plain = api.post("/v1/search", {"query": "where does Alice live", "container": "people"}).json["results"]
+    assert all(r["related"] is None for r in plain)
+
+
+def test_related_of_another_tenants_memory_is_not_found(api: Api, other_api: Api) -> None:
+    memory = _store(api, "Alice lives in Paris")
+
+    assert other_api.get(f"/v1/memories/{memory['id']}/related").status == 404
