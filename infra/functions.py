@@ -40,8 +40,11 @@ ARCHITECTURE = lambda_.Architecture.ARM_64
 INFERENCE_PROFILE_GEOS = frozenset({"us", "eu", "apac", "global"})
 EMBED_STEP = PIPELINE_PREFIX + "embed"
 LLM_STEP = PIPELINE_PREFIX + "llm_extract"
-# Functions that embed text (memories, messages, procedure triggers, queries, chunks) with Bedrock.
-EMBEDDING_FUNCTIONS = frozenset({"memories", "search", EMBED_STEP})
+# Functions that embed text with Bedrock: memories (also those graph observations and session extraction
+# create), queries (search, profile `q`), messages, procedure triggers, chunks, LLM-extracted memories.
+EMBEDDING_FUNCTIONS = frozenset(
+    {"memories", "search", "sessions", "procedures", "profile", "graph", EMBED_STEP, LLM_STEP}
+)
 # The pipeline's trigger registers a document and starts its execution; 120 s covers reading the object.
 TRIGGER_TIMEOUT_S, TRIGGER_MEMORY_MB = 120, 1024
 
