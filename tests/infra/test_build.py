@@ -58,6 +58,10 @@ def test_built_extras_layers_hold_only_what_the_dependencies_layer_lacks() -> No
         assert not base & {entry.name for entry in python.iterdir()}, extra
         assert (python / "pymupdf").is_dir() or (python / "fitz").is_dir()
         assert {_elf_machine(path) for path in python.rglob("*.so")} == {EM_AARCH64}
+    for function, extras in FUNCTION_EXTRAS.items():  # Lambda's limit: code and all layers, unzipped
+        parts = [assets.layer, *(assets.extra_layer(extra) for extra in extras), Path("shared") / "engram"]
+        size = sum(f.stat().st_size for part in parts for f in part.rglob("*") if f.is_file())
+        assert size < 250 * 1024 * 1024, (function, size)
 
 
 def _elf_machine(path: Path) -> int:
