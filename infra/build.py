@@ -1,8 +1,12 @@
 """`make build`: the Lambda code assets and the dependencies layer, without Docker.
 
-    .build/functions/<name>/   handler.py + the `engram` package (+ migrations/ for the migrate function)
+    .build/functions/<name>/   handler.py + the `engram` package (+ migrations/ for the migrate function);
+                               <name> is e.g. `memories`, `cleanup` or `pipeline/extract`
     .build/layer/python/       the runtime dependencies from pyproject.toml, as manylinux aarch64 wheels
                                for CPython 3.12 (boto3/botocore dropped: the Lambda runtime has them)
+    .build/extras/<extra>/python/  a layer per optional-dependencies group a function needs on top
+                               (FUNCTION_EXTRAS: the extract step reads PDFs and HTML with `extractors`),
+                               less what the dependencies layer already holds
 
 Function code needs no network (it is copied). The layer needs PyPI once; the infra tests use it when
 present and a small stand-in otherwise (see tests/infra/conftest.py).
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
+from engram.pipeline.steps import PIPELINE_FUNCTIONS
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD_DIR = REPO / ".build"
@@ -30,7 +35,19 @@ PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_28_aarch64")
 RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath")
 MIGRATE_FUNCTION = "migrate"
 ADMIN_FUNCTION = "admin"
-ALL_FUNCTIONS: tuple[str, ...] = (*API_FUNCTIONS, AUTHORIZER_FUNCTION, MIGRATE_FUNCTION, ADMIN_FUNCTION)
+CLEANUP_FUNCTION = "cleanup"
+PIPELINE_PREFIX = "pipeline/"
+ALL_FUNCTIONS: tuple[str, ...] = (
+    *API_FUNCTIONS,
+    AUTHORIZER_FUNCTION,
+    MIGRATE_FUNCTION,
+    ADMIN_FUNCTION,
+    CLEANUP_FUNCTION,
+    *(PIPELINE_PREFIX + name for name in PIPELINE_FUNCTIONS),
+)
+# Optional-dependency groups (pyproject.toml) a function gets as an extra layer of its own.
+FUNCTION_EXTRAS: dict[str, tuple[str, ...]] = {PIPELINE_PREFIX + "extract": ("extractors",)}
+EXTRAS: tuple[str, ...] = tuple(dict.fromkeys(e for extras in FUNCTION_EXTRAS.values() for e in extras))
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache")
 
 
@@ -44,23 +61,35 @@ def layer_requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
     return [req for req in project["dependencies"] if _name_of(req) not in RUNTIME_PROVIDED]
 
 
+def extra_requirements(extra: str, pyproject: Path = REPO / "pyproject.toml") -> list[str]:
+    """One optional-dependencies group, less what the Lambda runtime already provides."""
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    return [req for req in project["optional-dependencies"][extra] if _name_of(req) not in RUNTIME_PROVIDED]
+
+
 @dataclass(frozen=True)
 class Assets:
     """Where the CDK app takes the Lambda code from: `functions/<name>/` and the layer (`python/` inside)."""
 
     functions: Path
     layer: Path
+    extras: Path  # <extras>/<extra>/python: one layer per FUNCTION_EXTRAS group
 
     @classmethod
     def in_build_dir(cls, build_dir: Path = BUILD_DIR) -> Assets:
-        return cls(build_dir / "functions", layer_dir(build_dir))
+        return cls(build_dir / "functions", layer_dir(build_dir), extras_dir(build_dir))
 
     def function(self, name: str) -> Path:
         return self.functions / name
 
+    def extra_layer(self, extra: str) -> Path:
+        return self.extras / extra
+
     @property
     def layer_built(self) -> bool:
-        return (self.layer / "python").is_dir()
+        return (self.layer / "python").is_dir() and all(
+            (self.extra_layer(extra) / "python").is_dir() for extra in EXTRAS
+        )
 
 
 def function_dir(build_dir: Path, name: str) -> Path:
@@ -69,6 +98,10 @@ def function_dir(build_dir: Path, name: str) -> Path:
 
 def layer_dir(build_dir: Path) -> Path:
     return build_dir / "layer"
+
+
+def extras_dir(build_dir: Path) -> Path:
+    return build_dir / "extras"
 
 
 def build_functions(build_dir: Path = BUILD_DIR, names: tuple[str, ...] = ALL_FUNCTIONS) -> list[Path]:
@@ -94,6 +127,27 @@ def build_layer(build_dir: Path = BUILD_DIR) -> Path:
     target = layer_dir(build_dir) / "python"
     shutil.rmtree(layer_dir(build_dir), ignore_errors=True)
     target.mkdir(parents=True)
+    _pip_install(target, layer_requirements())
+    return target
+
+
+def build_extra_layer(extra: str, build_dir: Path = BUILD_DIR) -> Path:
+    """The group resolved together with the dependencies (so shared packages agree), then only what the
+    dependencies layer does not already hold is kept: Lambda merges both layers into /opt/python."""
+    base = layer_dir(build_dir) / "python"
+    if not base.is_dir():
+        raise FileNotFoundError(f"build the dependencies layer first: {base}")
+    target = extras_dir(build_dir) / extra / "python"
+    shutil.rmtree(target.parent, ignore_errors=True)
+    target.mkdir(parents=True)
+    _pip_install(target, [*layer_requirements(), *extra_requirements(extra)])
+    for entry in list(target.iterdir()):
+        if (base / entry.name).exists():
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    return target
+
+
+def _pip_install(target: Path, requirements: list[str]) -> None:
     platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     command = [
         sys.executable,
@@ -111,7 +165,7 @@ def build_layer(build_dir: Path = BUILD_DIR) -> Path:
         PYTHON_VERSION,
         "--only-binary=:all:",
         "--upgrade",
-        *layer_requirements(),
+        *requirements,
     ]
     subprocess.run(command, check=True)  # noqa: S603 (a fixed command line)
     for entry in list(target.iterdir()):
@@ -120,14 +174,15 @@ def build_layer(build_dir: Path = BUILD_DIR) -> Path:
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
     for cache in target.rglob("__pycache__"):
         shutil.rmtree(cache, ignore_errors=True)
-    return target
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="build the Lambda assets into .build/")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--functions-only", action="store_true", help="no dependencies layer (offline)")
-    which.add_argument("--layer-only", action="store_true", help="only the dependencies layer (needs PyPI)")
+    which.add_argument(
+        "--layer-only", action="store_true", help="only the dependencies and extras layers (needs PyPI)"
+    )
     parser.add_argument("--build-dir", type=Path, default=BUILD_DIR)
     args = parser.parse_args(argv)
     if not args.layer_only:
@@ -137,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
         layer = build_layer(args.build_dir)
         size = sum(f.stat().st_size for f in layer.rglob("*") if f.is_file())
         print(f"built {layer} ({size / 1e6:.0f} MB unzipped; Lambda allows 250 MB)")
+        for extra in EXTRAS:
+            extra_layer = build_extra_layer(extra, args.build_dir)
+            extra_size = sum(f.stat().st_size for f in extra_layer.rglob("*") if f.is_file())
+            print(f"built {extra_layer} ({extra_size / 1e6:.0f} MB unzipped, on top of the layer above)")
     return 0
 
 

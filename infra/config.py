@@ -15,7 +15,11 @@ from constructs import Node
 
 # Interface endpoints the functions need instead of a NAT gateway (S3 is a free gateway endpoint).
 DEFAULT_INTERFACE_ENDPOINTS = ("secretsmanager", "states", "bedrock-runtime", "sts")
-KNOWN_INTERFACE_ENDPOINTS = frozenset({*DEFAULT_INTERFACE_ENDPOINTS, "bedrock", "logs", "kms", "lambda"})
+# textract and transcribe: only for image and audio documents without a NAT gateway.
+KNOWN_INTERFACE_ENDPOINTS = frozenset(
+    {*DEFAULT_INTERFACE_ENDPOINTS, "bedrock", "logs", "kms", "lambda", "textract", "transcribe"}
+)
+LLM_PROVIDERS = ("bedrock", "none")
 _STAGE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 
 
@@ -46,6 +50,11 @@ class StageConfig:
     # Functions and observability.
     log_retention_days: int = 30
     embedding_provider: str = "bedrock"
+    # The pipeline's llm-extract step: bedrock (Claude Haiku 4.5, engram.settings.DEFAULT_LLM_MODELS) or
+    # none (the offline heuristic extractor only).
+    llm_provider: str = "bedrock"
+    cleanup_schedule: str = "cron(15 3 * * ? *)"  # daily, 03:15 UTC
+    export_retention_days: int = 7  # export files are deleted from the bucket after this many days
     alarm_email: str | None = None
     latency_p95_ms: int = 2_000
     tags: dict[str, str] = field(default_factory=dict)
@@ -87,6 +96,14 @@ class StageConfig:
             )
         if self.embedding_provider != "bedrock":
             raise ConfigError("on AWS the embedding provider is bedrock (Titan Text Embeddings v2)")
+        if self.llm_provider not in LLM_PROVIDERS:
+            raise ConfigError(f"llm_provider {self.llm_provider!r}: one of {', '.join(LLM_PROVIDERS)}")
+        if not re.fullmatch(r"(cron|rate)\(.+\)", self.cleanup_schedule):
+            raise ConfigError(
+                f"cleanup_schedule {self.cleanup_schedule!r}: an EventBridge cron(...) or rate(...)"
+            )
+        if self.export_retention_days < 1:
+            raise ConfigError("export_retention_days must be at least 1")
         if self.nat_gateways == 0 and "bedrock-runtime" not in self.interface_endpoints:
             raise ConfigError("without a NAT gateway the bedrock-runtime endpoint is required for embeddings")
 

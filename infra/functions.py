@@ -1,13 +1,16 @@
 """Packaging and the Lambda functions: one per endpoint group (from the route table), the authorizer,
-the migrator and the admin function. All arm64, Python 3.12, with explicit memory, timeout, a log group
-with retention, X-Ray tracing, their own security group and their own least-privilege role.
+the migrator, the admin function, the scheduled cleanup and the ingestion pipeline's functions (one per
+step, from engram.pipeline.steps, plus finish, trigger and sweeper). All arm64, Python 3.12, with explicit
+memory, timeout, a log group with retention, X-Ray tracing, their own security group and their own
+least-privilege role, in the VPC with the database settings.
 
-Code comes from `make build` (infra/build.py): `.build/functions/<name>/` and the dependencies layer
-`.build/layer/`.
+Code comes from `make build` (infra/build.py): `.build/functions/<name>/`, the dependencies layer
+`.build/layer/`, and per-function extras layers `.build/extras/<extra>/` (FUNCTION_EXTRAS).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy, Stack
@@ -18,24 +21,95 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
-from engram.settings import DEFAULT_MODELS
-from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, Assets
+from engram.pipeline import steps
+from engram.settings import DEFAULT_LLM_MODELS, DEFAULT_MODELS
+from infra.build import (
+    ADMIN_FUNCTION,
+    CLEANUP_FUNCTION,
+    FUNCTION_EXTRAS,
+    MIGRATE_FUNCTION,
+    PIPELINE_PREFIX,
+    Assets,
+)
 from infra.config import StageConfig, log_retention
 from infra.database import APP_ROLE, DB_NAME, DB_PORT, Database
 from infra.network import Network
 
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
-EMBEDDING_FUNCTIONS = frozenset({"memories", "search"})
+INFERENCE_PROFILE_GEOS = frozenset({"us", "eu", "apac", "global"})
+EMBED_STEP = PIPELINE_PREFIX + "embed"
+LLM_STEP = PIPELINE_PREFIX + "llm_extract"
+# Functions that embed text with Bedrock: memories (also those graph observations and session extraction
+# create), queries (search, profile `q`), messages, procedure triggers, chunks, LLM-extracted memories.
+EMBEDDING_FUNCTIONS = frozenset(
+    {"memories", "search", "sessions", "procedures", "profile", "graph", EMBED_STEP, LLM_STEP}
+)
+# The pipeline's trigger registers a document and starts its execution; 120 s covers reading the object.
+TRIGGER_TIMEOUT_S, TRIGGER_MEMORY_MB = 120, 1024
 
 
 @dataclass(frozen=True)
 class FunctionSpec:
-    name: str
+    name: str  # folder under functions/: "memories", "pipeline/extract"
     description: str
     memory_mb: int = 512
     timeout_s: int = 15  # API Gateway gives up at 29 s
     owner: bool = False  # connects as the database owner (master secret) instead of the app role
+
+    @property
+    def construct_id(self) -> str:
+        """ "memories" -> "Memories", "pipeline/llm_extract" -> "PipelineLlmExtract"."""
+        return "".join(part.capitalize() for part in re.split(r"[/_]", self.name))
+
+    @property
+    def short_name(self) -> str:
+        """The function's name after `engram-<stage>-`: "memories", "pipeline-llm_extract"."""
+        return self.name.replace("/", "-")
+
+
+def bedrock_llm_model() -> tuple[str, str]:
+    """(inference profile, model id) of the default Bedrock LLM (engram.settings.DEFAULT_LLM_MODELS)."""
+    profile = DEFAULT_LLM_MODELS["bedrock"]
+    geo, _, rest = profile.partition(".")
+    return profile, rest if geo in INFERENCE_PROFILE_GEOS else profile
+
+
+def function_name(stage: str, name: str) -> str:
+    return f"engram-{stage}-{name.replace('/', '-')}"
+
+
+def pipeline_specs() -> tuple[FunctionSpec, ...]:
+    step_specs = tuple(
+        FunctionSpec(
+            PIPELINE_PREFIX + step.function,
+            f"Engram pipeline: the {step.name} step",
+            memory_mb=step.memory_mb,
+            timeout_s=step.timeout_seconds,
+        )
+        for step in steps.STEPS
+    )
+    return (
+        *step_specs,
+        FunctionSpec(
+            PIPELINE_PREFIX + steps.FINISH.function,
+            "Engram pipeline: mark-done, mark-failed, executions that ended early",
+            memory_mb=steps.FINISH.memory_mb,
+            timeout_s=steps.FINISH.timeout_seconds,
+        ),
+        FunctionSpec(
+            PIPELINE_PREFIX + steps.TRIGGER_FUNCTION,
+            "Engram pipeline: S3 object created -> document -> execution",
+            memory_mb=TRIGGER_MEMORY_MB,
+            timeout_s=TRIGGER_TIMEOUT_S,
+        ),
+        FunctionSpec(
+            PIPELINE_PREFIX + steps.SWEEPER_FUNCTION,
+            "Engram pipeline: fails documents left unfinished (scheduled)",
+            memory_mb=256,
+            timeout_s=60,
+        ),
+    )
 
 
 def function_specs() -> tuple[FunctionSpec, ...]:
@@ -64,6 +138,12 @@ def function_specs() -> tuple[FunctionSpec, ...]:
             timeout_s=30,
             owner=True,
         ),
+        FunctionSpec(
+            CLEANUP_FUNCTION,
+            "Engram: deletes expired rows and old superseded versions (scheduled)",
+            timeout_s=300,
+        ),
+        *pipeline_specs(),
     )
 
 
@@ -89,8 +169,21 @@ class Functions(Construct):
             description="Engram run-time dependencies (pyproject.toml, less boto3)",
             removal_policy=RemovalPolicy.DESTROY,
         )
+        self.extra_layers = {
+            extra: lambda_.LayerVersion(
+                self,
+                "".join(part.capitalize() for part in extra.split("-")) + "Layer",
+                code=lambda_.Code.from_asset(str(assets.extra_layer(extra))),
+                compatible_runtimes=[RUNTIME],
+                compatible_architectures=[ARCHITECTURE],
+                description=f"Engram optional dependencies [{extra}] (on top of the dependencies layer)",
+                removal_policy=RemovalPolicy.DESTROY,
+            )
+            for extra in dict.fromkeys(e for extras in FUNCTION_EXTRAS.values() for e in extras)
+        }
+        self.specs = {spec.name: spec for spec in function_specs()}
         self.functions: dict[str, lambda_.Function] = {
-            spec.name: self._function(spec) for spec in function_specs()
+            name: self._function(spec) for name, spec in self.specs.items()
         }
 
     def __getitem__(self, name: str) -> lambda_.Function:
@@ -98,29 +191,30 @@ class Functions(Construct):
 
     def _function(self, spec: FunctionSpec) -> lambda_.Function:
         config, vpc = self.config, self.network.vpc
-        title = spec.name.capitalize()
+        title = spec.construct_id
+        name = function_name(config.stage, spec.name)
         log_group = logs.LogGroup(
             self,
             f"{title}Logs",
-            log_group_name=f"/aws/lambda/engram-{config.stage}-{spec.name}",
+            log_group_name=f"/aws/lambda/{name}",
             retention=log_retention(config.log_retention_days),
             removal_policy=RemovalPolicy.DESTROY,
         )
         security_group = ec2.SecurityGroup(
-            self, f"{title}Sg", vpc=vpc, allow_all_outbound=False, description=f"Lambda engram-{spec.name}"
+            self, f"{title}Sg", vpc=vpc, allow_all_outbound=False, description=f"Lambda {name}"
         )
         https_to = ec2.Peer.any_ipv4() if config.nat_gateways else ec2.Peer.ipv4(vpc.vpc_cidr_block)
         security_group.add_egress_rule(https_to, ec2.Port.tcp(443), "HTTPS to AWS APIs")
         function = lambda_.Function(
             self,
             title,
-            function_name=f"engram-{config.stage}-{spec.name}",
+            function_name=name,
             description=spec.description,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler="handler.handler",
             code=lambda_.Code.from_asset(str(self.assets.function(spec.name))),
-            layers=[self.layer],
+            layers=[self.layer, *(self.extra_layers[e] for e in FUNCTION_EXTRAS.get(spec.name, ()))],
             memory_size=spec.memory_mb,
             timeout=Duration.seconds(spec.timeout_s),
             environment=self._environment(spec),
@@ -146,7 +240,23 @@ class Functions(Construct):
                     ],
                 )
             )
+        if spec.name == LLM_STEP and config.llm_provider == "bedrock":
+            function.add_to_role_policy(
+                iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=self.llm_model_arns())
+            )
         return function
+
+    def llm_model_arns(self) -> list[str]:
+        """The LLM's cross-region inference profile, and its model in whichever region the profile
+        routes a request to (a geographic profile such as `us.` spans several regions)."""
+        stack = Stack.of(self)
+        profile, model = bedrock_llm_model()
+        return [
+            stack.format_arn(service="bedrock", resource="inference-profile", resource_name=profile),
+            stack.format_arn(
+                service="bedrock", region="*", account="", resource="foundation-model", resource_name=model
+            ),
+        ]
 
     def _environment(self, spec: FunctionSpec) -> dict[str, str]:
         env = {
@@ -159,6 +269,8 @@ class Functions(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": "Engram",
             "POWERTOOLS_LOG_LEVEL": "INFO",
         }
+        if spec.name == LLM_STEP:
+            env["ENGRAM_LLM_PROVIDER"] = self.config.llm_provider
         if spec.owner:
             env["ENGRAM_DB_SECRET_ARN"] = self.database.master_secret.secret_arn
         else:

@@ -8,11 +8,18 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
+from engram.pipeline import steps
+from infra.build import PIPELINE_PREFIX
+from infra.functions import LLM_STEP, bedrock_llm_model
 from infra.stack import EngramStack
 
 LAMBDA_BASIC = "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
 LAMBDA_VPC = "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"
 APIGW_LOGS = "arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
+# What CDK's Bucket.grant_read / grant_read_write put in a policy (the pipeline construct uses them).
+S3_READ_ACTIONS = ("s3:GetObject*", "s3:GetBucket*", "s3:List*")
+S3_WRITE_ACTIONS = ("s3:DeleteObject*", "s3:Abort*")
+EXTRACT_STEP = PIPELINE_PREFIX + steps.STEPS[0].function
 
 
 def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
@@ -24,8 +31,16 @@ def check_with_nag(app: cdk.App, stack: EngramStack) -> None:
     _acknowledge_findings(stack)
 
 
+def _logical_id(construct: IConstruct) -> str:
+    child = construct.node.default_child
+    assert isinstance(child, cdk.CfnElement), construct
+    return cdk.Stack.of(construct).get_logical_id(child)
+
+
 def _acknowledge_findings(stack: EngramStack) -> None:
     network, database, functions, api = stack.network, stack.database, stack.functions, stack.api
+    _acknowledge_pipeline(stack)
+    _acknowledge_storage(stack)
     acknowledge(
         network.endpoint_security_group,
         "AwsSolutions-EC23",
@@ -56,7 +71,11 @@ def _acknowledge_findings(stack: EngramStack) -> None:
             function.role,
             "AwsSolutions-IAM5[Resource::*]",
             "Only xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing), which have no "
-            "resource-level permissions; tests/infra asserts no other action gets Resource '*'.",
+            "resource-level permissions; tests/infra asserts no other action gets Resource '*'."
+            if function is not functions[EXTRACT_STEP]
+            else "X-Ray (active tracing) and, for the extract step only, textract:DetectDocumentText and "
+            "transcribe:Start/GetTranscriptionJob: none of them supports resource-level permissions; "
+            "tests/infra asserts no other action gets Resource '*'.",
         )
         acknowledge(
             function,
@@ -94,4 +113,77 @@ def _acknowledge_findings(stack: EngramStack) -> None:
             "AwsSolutions-APIG4",
             "Deliberately public (GET /health, for load balancers and uptime checks): it answers only "
             "{status, database} and touches no tenant data. Public routes are marked in engram.api.routes.",
+        )
+
+
+def _acknowledge_pipeline(stack: EngramStack) -> None:
+    functions, bucket = stack.functions, stack.buckets.documents
+    objects = f"Resource::<{_logical_id(bucket)}.Arn>/*"
+    writers = [
+        *(functions[PIPELINE_PREFIX + s.function] for s in steps.STEPS),
+        functions[PIPELINE_PREFIX + steps.FINISH.function],
+        functions["documents"],
+    ]
+    readers = [functions[PIPELINE_PREFIX + steps.TRIGGER_FUNCTION]]
+    for function in (*writers, *readers):
+        assert function.role is not None
+        actions = S3_READ_ACTIONS if function in readers else (*S3_READ_ACTIONS, *S3_WRITE_ACTIONS)
+        for finding in (objects, *(f"Action::{action}" for action in actions)):
+            acknowledge(
+                function.role,
+                f"AwsSolutions-IAM5[{finding}]",
+                "Objects of the documents bucket only: the pipeline reads any tenant's drop "
+                "(<tenant-id>/<container>/...) and writes and deletes its work files under _engram/; "
+                "the object key is data, not known at deploy time. CDK's grant_read/grant_read_write.",
+            )
+    llm = functions[LLM_STEP]
+    assert llm.role is not None
+    if stack.config.llm_provider == "bedrock":
+        _, model = bedrock_llm_model()
+        acknowledge(
+            llm.role,
+            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/{model}]",
+            "The one LLM model, in any region: a cross-region inference profile (us./eu./apac.) routes "
+            "each request to the model in one of several regions, and Bedrock checks the model's ARN there.",
+        )
+    machine = stack.ingestion.state_machine
+    acknowledge(
+        machine,
+        "AwsSolutions-SF1",
+        "Logs ERROR events: states carry only ids, and every step logs its own work (Powertools); ALL "
+        "would log every transition of every document for no extra insight. X-Ray tracing is on.",
+    )
+    acknowledge(
+        machine.role,
+        "AwsSolutions-IAM5[Resource::*]",
+        "X-Ray (tracing) and CloudWatch Logs delivery (vended logs): neither supports resource-level "
+        "permissions. CDK adds exactly these for tracing_enabled and logs.",
+    )
+    for step in (*steps.STEPS, steps.FINISH):
+        function = functions[PIPELINE_PREFIX + step.function]
+        acknowledge(
+            machine.role,
+            f"AwsSolutions-IAM5[Resource::<{_logical_id(function)}.Arn>:*]",
+            "lambda:InvokeFunction on this step's function and its versions/aliases (the ':*'), "
+            "as CDK's LambdaInvoke grants it; no other function.",
+        )
+
+
+def _acknowledge_storage(stack: EngramStack) -> None:
+    export = stack.functions["export"]
+    assert export.role is not None
+    acknowledge(
+        export.role,
+        f"AwsSolutions-IAM5[Resource::<{_logical_id(stack.buckets.exports)}.Arn>/exports/*]",
+        "Put and read back export files under exports/ of the exports bucket only; each key holds the "
+        "tenant id and a time, decided at request time.",
+    )
+    handler = stack.node.try_find_child("BucketNotificationsHandler050a0587b7544547bf325f094a3db834")
+    if handler is not None:
+        role = handler.node.try_find_child("Role")
+        acknowledge(
+            role or handler,
+            f"AwsSolutions-IAM4[Policy::{LAMBDA_BASIC}]",
+            "CDK's own handler that turns on the documents bucket's EventBridge notifications at deploy "
+            "time; AWS's minimal policy for it to write its logs.",
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def logical_id(template: dict[str, object], stage: str, function: str) -> str:
-    wanted = f"engram-{stage}-{function}"
+    wanted = f"engram-{stage}-{function.replace('/', '-')}"  # pipeline/extract -> pipeline-extract
     resources = template.get("Resources", {})
     assert isinstance(resources, dict)
     names: dict[str, str] = {

@@ -13,9 +13,12 @@ from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, Assets
 from infra.config import StageConfig
 from infra.database import Database
 from infra.functions import Functions
+from infra.ingestion import Ingestion
+from infra.maintenance import Maintenance
 from infra.migrations import Migrations
 from infra.network import Network
 from infra.observability import Observability
+from infra.storage import Buckets
 
 
 class EngramStack(Stack):
@@ -44,6 +47,13 @@ class EngramStack(Stack):
             after=[self.database.cluster, self.database.proxy, *self.network.interface_endpoints.values()],
         )
         self.api = Api(self, "Api", config=config, functions=self.functions)
+        self.buckets = Buckets(self, "Buckets", config=config)
+        self.ingestion = Ingestion(
+            self, "Ingestion", config=config, functions=self.functions, bucket=self.buckets.documents
+        )
+        self.maintenance = Maintenance(
+            self, "Maintenance", config=config, functions=self.functions, exports=self.buckets.exports
+        )
         self.observability = Observability(
             self,
             "Observability",
@@ -66,5 +76,13 @@ class EngramStack(Stack):
             value=self.functions[ADMIN_FUNCTION].function_name,
             description="Function that `engram keys --stage` invokes to store key hashes",
         )
+        CfnOutput(
+            self,
+            "DocumentsBucket",
+            value=self.buckets.documents.bucket_name,
+            description="Drop files under <tenant-id>/<container>/ to ingest them",
+        )
+        CfnOutput(self, "PipelineStateMachineArn", value=self.ingestion.state_machine.state_machine_arn)
+        CfnOutput(self, "ExportsBucket", value=self.buckets.exports.bucket_name)
         CfnOutput(self, "ProxyEndpoint", value=self.database.proxy.endpoint)
         CfnOutput(self, "MasterSecretArn", value=self.database.master_secret.secret_arn)

@@ -23,7 +23,7 @@ import aws_cdk as cdk
 
 from infra import nag
 from infra.app import build_app
-from infra.build import Assets, build_functions
+from infra.build import EXTRAS, Assets, build_functions
 from infra.stack import EngramStack
 
 Resources = dict[str, dict[str, Any]]
@@ -59,11 +59,12 @@ def assets(tmp_path_factory: pytest.TempPathFactory) -> Assets:
     build_functions(build_dir)
     real = Assets.in_build_dir()
     if real.layer_built:
-        return Assets(build_dir / "functions", real.layer)
-    stand_in = build_dir / "layer"
-    (stand_in / "python").mkdir(parents=True)
-    (stand_in / "python" / "STAND-IN.txt").write_text("run `make build` for the real dependencies layer\n")
-    return Assets(build_dir / "functions", stand_in)
+        return Assets(build_dir / "functions", real.layer, real.extras)
+    stand_in = Assets(build_dir / "functions", build_dir / "layer", build_dir / "extras")
+    for layer in (stand_in.layer, *(stand_in.extra_layer(extra) for extra in EXTRAS)):
+        (layer / "python").mkdir(parents=True)
+        (layer / "python" / "STAND-IN.txt").write_text("run `make build` for the real layer\n")
+    return stand_in
 
 
 def synthesize(outdir: Path, assets: Assets, context: dict[str, Any]) -> Synth:

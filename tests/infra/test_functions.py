@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
+from engram.pipeline.steps import PIPELINE_FUNCTIONS
 from tests.infra.conftest import Synth
 from tests.infra.helpers import engram_functions, ref
 
-# Functions CDK itself adds as custom-resource providers (Node.js, outside the VPC, created by the
-# Trigger and by the VPC's default-security-group restriction); they carry no Engram code or data.
+# Functions CDK itself adds as custom-resource providers (outside the VPC, created by the Trigger, the
+# VPC's default-security-group restriction, the documents bucket's EventBridge notifications and the
+# dev stage's bucket emptying on destroy); they carry no Engram code or data.
 CDK_PROVIDER_PREFIXES = (
     "AWSCDKTriggerCustomResourceProvider",
     "CustomVpcRestrictDefaultSGCustomResourceProvider",
+    "BucketNotificationsHandler",
+    "CustomS3AutoDeleteObjectsCustomResourceProvider",
 )
+PIPELINE = {f"pipeline-{name}" for name in PIPELINE_FUNCTIONS}
 
 
-def test_one_function_per_endpoint_group_plus_authorizer_migrator_and_admin(dev: Synth) -> None:
-    assert set(engram_functions(dev)) == {*API_FUNCTIONS, AUTHORIZER_FUNCTION, "migrate", "admin"}
+def test_one_function_per_endpoint_group_plus_the_others_and_the_pipeline(dev: Synth) -> None:
+    assert set(engram_functions(dev)) == {
+        *API_FUNCTIONS,
+        AUTHORIZER_FUNCTION,
+        "migrate",
+        "admin",
+        "cleanup",
+        *PIPELINE,
+    }
 
 
 def test_the_only_other_functions_are_cdks_own_providers(dev: Synth) -> None:
@@ -61,12 +73,16 @@ def test_every_function_logs_to_its_own_group_with_retention(dev: Synth) -> None
         assert group["LogGroupName"] == f"/aws/lambda/engram-dev-{name}"
 
 
-def test_every_function_uses_the_dependencies_layer(dev: Synth) -> None:
-    (layer,) = dev.of_type("AWS::Lambda::LayerVersion")
-    assert dev.props(layer)["CompatibleArchitectures"] == ["arm64"]
-    assert dev.props(layer)["CompatibleRuntimes"] == ["python3.12"]
+def test_every_function_uses_the_dependencies_layer_and_only_extract_the_extractors(dev: Synth) -> None:
+    layers = dev.of_type("AWS::Lambda::LayerVersion")
+    (layer,) = [k for k in layers if k.startswith("FunctionsDependencies")]
+    (extractors,) = [k for k in layers if k.startswith("FunctionsExtractorsLayer")]
+    for logical in (layer, extractors):
+        assert dev.props(logical)["CompatibleArchitectures"] == ["arm64"]
+        assert dev.props(logical)["CompatibleRuntimes"] == ["python3.12"]
     for name, logical in engram_functions(dev).items():
-        assert [ref(x) for x in dev.props(logical)["Layers"]] == [layer], name
+        expected = [layer, extractors] if name == "pipeline-extract" else [layer]
+        assert [ref(x) for x in dev.props(logical)["Layers"]] == expected, name
 
 
 def test_no_password_or_secret_value_in_any_environment(dev: Synth) -> None:

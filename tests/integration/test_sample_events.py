@@ -1,10 +1,14 @@
-"""Every file in events/ runs against its handler on the embedded PostgreSQL and succeeds.
+"""Every function under functions/ has a sample in events/, and every sample runs against its handler on
+the embedded PostgreSQL and succeeds.
 
 The samples are what API Gateway (proxy events carrying an API key and the authorizer's context), the
-authorizer (REQUEST events), the CDK Trigger (migrate) and the CLI (admin) send. The test rewrites only
-what must point at this database: the tenant in the authorizer context is one the test created, and the
-key in the authorizer event is created for a tenant first. The owner functions read the master secret
-from Secrets Manager (moto), which holds this database's owner credentials.
+authorizer (REQUEST events), the CDK Trigger (migrate), the CLI (admin), EventBridge (the cleanup and
+sweeper schedules, S3 "Object Created", execution status changes) and the state machine (the step
+payloads, events/pipeline/<step>.json) send. The test rewrites only what must point at this database:
+the tenant in the authorizer context is one the test created, the key in the authorizer event is created
+for a tenant first, and the document ids in the pipeline payloads are a document the test registered.
+The owner functions read the master secret from Secrets Manager (moto), which holds this database's
+owner credentials; export and the S3 trigger run against moto's S3, as in AWS.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +28,32 @@ from psycopg.conninfo import conninfo_to_dict
 
 from engram import deps
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
-from engram.local.functions import LocalLambdaContext, handler_of
+from engram.local.functions import LocalLambdaContext, functions_dir, handler_of
 from engram.local.stack import LocalDatabase
+from engram.pipeline import steps
+from engram.pipeline.refs import DocumentRef
 from engram.settings import Settings
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
+from tests.conftest import Api
+from tests.integration.pipeline_helpers import RecordingStarter, register
 
 EVENTS_DIR = Path(__file__).resolve().parents[2] / "events"
-EVENTS = sorted(EVENTS_DIR.glob("*.json"))
+EVENTS = sorted(EVENTS_DIR.rglob("*.json"))
 OWNER_FUNCTIONS = ("migrate", "admin")
+SCHEDULED_FUNCTIONS = ("cleanup",)
+PIPELINE_FUNCTIONS = tuple(f"pipeline/{name}" for name in steps.PIPELINE_FUNCTIONS)
+REGION = "eu-west-1"
 
 
 def function_of(path: Path) -> str:
-    return path.name.split(".")[0]  # memories.list.json -> memories
+    """memories.list.json -> memories; pipeline/finish.execution-ended.json -> pipeline/finish."""
+    return "/".join((*path.relative_to(EVENTS_DIR).parent.parts, path.name.split(".")[0]))
+
+
+def sample(name: str) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads((EVENTS_DIR / name).read_text())
+    return event
 
 
 def invoke(function: str, event: dict[str, Any]) -> Any:
@@ -89,20 +108,65 @@ def owner_secret(
             deps.install(previous)
 
 
+@contextmanager
+def aws_deps(monkeypatch: pytest.MonkeyPatch, *, buckets: tuple[str, ...], **settings: Any) -> Iterator[Any]:
+    """moto's S3 with these buckets, and the functions' settings changed as in AWS; yields the client."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(name, value)
+    starter = settings.pop("starter", None)
+    with mock_aws():
+        s3 = boto3.client("s3", region_name=REGION)
+        for bucket in buckets:
+            s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+        previous = deps.current()
+        aws = previous.settings.model_copy(update={"aws_region": REGION, **settings})
+        deps.install(
+            deps.Deps(settings=aws, database=previous.database, embedder=previous.embedder, starter=starter)
+        )
+        try:
+            yield s3
+        finally:
+            deps.install(previous)
+
+
 def test_every_function_has_a_sample_event() -> None:
     functions = {function_of(path) for path in EVENTS}
-    assert functions == {*API_FUNCTIONS, AUTHORIZER_FUNCTION, *OWNER_FUNCTIONS}
+    folders = {
+        str(handler.parent.relative_to(functions_dir())) for handler in functions_dir().rglob("handler.py")
+    }
+    expected = {
+        *API_FUNCTIONS,
+        AUTHORIZER_FUNCTION,
+        *OWNER_FUNCTIONS,
+        *SCHEDULED_FUNCTIONS,
+        *PIPELINE_FUNCTIONS,
+    }
+    assert functions == folders == expected
 
 
 @pytest.mark.parametrize("path", [p for p in EVENTS if function_of(p) in API_FUNCTIONS], ids=lambda p: p.name)
-def test_api_event_succeeds(path: Path, tenant: IssuedKey) -> None:
+def test_api_event_succeeds(path: Path, tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch) -> None:
     event = json.loads(path.read_text())
     if event["requestContext"].get("authorizer"):
         event["requestContext"]["authorizer"].update(
             tenantId=str(tenant.tenant_id), tenantName=tenant.tenant_name
         )
+    function = function_of(path)
 
-    response = invoke(function_of(path), event)
+    if function == "export":  # in AWS the export goes to S3 and the answer is a link to it
+        with aws_deps(monkeypatch, buckets=("engram-exports",), export_bucket="engram-exports") as s3:
+            response = invoke(function, event)
+            link = json.loads(response["body"])
+            stored = s3.get_object(Bucket="engram-exports", Key=link["key"])["Body"].read().decode()
+        header = json.loads(stored.splitlines()[0])
+        assert (header["record"], header["tenant"]) == ("header", tenant.tenant_name)
+        assert link["url"].startswith("https://")
+    else:
+        response = invoke(function, event)
 
     assert 200 <= response["statusCode"] < 300, response
     assert isinstance(json.loads(response["body"]), dict)
@@ -140,3 +204,91 @@ def test_admin_event_stores_the_key_hash() -> None:
 
     assert result["ok"] is True, result
     assert result["tenant_name"] == event["tenant"] and uuid.UUID(result["key_id"])
+
+
+def _document(local_db: LocalDatabase, ref: DocumentRef) -> dict[str, Any]:
+    with local_db.app.tenant(ref.tenant_id) as cur:
+        row = cur.execute("SELECT * FROM documents WHERE id = %s", (ref.document_id,)).fetchone()
+    assert row is not None
+    return dict(row)
+
+
+def test_the_step_events_take_a_document_through_the_pipeline(
+    tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    data = b"# Travel\n\nAlice prefers window seats on long flights. Bob always books aisle seats.\n"
+    ref = register(tenant.tenant_id, data, "travel.md")
+
+    for step in steps.STEPS:
+        event = {**sample(f"pipeline/{step.function}.json"), **ref.to_event()}
+        assert invoke(f"pipeline/{step.function}", event) == ref.to_event(), step.name
+    done = invoke("pipeline/finish", {**sample("pipeline/finish.json"), **ref.to_event()})
+
+    assert done == {**ref.to_event(), "changed": True}
+    row = _document(local_db, ref)
+    assert row["status"] == "done" and row["error"] is None
+    with local_db.app.tenant(ref.tenant_id) as cur:
+        chunks = cur.execute("SELECT count(*) AS n FROM chunks WHERE document_id = %s", (ref.document_id,))
+        assert (chunks.fetchone() or {"n": 0})["n"] >= 1
+
+
+def test_the_execution_ended_event_fails_its_document(tenant: IssuedKey, local_db: LocalDatabase) -> None:
+    ref = register(tenant.tenant_id, b"This execution timed out before MarkFailed ran.", "late.txt")
+    event = sample("pipeline/finish.execution-ended.json")
+    event["detail"]["input"] = json.dumps(ref.to_event())
+
+    result = invoke("pipeline/finish", event)
+
+    assert result == {**ref.to_event(), "changed": True}
+    row = _document(local_db, ref)
+    assert (row["status"], row["error_code"]) == ("failed", "execution_timed_out")
+
+
+def test_the_sweeper_event_fails_a_stale_document(tenant: IssuedKey, local_db: LocalDatabase) -> None:
+    ref = register(tenant.tenant_id, b"The trigger crashed before this one started.", "stuck.txt")
+    with local_db.app.tenant(ref.tenant_id) as cur:
+        cur.execute(
+            "UPDATE documents SET updated_at = now() - interval '1 day' WHERE id = %s", (ref.document_id,)
+        )
+
+    result = invoke("pipeline/sweeper", sample("pipeline/sweeper.json"))
+
+    assert result["failed"] >= 1
+    assert (_document(local_db, ref)["status"], _document(local_db, ref)["error_code"]) == ("failed", "stale")
+
+
+def test_the_s3_event_registers_a_document_and_starts_it(
+    tenant: IssuedKey, local_db: LocalDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    event = sample("pipeline/trigger.json")
+    bucket = event["detail"]["bucket"]["name"]
+    key = f"{tenant.tenant_id}/crm.notes/call.txt"
+    starter = RecordingStarter()
+    with aws_deps(monkeypatch, buckets=(bucket,), documents_bucket=bucket, starter=starter) as s3:
+        s3.put_object(Bucket=bucket, Key=key, Body=b"Alice prefers calls in the morning.")
+        head = s3.head_object(Bucket=bucket, Key=key)
+        event["detail"]["object"].update(key=key, size=head["ContentLength"], etag=head["ETag"].strip('"'))
+
+        result = invoke("pipeline/trigger", event)
+
+    (registered,) = result["objects"]
+    assert registered["outcome"] == "registered", registered
+    ((ref, _name),) = starter.started
+    assert str(ref.document_id) == str(registered["document_id"])
+    row = _document(local_db, ref)
+    assert (row["status"], row["container"]) == ("queued", "crm.notes")
+
+
+def test_the_cleanup_schedule_deletes_expired_memories(api: Api, local_db: LocalDatabase) -> None:
+    past = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
+    gone = api.post("/v1/memories", {"content": "The door code was 1234", "expires_at": past}).json["id"]
+    kept = api.post("/v1/memories", {"content": "The door code is 5678"}).json["id"]
+
+    report = invoke("cleanup", sample("cleanup.json"))
+
+    assert report["expired_memories"] >= 1 and report["tenants"] >= 1
+    with local_db.admin.transaction() as cur:
+        ids = {
+            str(r["id"]) for r in cur.execute("SELECT id FROM memories WHERE id IN (%s, %s)", (gone, kept))
+        }
+    assert ids == {str(kept)}
