@@ -19,16 +19,12 @@ app = build_resolver()
 
 @app.post("/v1/search")
 def search(body: SearchRequest) -> SearchResponse | MessageSearchResponse:
-    response: SearchResponse | MessageSearchResponse
-    if body.scope == "messages":
-        response = deps.session_service().search_messages(principal_of(app).tenant_id, body)
-    else:
-        tenant_id = principal_of(app).tenant_id
-        response = deps.memory_service().search(tenant_id, body)
-        if body.include_related:
-            response = deps.graph_service().attach_related(tenant_id, response)
+    tenant_id = principal_of(app).tenant_id
     metrics.add_metric(name="Searches", unit="Count", value=1)
-    return response
+    if body.scope == "messages":
+        return deps.session_service().search_messages(tenant_id, body)
+    found = deps.memory_service().search(tenant_id, body)
+    return deps.graph_service().attach_related(tenant_id, found) if body.include_related else found
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
