@@ -76,3 +76,51 @@ REVOKE ALL ON FUNCTION memory_filter_candidates(text, integer, text, boolean, te
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memory_filter_candidates(text, integer, text, boolean, text[], text[], text, text, jsonb)
     TO engram_app;
+
+-- Text ranking: ts_rank instead of ts_rank_cd. Queries are OR-ed words, and cover density rates an
+-- OR query's covers poorly: on SciFact's train claims nDCG@10 was 0.424 with ts_rank_cd and 0.617 with
+-- ts_rank (both normalised by log document length; 32 maps the rank to 0-1). ts_rank is also cheaper.
+-- Same signature, owner and grants as in 0001.
+CREATE OR REPLACE FUNCTION memory_text_candidates(
+    p_query tsquery,
+    p_limit integer,
+    p_container text DEFAULT NULL,
+    p_include_children boolean DEFAULT false,
+    p_memory_types text[] DEFAULT NULL,
+    p_tags text[] DEFAULT NULL,
+    p_agent_id text DEFAULT NULL,
+    p_conversation_id text DEFAULT NULL,
+    p_metadata jsonb DEFAULT NULL
+)
+RETURNS TABLE (id uuid, rank real)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
+DECLARE
+    v_tenant uuid := NULLIF(current_setting('engram.tenant_id', true), '')::uuid;
+    v_sql text;
+BEGIN
+    IF v_tenant IS NULL OR p_limit IS NULL OR p_limit < 1 THEN
+        RETURN;
+    END IF;
+    -- Only the filters asked for go into the statement, so the planner sees a specific query.
+    v_sql := 'SELECT m.id, ts_rank(m.fts, $1, 33)::real AS rank FROM memories m '
+          || 'WHERE m.tenant_id = $2 AND m.fts @@ $1 AND m.is_latest '
+          || 'AND (m.expires_at IS NULL OR m.expires_at > now())';
+    -- 'a.b.*' is a.b and everything below it: a range on the "C"-collated name ('.' + 1 = '/').
+    IF p_container IS NOT NULL AND p_include_children THEN
+        v_sql := v_sql || ' AND (m.container = $3 OR (m.container > $3 || ''.'' AND m.container < $3 || ''/''))';
+    ELSIF p_container IS NOT NULL THEN
+        v_sql := v_sql || ' AND m.container = $3';
+    END IF;
+    IF p_memory_types IS NOT NULL THEN v_sql := v_sql || ' AND m.memory_type = ANY($5)'; END IF;
+    IF p_tags IS NOT NULL THEN v_sql := v_sql || ' AND m.tags @> $6'; END IF;
+    IF p_agent_id IS NOT NULL THEN v_sql := v_sql || ' AND m.agent_id = $7'; END IF;
+    IF p_conversation_id IS NOT NULL THEN v_sql := v_sql || ' AND m.conversation_id = $8'; END IF;
+    IF p_metadata IS NOT NULL THEN v_sql := v_sql || ' AND m.metadata @> $9'; END IF;
+    v_sql := v_sql || ' ORDER BY rank DESC, m.id LIMIT $10';
+    RETURN QUERY EXECUTE v_sql
+        USING p_query, v_tenant, p_container, p_include_children, p_memory_types, p_tags,
+              p_agent_id, p_conversation_id, p_metadata, p_limit;
+END
+$$;

@@ -47,6 +47,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", help=f"comma-separated subset of {','.join(SECTIONS)}")
     parser.add_argument("--bench-dir", type=Path, default=REPO / ".bench")
     parser.add_argument("--scifact-dir", type=Path, default=REPO.parent / "shared" / "data" / "scifact")
+    parser.add_argument(
+        "--scifact-split",
+        default="test",
+        choices=("test", "train"),
+        help="qrels to score (report on test; tune on train)",
+    )
     parser.set_defaults(profile="quick")
     args = parser.parse_args(argv)
     args.options = dict(PROFILES[args.profile])
@@ -90,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     )
     handlers = harness.Handlers()
-    corpus = scifact.load_corpus(args.scifact_dir) if args.scifact_dir.is_dir() else None
+    corpus = scifact.load_corpus(args.scifact_dir, args.scifact_split) if args.scifact_dir.is_dir() else None
     claims = list(corpus.queries.values()) if corpus else ["how do tenants stay isolated"] * 100
 
     if "coldstart" in args.sections:
@@ -175,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: harness.Handlers) -> list[Any]:
     from engram import deps
 
-    log(f"scifact: {len(corpus.ids)} documents, {len(corpus.queries)} test queries")
+    log(f"scifact: {len(corpus.ids)} documents, {len(corpus.queries)} {corpus.split} queries")
     slug = embedder.model_id.replace("/", "_")
     vectors = scifact.cached_embeddings(
         bench_dir / "cache",
@@ -187,7 +193,7 @@ def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: h
     qids = list(corpus.queries)
     qvectors = scifact.cached_embeddings(
         bench_dir / "cache",
-        f"scifact-queries-{corpus.digest}-{slug}",
+        f"scifact-queries-{corpus.split}-{corpus.digest}-{slug}",
         [corpus.queries[q] for q in qids],
         embedder.embed_documents,
         log,

@@ -43,6 +43,7 @@ class Corpus:
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
     digest: str
+    split: str = "test"
 
 
 def load_corpus(data_dir: Path, split: str = "test") -> Corpus:
@@ -60,7 +61,7 @@ def load_corpus(data_dir: Path, split: str = "test") -> Corpus:
             q = json.loads(line)
             if str(q["_id"]) in qrels:
                 queries[str(q["_id"])] = q["text"]
-    return Corpus(ids, texts, queries, qrels, hashlib.sha256(raw).hexdigest()[:16])
+    return Corpus(ids, texts, queries, qrels, hashlib.sha256(raw).hexdigest()[:16], split)
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -138,7 +139,7 @@ def quality(
     log: Callable[[str], None],
 ) -> list[Figure]:
     queries, docs = len(corpus.qrels), len(corpus.ids)
-    section = f"search quality: BEIR SciFact test ({queries} queries, {docs} docs, local model)"
+    section = f"search quality: BEIR SciFact {corpus.split} ({queries} queries, {docs} docs, local model)"
     figures: list[Figure] = []
     started = time.perf_counter()
     for mode in ("vector", "text", "hybrid"):
@@ -158,7 +159,7 @@ def quality(
         anchor = ANCHORS[mode]
         figures.append(
             Figure(
-                key=f"scifact.{mode}.ndcg10",
+                key=f"scifact.{mode}.ndcg10" + ("" if corpus.split == "test" else f".{corpus.split}"),
                 section=section,
                 name=f"{mode} nDCG@10",
                 value=at10["ndcg@10"],
@@ -168,7 +169,7 @@ def quality(
         )
         figures.append(
             Figure(
-                key=f"scifact.{mode}.recall100",
+                key=f"scifact.{mode}.recall100" + ("" if corpus.split == "test" else f".{corpus.split}"),
                 section=section,
                 name=f"{mode} Recall@100",
                 value=at100["recall@100"],
