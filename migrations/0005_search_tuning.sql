@@ -80,7 +80,7 @@ GRANT EXECUTE ON FUNCTION memory_filter_candidates(text, integer, text, boolean,
 -- Text ranking: ts_rank instead of ts_rank_cd. Queries are OR-ed words, and cover density rates an
 -- OR query's covers poorly: on SciFact's train claims nDCG@10 was 0.424 with ts_rank_cd and 0.617 with
 -- ts_rank (both normalised by log document length; 32 maps the rank to 0-1). ts_rank is also cheaper.
--- Same signature, owner and grants as in 0001.
+-- Same signature, owner and grants as in 0001; the time scope and the user rule as in 0002.
 CREATE OR REPLACE FUNCTION memory_text_candidates(
     p_query tsquery,
     p_limit integer,
@@ -90,7 +90,9 @@ CREATE OR REPLACE FUNCTION memory_text_candidates(
     p_tags text[] DEFAULT NULL,
     p_agent_id text DEFAULT NULL,
     p_conversation_id text DEFAULT NULL,
-    p_metadata jsonb DEFAULT NULL
+    p_metadata jsonb DEFAULT NULL,
+    p_as_of timestamptz DEFAULT NULL,
+    p_include_history boolean DEFAULT false
 )
 RETURNS TABLE (id uuid, rank real)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -98,15 +100,27 @@ SET search_path = public, pg_temp
 AS $$
 DECLARE
     v_tenant uuid := NULLIF(current_setting('engram.tenant_id', true), '')::uuid;
+    v_user text := engram_request_user();
     v_sql text;
 BEGIN
     IF v_tenant IS NULL OR p_limit IS NULL OR p_limit < 1 THEN
         RETURN;
     END IF;
-    -- Only the filters asked for go into the statement, so the planner sees a specific query.
     v_sql := 'SELECT m.id, ts_rank(m.fts, $1, 33)::real AS rank FROM memories m '
-          || 'WHERE m.tenant_id = $2 AND m.fts @@ $1 AND m.is_latest '
-          || 'AND (m.expires_at IS NULL OR m.expires_at > now())';
+          || 'WHERE m.tenant_id = $2 AND m.fts @@ $1';
+    -- Time: current memories by default; what was valid at $11; or everything not reverted.
+    IF p_as_of IS NOT NULL THEN
+        v_sql := v_sql || ' AND m.reverted_at IS NULL AND m.valid_from <= $11'
+                       || ' AND (m.valid_to IS NULL OR m.valid_to > $11)'
+                       || ' AND (m.expires_at IS NULL OR m.expires_at > $11)';
+    ELSIF p_include_history THEN
+        v_sql := v_sql || ' AND m.reverted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())';
+    ELSE
+        v_sql := v_sql || ' AND m.is_latest AND (m.expires_at IS NULL OR m.expires_at > now())';
+    END IF;
+    IF NOT engram_all_users() THEN
+        v_sql := v_sql || ' AND (m.visibility = ''tenant'' OR m.user_id = $13)';
+    END IF;
     -- 'a.b.*' is a.b and everything below it: a range on the "C"-collated name ('.' + 1 = '/').
     IF p_container IS NOT NULL AND p_include_children THEN
         v_sql := v_sql || ' AND (m.container = $3 OR (m.container > $3 || ''.'' AND m.container < $3 || ''/''))';
@@ -121,6 +135,6 @@ BEGIN
     v_sql := v_sql || ' ORDER BY rank DESC, m.id LIMIT $10';
     RETURN QUERY EXECUTE v_sql
         USING p_query, v_tenant, p_container, p_include_children, p_memory_types, p_tags,
-              p_agent_id, p_conversation_id, p_metadata, p_limit;
+              p_agent_id, p_conversation_id, p_metadata, p_limit, p_as_of, p_include_history, v_user;
 END
 $$;
