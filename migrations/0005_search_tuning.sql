@@ -80,7 +80,8 @@ GRANT EXECUTE ON FUNCTION memory_filter_candidates(text, integer, text, boolean,
 -- Text ranking: ts_rank instead of ts_rank_cd. Queries are OR-ed words, and cover density rates an
 -- OR query's covers poorly: on SciFact's train claims nDCG@10 was 0.424 with ts_rank_cd and 0.617 with
 -- ts_rank (both normalised by log document length; 32 maps the rank to 0-1). ts_rank is also cheaper.
--- Same signature, owner and grants as in 0001; the time scope and the user rule as in 0002.
+-- Same signature, owner and grants as in 0001. It also applies the user rule of 0002's party_scope
+-- policy, which does not restrict engram_search, so other users' private rows take no candidate slots.
 CREATE OR REPLACE FUNCTION memory_text_candidates(
     p_query tsquery,
     p_limit integer,
