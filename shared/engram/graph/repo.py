@@ -247,10 +247,17 @@ def mentions_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[st
 
 
 def memories_sharing_entities(
-    cur: TenantTx, tenant_id: UUID, memory_id: UUID, document_id: UUID, limit: int
+    cur: TenantTx,
+    tenant_id: UUID,
+    memory_id: UUID,
+    limit: int,
+    *,
+    document_id: UUID | None = None,
+    same_owner: bool = False,
 ) -> list[dict[str, Any]]:
     """Current, older memories of the same container that mention an entity `memory_id` mentions,
-    most shared entities first, leaving out every memory that came from `document_id` itself."""
+    most shared entities first, leaving out every memory that came from `document_id` itself; with
+    `same_owner`, only those of the same user and visibility."""
     return cur.execute(
         """SELECT o.id, o.content, count(*) AS shared,
                   CASE WHEN o.embedding_model = n.embedding_model
@@ -263,10 +270,11 @@ def memories_sharing_entities(
              AND o.created_at < n.created_at AND (o.expires_at IS NULL OR o.expires_at > now())
              AND NOT EXISTS (SELECT 1 FROM memory_sources s
                              WHERE s.memory_id = o.id AND s.document_id = %(d)s)
+             AND (NOT %(owner)s OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))
            GROUP BY o.id, o.content, o.embedding_model, o.embedding, n.embedding_model, n.embedding
            ORDER BY count(*) DESC, o.created_at DESC, o.id
            LIMIT %(k)s""",
-        {"t": tenant_id, "m": memory_id, "d": document_id, "k": limit},
+        {"t": tenant_id, "m": memory_id, "d": document_id, "owner": same_owner, "k": limit},
     ).fetchall()
 
 

@@ -15,11 +15,10 @@ from engram.db.database import Database
 from engram.documents import repo as documents
 from engram.errors import ExtractionFailed, InvalidInput
 from engram.extraction import make_extractor
-from engram.graph import repo as graphrepo
+from engram.graph.autolink import link_to_nearest
 from engram.graph.service import GraphService
 from engram.memories import repo as memories
 from engram.observability import logger
-from engram.pipeline import repo as linkrepo
 from engram.pipeline.blobs import sha256_hex, work_key, work_prefix_of
 from engram.pipeline.chunking import chunk
 from engram.pipeline.context import PipelineContext
@@ -33,11 +32,8 @@ from engram.pipeline.errors import (
 )
 from engram.pipeline.extracted import Extracted
 from engram.pipeline.extractors import Source, extract
-from engram.pipeline.linking import LinkCandidate, LinkSubject
 from engram.pipeline.memory_extraction import ChunkInfo, DocumentExtraction, DocumentInfo, extract_memories
 from engram.pipeline.refs import DocumentRef
-
-LINK_CANDIDATES = 5
 
 
 def _claim(ctx: PipelineContext, ref: DocumentRef, status: str) -> dict[str, Any]:
@@ -239,7 +235,8 @@ def _current_or_none(cur: Any, ref: DocumentRef) -> dict[str, Any] | None:
 def graph_link_step(ctx: PipelineContext, ref: DocumentRef) -> None:
     """How each new memory relates to the container's existing memories nearest to it (by vector and
     by shared entities): `updates` (retires the older one, as an explicit `supersedes` does; only
-    between memories about one subject), `extends`, `derives`, or nothing. One transaction."""
+    between memories about one subject), `extends`, `derives`, or nothing (engram.graph.autolink).
+    One transaction."""
     _claim(ctx, ref, "indexing")
     graph = GraphService(ctx.db)
     links = 0
@@ -248,60 +245,15 @@ def graph_link_step(ctx: PipelineContext, ref: DocumentRef) -> None:
         for memory in documents.memories_of(cur, ref.tenant_id, ref.document_id):
             if memory["metadata"].get("document_id") != str(ref.document_id):
                 continue  # an older memory this document only confirmed
-            near = linkrepo.nearest_latest_memories(
-                cur, ref.tenant_id, memory["id"], ref.document_id, LINK_CANDIDATES
+            links += link_to_nearest(
+                cur,
+                ref.tenant_id,
+                graph,
+                ctx.linker,
+                memory,
+                metadata={"document_id": str(ref.document_id)},
+                document_id=ref.document_id,
             )
-            sharing = graphrepo.memories_sharing_entities(
-                cur, ref.tenant_id, memory["id"], ref.document_id, LINK_CANDIDATES
-            )
-            facts = graph.facts_of(ref.tenant_id, memory["id"], tx=cur)
-            subject = LinkSubject(
-                memory["id"],
-                memory["content"],
-                memory["memory_type"],
-                facts.entities,
-                facts.subjects,
-                facts.relations,
-            )
-            candidates: dict[Any, LinkCandidate] = {}
-            for row in [*near, *sharing]:
-                if row["id"] in candidates:
-                    continue
-                other = graph.facts_of(ref.tenant_id, row["id"], tx=cur)
-                candidates[row["id"]] = LinkCandidate(
-                    row["id"],
-                    row["content"],
-                    float(row["similarity"] or 0.0),
-                    other.entities,
-                    other.subjects,
-                    other.relations,
-                )
-            for link in ctx.linker.links(subject, list(candidates.values())):
-                meta = {"linker": ctx.linker.name, "document_id": str(ref.document_id), "reason": link.reason}
-                if link.relationship == "updates":
-                    older = memories.lock_memory(cur, ref.tenant_id, link.target_id)
-                    if older is None or not older["is_latest"]:
-                        continue
-                    memories.retire(
-                        cur,
-                        ref.tenant_id,
-                        link.target_id,
-                        link.source_id,
-                        memory["valid_from"],
-                        confidence=link.confidence,
-                        metadata=meta,
-                    )
-                    links += 1
-                else:
-                    links += linkrepo.relate(
-                        cur,
-                        ref.tenant_id,
-                        link.source_id,
-                        link.target_id,
-                        link.relationship,
-                        link.confidence,
-                        meta,
-                    )
     logger.info("graph-link", extra={"document_id": str(ref.document_id), "links": links})
 
 
