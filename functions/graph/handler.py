@@ -25,12 +25,17 @@ from engram.graph.models import (
     Subgraph,
 )
 from engram.graph.service import MAX_DEPTH
+from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
 
 app = build_resolver()
 EntityId = Annotated[str, Path(description="the entity's id")]
 Limit = Annotated[int, Query(ge=1, le=100, description="items per page")]
 Cursor = Annotated[str | None, Query(max_length=400, description="next_cursor of the previous page")]
+UserId = Annotated[
+    Identifier | None,
+    Query(description="the user the request is made for: their private memories' observations and relations"),
+]
 
 
 def _tenant() -> Any:
@@ -59,9 +64,10 @@ def get_entity(
     limit: Limit = 20,
     observations_cursor: Cursor = None,
     relations_cursor: Cursor = None,
+    user_id: UserId = None,
 ) -> EntityDetail:
     return deps.graph_service().get_entity(
-        _tenant(), path_id(id, "entity"), limit, observations_cursor, relations_cursor
+        _tenant(), path_id(id, "entity"), limit, observations_cursor, relations_cursor, user_id=user_id
     )
 
 
@@ -102,6 +108,7 @@ def graph(
     cursor: Cursor = None,
     as_of: Annotated[AwareDatetime | None, Query(description="relations valid at this time")] = None,
     include_history: Annotated[bool, Query(description="also relations no longer current")] = False,
+    user_id: UserId = None,
 ) -> Subgraph:
     subgraph = deps.graph_service().graph(
         _tenant(),
@@ -111,6 +118,7 @@ def graph(
         cursor=cursor,
         as_of=as_of,
         include_history=include_history,
+        user_id=user_id,
     )
     metrics.add_metric(name="GraphWalks", unit="Count", value=1)
     return subgraph

@@ -67,8 +67,8 @@ def delete_memory(id: MemoryId, user_id: UserId = None) -> None:
 
 
 @app.get("/v1/memories/<id>/history")
-def memory_history(id: MemoryId) -> MemoryHistory:
-    return deps.memory_service().history(principal_of(app).tenant_id, memory_id(id))
+def memory_history(id: MemoryId, user_id: UserId = None) -> MemoryHistory:
+    return deps.memory_service().history(principal_of(app).tenant_id, memory_id(id), user_id=user_id)
 
 
 @app.get("/v1/memories/<id>/related")
@@ -76,13 +76,16 @@ def related_memories(
     id: MemoryId,
     depth: Annotated[int, Query(ge=1, le=4, description="steps over memory relationships")] = 1,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    user_id: UserId = None,
 ) -> RelatedMemories:
-    return deps.graph_service().related(principal_of(app).tenant_id, memory_id(id), depth, limit)
+    return deps.graph_service().related(
+        principal_of(app).tenant_id, memory_id(id), depth, limit, user_id=user_id
+    )
 
 
 @app.post("/v1/memories/<id>/revert")
-def revert_memory(id: MemoryId) -> Memory:
-    return deps.memory_service().revert(principal_of(app).tenant_id, memory_id(id))
+def revert_memory(id: MemoryId, user_id: UserId = None) -> Memory:
+    return deps.memory_service().revert(principal_of(app).tenant_id, memory_id(id), user_id=user_id)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -24,7 +24,9 @@ def search(body: SearchRequest) -> SearchResponse | MessageSearchResponse:
     if body.scope == "messages":
         return deps.session_service().search_messages(tenant_id, body)
     found = deps.memory_service().search(tenant_id, body)
-    return deps.graph_service().attach_related(tenant_id, found) if body.include_related else found
+    if body.include_related:
+        return deps.graph_service().attach_related(tenant_id, found, user_id=body.user_id)
+    return found
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -7,6 +7,9 @@ A relation's effective end is the earliest of its own `valid_to` and, when it wa
 memory, that memory's `valid_to` and `expires_at`: when "Alice lives in Paris" is superseded, the
 lives_in edge it produced ends with it. It is current when that end is in the future and its memory
 (if any) is still the latest version.
+
+A relation extracted from a memory the request cannot see (another user's private memory) is not
+shown: `sm`, its source memory, is read under RLS like every memory.
 """
 
 from __future__ import annotations
@@ -310,6 +313,8 @@ def relations_from_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> li
 # --- relations --------------------------------------------------------------------------------
 
 _EFFECTIVE_END = sql.SQL("LEAST(r.valid_to, sm.valid_to, sm.expires_at)")
+# The source memory exists (ON DELETE CASCADE) but RLS hides it from this request: hide the relation.
+_VISIBLE = sql.SQL("(r.source_memory_id IS NULL OR sm.id IS NOT NULL)")
 _RELATION_SELECT = sql.SQL(
     """SELECT r.id, r.relation_type, r.valid_from, {end} AS valid_to, r.confidence, r.source_memory_id,
               r.created_at,
@@ -362,9 +367,9 @@ def insert_relation(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> t
 
 def get_relations(cur: TenantTx, tenant_id: UUID, relation_ids: Sequence[UUID]) -> list[dict[str, Any]]:
     return cur.execute(
-        sql.SQL("{select} WHERE r.tenant_id = %s AND r.id = ANY(%s) ORDER BY r.created_at, r.id").format(
-            select=_RELATION_SELECT
-        ),
+        sql.SQL(
+            "{select} WHERE r.tenant_id = %s AND r.id = ANY(%s) AND {visible} ORDER BY r.created_at, r.id"
+        ).format(select=_RELATION_SELECT, visible=_VISIBLE),
         (tenant_id, list(relation_ids)),
     ).fetchall()
 
@@ -387,8 +392,9 @@ def relations_of(
         sql.SQL(
             """{select}
                WHERE r.tenant_id = %(t)s AND (r.source_entity = %(e)s OR r.target_entity = %(e)s) {page}
+                 AND {visible}
                ORDER BY r.created_at DESC, r.id DESC LIMIT %(n)s"""
-        ).format(select=_RELATION_SELECT, page=page),
+        ).format(select=_RELATION_SELECT, page=page, visible=_VISIBLE),
         {"t": tenant_id, "e": entity_id, "n": limit},
     ).fetchall()
 
@@ -398,16 +404,19 @@ def relations_of(
 
 def edge_filter(as_of: datetime | None, include_history: bool) -> sql.Composable:
     """Which relations count, over `r` (entity_relations) and `sm` (its source memory, if any):
-    current ones (default), those valid at `as_of`, or all of them."""
+    current ones (default), those valid at `as_of`, or all of them; only those the request may see."""
+    when: sql.Composable
     if as_of is not None:
-        return sql.SQL("(r.valid_from <= {t} AND ({end} IS NULL OR {end} > {t}))").format(
+        when = sql.SQL("(r.valid_from <= {t} AND ({end} IS NULL OR {end} > {t}))").format(
             t=sql.Literal(as_of), end=_EFFECTIVE_END
         )
-    if include_history:
-        return sql.SQL("true")
-    return sql.SQL("(({end} IS NULL OR {end} > now()) AND coalesce(sm.is_latest, true))").format(
-        end=_EFFECTIVE_END
-    )
+    elif include_history:
+        when = sql.SQL("true")
+    else:
+        when = sql.SQL("(({end} IS NULL OR {end} > now()) AND coalesce(sm.is_latest, true))").format(
+            end=_EFFECTIVE_END
+        )
+    return sql.SQL("({} AND {})").format(when, _VISIBLE)
 
 
 def walk(

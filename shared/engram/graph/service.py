@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from engram.db.database import Database, TenantTx
+from engram.db.database import Database, Party, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.extraction.schema import ExtractedEntity, ExtractedRelation
 from engram.graph import linking, repo
@@ -96,19 +96,23 @@ class GraphService:
     # --- related memories ---------------------------------------------------------------------
 
     @tracer.capture_method
-    def related(self, tenant_id: UUID, memory_id: UUID, depth: int = 1, limit: int = 50) -> RelatedMemories:
+    def related(
+        self, tenant_id: UUID, memory_id: UUID, depth: int = 1, limit: int = 50, *, user_id: str | None = None
+    ) -> RelatedMemories:
         """GET /v1/memories/{id}/related: memories reached over memory relationships (up to `depth`
-        steps) and memories that mention the same entities."""
+        steps) and memories that mention the same entities, as the request's user may see them."""
         depth = max(1, min(depth, MAX_DEPTH))
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             if memories_repo.get_memory(cur, tenant_id, memory_id) is None:
                 raise NotFound(f"memory {memory_id} not found")
             related = self._related(cur, tenant_id, memory_id, depth, limit)
         return RelatedMemories(id=memory_id, related=related)
 
-    def attach_related(self, tenant_id: UUID, response: SearchResponse, limit: int = 10) -> SearchResponse:
+    def attach_related(
+        self, tenant_id: UUID, response: SearchResponse, limit: int = 10, *, user_id: str | None = None
+    ) -> SearchResponse:
         """include_related in search: each memory result gets its neighbours at depth 1."""
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             results = [
                 r.model_copy(update={"related": self._related(cur, tenant_id, r.id, 1, limit)})
                 if r.kind == "memory"
@@ -180,10 +184,13 @@ class GraphService:
         limit: int,
         observations_cursor: str | None = None,
         relations_cursor: str | None = None,
+        *,
+        user_id: str | None = None,
     ) -> EntityDetail:
+        """The entity, with the observations and relations the request's user may see."""
         obs_after = _time_cursor(observations_cursor, "observations_cursor")
         rel_after = _time_cursor(relations_cursor, "relations_cursor")
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             row = repo.get_entity(cur, tenant_id, entity_id)
             if row is None:
                 raise _entity_not_found(entity_id)
@@ -302,12 +309,14 @@ class GraphService:
         as_of: datetime | None = None,
         include_history: bool = False,
         max_rows: int = MAX_WALK_ROWS,
+        user_id: str | None = None,
     ) -> Subgraph:
-        """One page of the subgraph around `entity` (an id, or a name that names one entity)."""
+        """One page of the subgraph around `entity` (an id, or a name that names one entity), over
+        the relations the request's user may see."""
         depth = max(1, min(depth, MAX_DEPTH))
         after = _graph_cursor(cursor) if cursor else None
         edges = repo.edge_filter(as_of, include_history)
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             root = self._root(cur, tenant_id, entity)
             walked, truncated = repo.walk(cur, tenant_id, root, depth, max_rows, edges)
             order = [(int(r["depth"]), UUID(str(r["entity_id"]))) for r in walked]

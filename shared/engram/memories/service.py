@@ -107,18 +107,18 @@ class MemoryService:
                 repo.retire(cur, tenant_id, old["id"], row["id"], row["valid_from"])
         return Memory(**row)
 
-    def history(self, tenant_id: UUID, memory_id: UUID) -> MemoryHistory:
-        with self.db.tenant(tenant_id) as cur:
+    def history(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> MemoryHistory:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             rows = repo.version_chain(cur, tenant_id, memory_id)
         if not rows:
             raise _not_found(memory_id)
         return MemoryHistory(id=memory_id, versions=[Memory(**row) for row in rows])
 
     @tracer.capture_method
-    def revert(self, tenant_id: UUID, memory_id: UUID) -> Memory:
+    def revert(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> Memory:
         """Undo the supersession that retired `memory_id`: it is current again, and the memory that
         replaced it is marked reverted (kept, never current again)."""
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             memory = repo.lock_memory(cur, tenant_id, memory_id)
             if memory is None:
                 raise _not_found(memory_id)
