@@ -1,9 +1,11 @@
-"""The containers endpoint group: the tree with counts, create, delete (confirmed), archive."""
+"""The containers endpoint group: the tree with counts, create, delete (confirmed), archive, and the
+custom extraction instructions of the tenant and of each container."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -17,6 +19,7 @@ from engram.containers.models import (
     ContainerDeleted,
     ContainerTree,
 )
+from engram.instructions.models import Instructions, InstructionsList, InstructionsSet
 from engram.memories.models import CONTAINER_PATTERN
 from engram.observability import logger, tracer
 
@@ -48,6 +51,29 @@ def delete_container(
 @app.post("/v1/containers/<name>/archive")
 def archive_container(name: Name) -> ContainerArchived:
     return deps.container_service().archive(principal_of(app).tenant_id, name)
+
+
+ScopeQuery = Annotated[
+    str | None,
+    Query(pattern=CONTAINER_PATTERN, description="a container; omit for the whole tenant's instructions"),
+]
+
+
+@app.get("/v1/extraction-instructions")
+def list_instructions(container: ScopeQuery = None) -> InstructionsList:
+    return deps.instructions_service().list(principal_of(app).tenant_id, container)
+
+
+@app.put("/v1/extraction-instructions")
+def put_instructions(body: InstructionsSet) -> tuple[Instructions, int]:
+    instructions, created = deps.instructions_service().put(principal_of(app).tenant_id, body)
+    return instructions, 201 if created else 200
+
+
+@app.delete("/v1/extraction-instructions", responses={204: {"description": "removed"}})
+def delete_instructions(container: ScopeQuery = None) -> None:
+    deps.instructions_service().delete(principal_of(app).tenant_id, container)
+    return Response(status_code=204, body="")  # type: ignore[return-value]
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -22,6 +22,7 @@ from engram.observability import logger, metrics, tracer
 from engram.sessions.models import (
     AppendResult,
     Conversation,
+    ExtractionReport,
     MessagesAppend,
     RecentMessages,
     Session,
@@ -86,6 +87,15 @@ def append_messages(
     result = deps.session_service().append(principal_of(app).tenant_id, _session_id(id), party, body)
     metrics.add_metric(name="MessagesAppended", unit="Count", value=len(result.messages))
     return result, 201
+
+
+@app.post("/v1/sessions/<id>/extract")
+def extract_queued(id: SessionId, user_id: UserId = None, agent_id: AgentId = None) -> ExtractionReport:
+    """Run extraction over the session's queued messages: those an unavailable LLM left queued."""
+    party = Party(user_id=user_id, agent_id=agent_id)
+    report = deps.session_service().extract(principal_of(app).tenant_id, _session_id(id), party)
+    metrics.add_metric(name="MessagesExtracted", unit="Count", value=report.messages_done)
+    return report
 
 
 @app.post("/v1/sessions/<id>/recent")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from engram.documents.service import DocumentService
     from engram.export.service import ExportService
     from engram.graph.service import GraphService
+    from engram.instructions.service import InstructionsService
     from engram.memories.service import MemoryService
     from engram.pipeline.blobs import BlobStore
     from engram.pipeline.context import PipelineContext
@@ -212,9 +213,20 @@ def procedure_service() -> ProcedureService:
 
 
 def session_service() -> SessionService:
+    from engram.pipeline.linking import RuleLinker
+    from engram.sessions.extraction import MessageExtraction
     from engram.sessions.service import SessionService
 
-    return SessionService(database(), embedder(), memory_service())
+    extraction = MessageExtraction(
+        database(), embedder(), llm=llm, linker=RuleLinker(current().settings.link_similarity)
+    )
+    return SessionService(database(), embedder(), extraction)
+
+
+def instructions_service() -> InstructionsService:
+    from engram.instructions.service import InstructionsService
+
+    return InstructionsService(database())
 
 
 def container_service() -> ContainerService:

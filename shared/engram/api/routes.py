@@ -31,6 +31,7 @@ ROUTES: tuple[Route, ...] = (
     Route("sessions", "GET", "/v1/sessions/{id}"),
     Route("sessions", "DELETE", "/v1/sessions/{id}"),
     Route("sessions", "POST", "/v1/sessions/{id}/messages"),
+    Route("sessions", "POST", "/v1/sessions/{id}/extract"),
     Route("sessions", "POST", "/v1/sessions/{id}/recent"),
     Route("stats", "GET", "/v1/stats"),
     Route("documents", "POST", "/v1/documents"),
@@ -63,6 +64,9 @@ ROUTES: tuple[Route, ...] = (
     Route("containers", "POST", "/v1/containers"),
     Route("containers", "DELETE", "/v1/containers/{name}"),
     Route("containers", "POST", "/v1/containers/{name}/archive"),
+    Route("containers", "GET", "/v1/extraction-instructions"),
+    Route("containers", "PUT", "/v1/extraction-instructions"),
+    Route("containers", "DELETE", "/v1/extraction-instructions"),
     Route("export", "POST", "/v1/export"),
 )
 

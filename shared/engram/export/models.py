@@ -96,6 +96,9 @@ class MessageRecord(_Record):
     embedding: list[float] | None
     embedding_model: str | None
     extraction: str
+    extract_mode: str | None = None
+    extraction_error: str | None = None
+    occurred_at: datetime | None = None
     created_at: datetime
 
 

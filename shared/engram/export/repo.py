@@ -114,7 +114,8 @@ def messages(cur: TenantTx, tenant_id: UUID) -> Iterator[dict[str, Any]]:
         "export_messages",
         sql.SQL(
             "SELECT m.id, m.session_id, m.seq, m.user_id, m.agent_id, m.role, m.content, m.metadata, "
-            "m.embedding::text AS embedding, m.embedding_model, m.extraction, m.created_at "
+            "m.embedding::text AS embedding, m.embedding_model, m.extraction, m.extract_mode, "
+            "m.extraction_error, m.occurred_at, m.created_at "
             "FROM session_messages m WHERE m.tenant_id = {tenant} ORDER BY m.session_id, m.seq"
         ).format(tenant=sql.Literal(tenant_id)),
     )
@@ -208,6 +209,9 @@ _COLUMNS: dict[str, tuple[str, tuple[str, ...], str]] = {
             "embedding",
             "embedding_model",
             "extraction",
+            "extract_mode",
+            "extraction_error",
+            "occurred_at",
             "created_at",
         ),
         "(id)",

@@ -227,6 +227,21 @@ def nearest_same_owner(
     ).fetchone()
 
 
+def latest_of_owner_with_content(
+    cur: TenantTx, tenant_id: UUID, container: str, content: str, user_id: str | None, visibility: str
+) -> UUID | None:
+    """The current memory of the container with exactly this text, owner and visibility, if any."""
+    row = cur.execute(
+        sql.SQL(
+            "SELECT m.id FROM memories m WHERE m.tenant_id = %s AND m.container = %s AND m.is_latest "
+            "AND {live} AND m.content = %s AND m.user_id IS NOT DISTINCT FROM %s AND m.visibility = %s "
+            "ORDER BY m.created_at, m.id LIMIT 1"
+        ).format(live=_LIVE),
+        (tenant_id, container, content, user_id, visibility),
+    ).fetchone()
+    return row["id"] if row else None
+
+
 def supersede(cur: TenantTx, tenant_id: UUID, old_id: UUID, new_id: UUID, similarity: float) -> None:
     """`new_id` replaces `old_id`: the old version stops being current (and is kept) and the
     relationship records the update."""

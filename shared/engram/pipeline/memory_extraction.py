@@ -42,6 +42,7 @@ class DocumentInfo:
     content_type: str | None
     tags: list[str]
     reference_time: datetime | None = None  # the document's date, else when it was received
+    instructions: tuple[str, ...] = ()  # custom instructions for the LLM: the tenant's, then the container's
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ def extract_memories(
             reference_time=document.reference_time,
             title=document.title,
             chunks=ordinals,
+            instructions=document.instructions,
             max_memories=max(1, min(MAX_MEMORIES_PER_CALL, max_memories - len(found))),
         )
         result = extractor.extract(text, context)

@@ -17,6 +17,7 @@ from engram.errors import ExtractionFailed, InvalidInput
 from engram.extraction import make_extractor
 from engram.graph.autolink import link_to_nearest
 from engram.graph.service import GraphService
+from engram.instructions.service import instructions_for
 from engram.memories import repo as memories
 from engram.observability import logger
 from engram.pipeline.blobs import sha256_hex, work_key, work_prefix_of
@@ -155,6 +156,7 @@ def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
         raise UnsupportedHere(exc.message) from exc
     with ctx.db.tenant(ref.tenant_id) as cur:
         rows = documents.chunks_of(cur, ref.tenant_id, ref.document_id)
+        instructions = instructions_for(cur, ref.tenant_id, doc["container"]) if extractor else ()
     info = DocumentInfo(
         doc["id"],
         doc["container"],
@@ -162,6 +164,7 @@ def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
         doc["content_type"],
         doc["tags"],
         reference_time=doc["document_date"] or doc["created_at"],
+        instructions=instructions,
     )
     chunks = [ChunkInfo(r["id"], r["ordinal"], r["content"], r["metadata"]) for r in rows]
     if extractor is None:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from engram.memories.models import ContainerName, Content, Identifier, Metadata, Scores
 
 Role = Literal["user", "assistant", "system", "tool"]
-Extraction = Literal["none", "queued", "done"]
+Extraction = Literal["none", "queued", "done", "failed"]
+ExtractMode = Literal["none", "light", "full"]
 MAX_MESSAGES_PER_APPEND = 100
+CLOCK_SKEW = timedelta(minutes=5)
 
 
 class _Strict(BaseModel):
@@ -48,15 +50,33 @@ class MessageIn(_Strict):
     role: Role
     content: Content
     metadata: Metadata = Field(default_factory=dict)
+    occurred_at: AwareDatetime | None = Field(
+        default=None,
+        description="when the message was said, for an imported conversation; default: when it is "
+        "received. Extraction resolves relative dates ('last week') against it",
+    )
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _not_in_the_future(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value > datetime.now(UTC) + CLOCK_SKEW:
+            raise ValueError("occurred_at is in the future")
+        return value
 
 
 class MessagesAppend(_Strict):
     messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES_PER_APPEND)
-    extract: bool = Field(
-        default=False,
-        description="queue the messages for memory extraction (offline heuristic: facts and preferences "
-        "the user states about themselves become memories)",
+    extract: ExtractMode = Field(
+        default="none",
+        description="memory extraction from the messages, as for documents: `none`; `light`, the "
+        "offline heuristic (statements in the user's messages); `full`, the configured LLM over the "
+        "user's and the assistant's messages. `true` and `false` still mean `light` and `none`",
     )
+
+    @field_validator("extract", mode="before")
+    @classmethod
+    def _boolean_means_light(cls, value: Any) -> Any:
+        return {True: "light", False: "none"}.get(value, value) if isinstance(value, bool) else value
 
 
 class Message(BaseModel):
@@ -67,13 +87,36 @@ class Message(BaseModel):
     content: str
     metadata: dict[str, Any]
     extraction: Extraction
+    extract_mode: Literal["light", "full"] | None
+    extraction_error: str | None = Field(description="why extraction failed (extraction: failed)")
+    occurred_at: datetime = Field(description="when it was said: as sent, else when it was received")
     created_at: datetime
+
+
+class ExtractionReport(BaseModel):
+    """What one extraction run over a session's queued messages did."""
+
+    status: Literal["done", "queued", "failed", "nothing_queued"] = Field(
+        description="done: every queued message was processed; queued: the LLM was unavailable, the "
+        "messages stay queued (POST /v1/sessions/{id}/extract, or the next append with extract, tries "
+        "again); failed: the LLM's answer stayed unusable, those messages are marked failed"
+    )
+    extractors: list[str] = Field(description='"heuristic", or "llm:<provider>:<model>"')
+    memory_ids: list[UUID] = Field(description="memories created, or already held, for these messages")
+    messages_done: int
+    messages_failed: int
+    messages_queued: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    llm_calls: int = 0
+    error: str | None = None
 
 
 class AppendResult(BaseModel):
     session_id: UUID
     messages: list[Message]
     extracted_memory_ids: list[UUID] = Field(description="memories created or updated by extraction")
+    extraction: ExtractionReport | None = Field(description="null when the append asked for none")
 
 
 class Conversation(BaseModel):

@@ -19,7 +19,8 @@ SESSION_COLUMNS = sql.SQL(
     "s.created_at, s.updated_at"
 )
 MESSAGE_COLUMNS = sql.SQL(
-    "m.id, m.session_id, m.seq, m.role, m.content, m.metadata, m.extraction, m.created_at"
+    "m.id, m.session_id, m.seq, m.role, m.content, m.metadata, m.extraction, m.extract_mode, "
+    "m.extraction_error, coalesce(m.occurred_at, m.created_at) AS occurred_at, m.created_at"
 )
 
 
@@ -102,15 +103,16 @@ def insert_messages(
     messages: Sequence[dict[str, Any]],
     vectors: Sequence[Sequence[float]],
     model: str,
-    extraction: str,
+    extract_mode: str | None,
 ) -> list[dict[str, Any]]:
+    """With an extract mode, the messages are queued for extraction."""
     rows = []
     for offset, (message, vector) in enumerate(zip(messages, vectors, strict=True)):
         row = cur.execute(
             sql.SQL(
                 "INSERT INTO session_messages AS m (tenant_id, session_id, seq, user_id, agent_id, role, "
-                "content, metadata, embedding, embedding_model, extraction) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s) RETURNING {columns}"
+                "content, metadata, embedding, embedding_model, extraction, extract_mode, occurred_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s) RETURNING {columns}"
             ).format(columns=MESSAGE_COLUMNS),
             (
                 tenant_id,
@@ -123,7 +125,9 @@ def insert_messages(
                 Jsonb(message["metadata"]),
                 vector_literal(vector),
                 model,
-                extraction,
+                "queued" if extract_mode else "none",
+                extract_mode,
+                message.get("occurred_at"),
             ),
         ).fetchone()
         assert row is not None
@@ -165,10 +169,25 @@ def queued_messages(cur: TenantTx, tenant_id: UUID, session_id: UUID) -> list[di
     ).fetchall()
 
 
-def mark_extracted(cur: TenantTx, tenant_id: UUID, message_ids: Sequence[UUID]) -> None:
-    cur.execute(
-        "UPDATE session_messages SET extraction = 'done' WHERE tenant_id = %s AND id = ANY(%s)",
+def claim_queued(cur: TenantTx, tenant_id: UUID, message_ids: Sequence[UUID]) -> list[UUID]:
+    """Those of the messages still queued, locked until the transaction ends: of two extraction runs
+    over the same messages, the second finds them done and writes nothing."""
+    rows = cur.execute(
+        "SELECT id FROM session_messages WHERE tenant_id = %s AND id = ANY(%s) AND extraction = 'queued' "
+        "ORDER BY seq FOR UPDATE",
         (tenant_id, list(message_ids)),
+    ).fetchall()
+    return [row["id"] for row in rows]
+
+
+def mark_extracted(
+    cur: TenantTx, tenant_id: UUID, message_ids: Sequence[UUID], *, error: str | None = None
+) -> None:
+    """Done, or failed for good with `error`."""
+    cur.execute(
+        "UPDATE session_messages SET extraction = %s, extraction_error = %s "
+        "WHERE tenant_id = %s AND id = ANY(%s) AND extraction = 'queued'",
+        ("failed" if error else "done", error, tenant_id, list(message_ids)),
     )
 
 

@@ -1,23 +1,23 @@
 """Conversation logic: sessions, ordered messages, recall, message search and the extraction
-queue. No SQL here. Every call names its party (user_id, agent_id); the database shows a session
-only to its pair (see migrations/0002_scopes.sql)."""
+queue (engram.sessions.extraction). No SQL here. Every call names its party (user_id, agent_id);
+the database shows a session only to its pair (see migrations/0002_scopes.sql)."""
 
 from __future__ import annotations
 
-import builtins
 from typing import Any
 from uuid import UUID
 
 from engram.db.database import Database, Party
 from engram.errors import InvalidInput, NotFound
-from engram.memories.models import MemoryUpsert, Scores, SearchRequest
-from engram.memories.service import MemoryService
+from engram.memories.models import Scores, SearchRequest
 from engram.pagination import decode_cursor, encode_cursor
 from engram.providers.embeddings import Embedder
-from engram.sessions import extract, repo
+from engram.sessions import repo
+from engram.sessions.extraction import MessageExtraction
 from engram.sessions.models import (
     AppendResult,
     Conversation,
+    ExtractionReport,
     LastMessage,
     Message,
     MessagesAppend,
@@ -36,10 +36,10 @@ CANDIDATES_PER_RESULT, MIN_CANDIDATES = 4, 40
 
 
 class SessionService:
-    def __init__(self, db: Database, embedder: Embedder, memories: MemoryService) -> None:
+    def __init__(self, db: Database, embedder: Embedder, extraction: MessageExtraction) -> None:
         self.db = db
         self.embedder = embedder
-        self.memories = memories
+        self.extraction = extraction
 
     def create(self, tenant_id: UUID, request: SessionCreate) -> Session:
         party = Party(user_id=request.user_id, agent_id=request.agent_id)
@@ -93,7 +93,11 @@ class SessionService:
     def append(
         self, tenant_id: UUID, session_id: UUID, party: Party, request: MessagesAppend
     ) -> AppendResult:
-        """Append in order, embedded; with `extract`, queue them and run the extractor now."""
+        """Append in order, embedded; with `extract`, queue them and run the extraction now. The
+        messages are stored whatever extraction does: if the LLM is unavailable they stay queued."""
+        mode = None if request.extract == "none" else request.extract
+        if mode is not None:
+            self.extraction.extractor_for(mode)  # extract=full without an LLM: 422, nothing stored
         contents = [m.content for m in request.messages]
         vectors = self.embedder.embed_documents(contents)
         with self.db.tenant(tenant_id, party) as cur:
@@ -109,58 +113,38 @@ class SessionService:
                 [m.model_dump() for m in request.messages],
                 vectors,
                 self.embedder.model_id,
-                "queued" if request.extract else "none",
+                mode,
             )
-        extracted = self.drain_extraction(tenant_id, session_id, party) if request.extract else []
-        if extracted:
+        report = self.extract(tenant_id, session_id, party) if mode is not None else None
+        if report is not None:
             with self.db.tenant(tenant_id, party) as cur:
                 rows = repo.messages_after(cur, tenant_id, session_id, first_seq - 1, len(contents))
         return AppendResult(
-            session_id=session_id, messages=[Message(**row) for row in rows], extracted_memory_ids=extracted
+            session_id=session_id,
+            messages=[Message(**row) for row in rows],
+            extracted_memory_ids=report.memory_ids if report else [],
+            extraction=report,
         )
 
-    def drain_extraction(self, tenant_id: UUID, session_id: UUID, party: Party) -> builtins.list[UUID]:
-        """Run the offline extractor over the session's queued messages, then mark them done.
-        Idempotent: memories are upserted, so a message processed twice (two drains at once, or a
-        crash before the mark) stores nothing twice. Each step is its own short transaction, so
-        this never holds two connections (a Lambda has one)."""
+    def extract(self, tenant_id: UUID, session_id: UUID, party: Party) -> ExtractionReport:
+        """Extract memories from the session's queued messages (engram.sessions.extraction).
+        Idempotent: of two runs at once, one writes; the same statement twice is one memory. Each
+        step is its own short transaction, so this never holds two connections (a Lambda has one)."""
         with self.db.tenant(tenant_id, party) as cur:
             session = repo.get_session(cur, tenant_id, session_id)
-            queued = repo.queued_messages(cur, tenant_id, session_id) if session else []
-        if session is None or not queued:
-            return []
-        memory_ids: builtins.list[UUID] = []
-        for message in queued:
-            if message["role"] == "user":
-                for candidate in extract.extract(message["content"]):
-                    memory_ids.append(self._remember(tenant_id, session, message, candidate))
-        with self.db.tenant(tenant_id, party) as cur:
-            repo.mark_extracted(cur, tenant_id, [m["id"] for m in queued])
-        return list(dict.fromkeys(memory_ids))
-
-    def _remember(
-        self, tenant_id: UUID, session: dict[str, Any], message: dict[str, Any], candidate: extract.Candidate
-    ) -> UUID:
-        metadata = {
-            "extractor": "heuristic",
-            "session_id": str(session["id"]),
-            "message_id": str(message["id"]),
-            "seq": message["seq"],
-        }
-        result = self.memories.upsert(
-            tenant_id,
-            MemoryUpsert(
-                content=candidate.content,
-                memory_type=candidate.memory_type,
-                container=session["container"],
-                user_id=session["user_id"],
-                visibility="private" if session["user_id"] else "tenant",
-                agent_id=session["agent_id"],
-                conversation_id=str(session["id"]),
-                metadata=metadata,
-            ),
-        )
-        return result.id
+            if session is None:
+                raise _not_found(session_id)
+            queued = repo.queued_messages(cur, tenant_id, session_id)
+        if not queued:
+            return ExtractionReport(
+                status="nothing_queued",
+                extractors=[],
+                memory_ids=[],
+                messages_done=0,
+                messages_failed=0,
+                messages_queued=0,
+            )
+        return self.extraction.run(tenant_id, session, party, queued)
 
     # --- search -------------------------------------------------------------------------------
 

@@ -1,0 +1,263 @@
+"""Session messages through engram.extraction, the extraction documents go through.
+
+Queued messages are taken in conversation order, in batches of one extract mode and one day (a day's
+messages share the reference time relative dates are resolved against). Each message is a section
+`<chunk n="seq">` of the batch's text, so a memory names the message it comes from:
+- `light`, the offline heuristic: statements in the user's messages (questions and the assistant's
+  words are not the user's facts);
+- `full`, the configured LLM: the user's and the assistant's messages, each with its time and role,
+  under the tenant's and the container's custom instructions.
+
+Each batch is written in one transaction: its memories (private to the session's user, if it has
+one), their entities and relations, graph links to older memories of the same owner (`updates` retires
+one, as in the pipeline's graph-link), and the messages marked done. Nothing is written when
+extraction fails. The session (tenant, container, user, agent) decides where memories go; the
+extractor's output is only data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from engram.db.database import Database, Party
+from engram.errors import EngramError, ExtractionFailed
+from engram.extraction import ExtractionContext, Extractor, HeuristicExtractor, chunk_text, make_extractor
+from engram.extraction.schema import ExtractedMemory
+from engram.graph.autolink import link_to_nearest
+from engram.graph.service import GraphService
+from engram.instructions.service import instructions_for
+from engram.memories import repo as memories
+from engram.observability import logger
+from engram.pipeline.linking import RuleLinker
+from engram.providers.embeddings import Embedder
+from engram.providers.llm import LLM, TokenUsage
+from engram.sessions import repo
+from engram.sessions.models import ExtractionReport
+
+_LINE_END = re.compile(r"[.!?…]['\")\]]*$")
+EXTRACTED_ROLES = {"light": ("user",), "full": ("user", "assistant")}
+
+
+@dataclass(frozen=True)
+class MessageBatch:
+    mode: str  # light | full
+    messages: list[dict[str, Any]]
+
+    @property
+    def reference_time(self) -> datetime:
+        return max(m["occurred_at"] for m in self.messages)
+
+
+def batches(queued: Sequence[dict[str, Any]]) -> list[MessageBatch]:
+    """Consecutive messages of one mode and one (UTC) day. Messages queued before extract modes
+    existed have none: the heuristic, as when they were queued."""
+    out: list[MessageBatch] = []
+    for message in queued:
+        mode = message["extract_mode"] or "light"
+        day = message["occurred_at"].astimezone(UTC).date()
+        last = out[-1] if out else None
+        if last and last.mode == mode and last.messages[-1]["occurred_at"].astimezone(UTC).date() == day:
+            last.messages.append(message)
+        else:
+            out.append(MessageBatch(mode, [message]))
+    return out
+
+
+def batch_text(batch: MessageBatch, *, heuristic: bool) -> tuple[str, tuple[int, ...]]:
+    sections = []
+    for message in batch.messages:
+        if message["role"] not in EXTRACTED_ROLES[batch.mode]:
+            continue
+        if heuristic:
+            text = as_statements(message["content"])
+        else:
+            when = message["occurred_at"].astimezone(UTC).isoformat(timespec="seconds")
+            text = f"[{when}] {message['role']}: {message['content']}"
+        if text.strip():
+            sections.append((message["seq"], text))
+    return chunk_text(sections) if sections else ("", ())
+
+
+def as_statements(content: str) -> str:
+    """Chat lines as sentences the heuristic reads: one paragraph per line, a full stop where the
+    user left none ("I live in Porto" is a statement; a question stays a question)."""
+    lines = (" ".join(line.split()) for line in content.splitlines())
+    return "\n\n".join(line if _LINE_END.search(line) else line + "." for line in lines if line)
+
+
+@dataclass
+class _Run:
+    report: ExtractionReport
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+
+class MessageExtraction:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        llm: Callable[[], LLM | None],
+        linker: RuleLinker,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.llm = llm
+        self.linker = linker
+
+    def extractor_for(self, mode: str) -> Extractor:
+        """Raises InvalidInput (a 422 before anything is stored) for `full` without an LLM."""
+        extractor = make_extractor(
+            "full" if mode == "full" else "light", llm=self.llm() if mode == "full" else None
+        )
+        assert extractor is not None
+        return extractor
+
+    def run(
+        self, tenant_id: UUID, session: dict[str, Any], party: Party, queued: Sequence[dict[str, Any]]
+    ) -> ExtractionReport:
+        report = ExtractionReport(
+            status="done", extractors=[], memory_ids=[], messages_done=0, messages_failed=0, messages_queued=0
+        )
+        todo = batches(queued)
+        for index, batch in enumerate(todo):
+            ids = [m["id"] for m in batch.messages]
+            try:
+                extractor = self.extractor_for(batch.mode)
+                report.memory_ids += self._extract_and_store(
+                    tenant_id, session, party, batch, extractor, report
+                )
+                report.messages_done += len(ids)
+            except ExtractionFailed as exc:
+                self._record_usage(report, exc.details.get("usage") or {})
+                with self.db.tenant(tenant_id, party) as cur:
+                    repo.mark_extracted(cur, tenant_id, ids, error=exc.message)
+                report.messages_failed += len(ids)
+                report.status, report.error = "failed", exc.message
+            except EngramError as exc:
+                # The LLM unavailable (or misconfigured): later messages wait too, so that updates
+                # are still applied in conversation order when it is back.
+                logger.warning("message extraction deferred", extra={"error": exc.message})
+                report.messages_queued = sum(len(b.messages) for b in todo[index:])
+                report.status, report.error = "queued", exc.message
+                break
+        report.memory_ids = list(dict.fromkeys(report.memory_ids))
+        return report
+
+    def _extract_and_store(
+        self,
+        tenant_id: UUID,
+        session: dict[str, Any],
+        party: Party,
+        batch: MessageBatch,
+        extractor: Extractor,
+        report: ExtractionReport,
+    ) -> list[UUID]:
+        heuristic = isinstance(extractor, HeuristicExtractor)
+        text, sections = batch_text(batch, heuristic=heuristic)
+        container = session["container"]
+        if heuristic or not text:
+            instructions: tuple[str, ...] = ()
+        else:
+            with self.db.tenant(tenant_id, party) as cur:
+                instructions = instructions_for(cur, tenant_id, container)
+        context = ExtractionContext(
+            reference_time=batch.reference_time, source="message", chunks=sections, instructions=instructions
+        )
+        result = extractor.extract(text, context) if text else None
+        if result is not None:
+            report.extractors = list(dict.fromkeys([*report.extractors, result.extractor]))
+            report.llm_calls += result.attempts
+            self._record_usage(report, result.usage.as_dict())
+        found = _unique(result.memories if result else [])
+        vectors = self.embedder.embed_documents([m.content for m in found]) if found else []
+        by_seq = {m["seq"]: m for m in batch.messages}
+        user_id = session["user_id"]
+        visibility = "private" if user_id else "tenant"
+        graph = GraphService(self.db)
+        ids: list[UUID] = []
+        with self.db.tenant(tenant_id, party) as cur:
+            claimed = repo.claim_queued(cur, tenant_id, [m["id"] for m in batch.messages])
+            if not claimed:
+                return []  # another run has processed these messages
+            memories.lock_container_writes(cur, tenant_id, container)
+            new_rows = []
+            for memory, vector in zip(found, vectors, strict=True):
+                existing = memories.latest_of_owner_with_content(
+                    cur, tenant_id, container, memory.content, user_id, visibility
+                )
+                if existing is not None:
+                    ids.append(existing)
+                    continue
+                source = by_seq.get(memory.source_chunk) if memory.source_chunk is not None else None
+                row = memories.insert_memory(
+                    cur,
+                    tenant_id,
+                    {
+                        "container": container,
+                        "content": memory.content,
+                        "memory_type": memory.memory_type,
+                        "tags": [],
+                        "metadata": _provenance(result.extractor if result else "", session, source),
+                        "agent_id": session["agent_id"],
+                        "conversation_id": str(session["id"]),
+                        "user_id": user_id,
+                        "visibility": visibility,
+                        "confidence": memory.confidence,
+                        "valid_from": _valid_from(memory, source, batch.reference_time),
+                        "expires_at": memory.expires_at,
+                    },
+                    vector,
+                    self.embedder.model_id,
+                )
+                graph.link_entities(
+                    tenant_id, row["id"], memory.entities, memory.relations, subject=memory.subject, tx=cur
+                )
+                new_rows.append(row)
+                ids.append(row["id"])
+            for row in new_rows:
+                link_to_nearest(
+                    cur,
+                    tenant_id,
+                    graph,
+                    self.linker,
+                    row,
+                    metadata={"session_id": str(session["id"])},
+                    same_owner=True,
+                )
+            repo.mark_extracted(cur, tenant_id, claimed)
+        return ids
+
+    @staticmethod
+    def _record_usage(report: ExtractionReport, usage: dict[str, Any]) -> None:
+        report.input_tokens += int(usage.get("input_tokens") or 0)
+        report.output_tokens += int(usage.get("output_tokens") or 0)
+
+
+def _unique(found: Sequence[ExtractedMemory]) -> list[ExtractedMemory]:
+    seen: set[str] = set()
+    out = []
+    for memory in found:
+        key = " ".join(memory.content.casefold().split())
+        if key not in seen:
+            seen.add(key)
+            out.append(memory)
+    return out
+
+
+def _valid_from(memory: ExtractedMemory, source: dict[str, Any] | None, reference: datetime) -> datetime:
+    """A date the message states, else the time of the message the memory comes from."""
+    if memory.valid_from is not None and memory.valid_from != reference:
+        return memory.valid_from
+    return source["occurred_at"] if source is not None else reference
+
+
+def _provenance(extractor: str, session: dict[str, Any], message: dict[str, Any] | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"extractor": extractor, "session_id": str(session["id"])}
+    if message is not None:
+        meta.update(message_id=str(message["id"]), seq=message["seq"])
+    return meta
