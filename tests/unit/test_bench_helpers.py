@@ -12,7 +12,16 @@ import pytest
 
 from tests.bench.coldstart import heaviest, parse_importtime, total_ms
 from tests.bench.recall import recall_at_k
-from tests.bench.report import Figure, Report, Target, percentiles, previous_figures, render, save
+from tests.bench.report import (
+    Figure,
+    Report,
+    Target,
+    format_value,
+    percentiles,
+    previous_figures,
+    render,
+    save,
+)
 from tests.bench.scifact import evaluate
 from tests.bench.synthetic import SELECTIVITY_TAGS, Spec, World, human_count, parse_count
 
@@ -118,3 +127,9 @@ def test_each_selectivity_tag_marks_exactly_its_share_of_a_tenant() -> None:
             assert sum(tag in tags for tags in batch.tags) == round(2000 * share)
     assert np.allclose(np.linalg.norm(batch.vectors, axis=1), 1.0, atol=1e-5)
     assert world.tenant(0).contents == batch.contents  # seeded: the same data every run
+
+
+def test_counts_print_as_whole_numbers() -> None:
+    assert format_value(73, "chunks") == "73 chunks"
+    assert format_value(1460, "chunks") == "1,460 chunks"
+    assert format_value(73.0, "s") == "73.0 s"
