@@ -82,7 +82,9 @@ def percentiles(samples: Sequence[float], points: Sequence[int] = (50, 95, 99)) 
 def format_value(value: float | None, unit: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    if unit in ("", "ratio"):
+    if isinstance(value, int):  # a count: "73 chunks", not "73.0 chunks"
+        text = f"{value:,}"
+    elif unit in ("", "ratio"):
         text = f"{value:.3f}"
     elif abs(value) >= 100:
         text = f"{value:,.0f}"
@@ -94,7 +96,7 @@ def format_value(value: float | None, unit: str) -> str:
 def format_target(target: Target | None, unit: str) -> str:
     if target is None:
         return ""
-    return f"{target.op} {format_value(target.value, unit)}"
+    return f"{target.op} {format_value(float(target.value), unit)}"  # a limit, never a count
 
 
 def render(report: Report, previous: dict[str, float] | None = None) -> str:

@@ -83,7 +83,7 @@ def write_latency(
             )
         api_rate = len(texts) / (time.perf_counter() - started)
     finally:
-        _drop_tenant(local, tenant_id)
+        drop_tenant(local, tenant_id)
     log(f"  writes: {len(texts)} memories x 3 passes")
     p, s, c = percentiles(post), percentiles(searchable), percentiles(post_client)
     figures = [
@@ -157,19 +157,7 @@ def bulk_load_figures(dataset: Dataset) -> list[Figure]:
     ]
 
 
-def pipeline_figures() -> list[Figure]:
-    return [
-        Figure(
-            key="pipeline.pages_per_s",
-            section="pipeline throughput (generated 100-page PDF)",
-            name="pages/s through extract, chunk and embed",
-            value=None,
-            unit="pages/s",
-            note="not measured yet: the bench does not drive the document pipeline (see the issue note)",
-        )
-    ]
-
-
-def _drop_tenant(local: LocalDatabase, tenant_id: UUID) -> None:
+def drop_tenant(local: LocalDatabase, tenant_id: UUID) -> None:
+    """Everything the tenant owns goes with it (ON DELETE CASCADE)."""
     with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
         conn.execute("DELETE FROM tenants WHERE id = %s", (tenant_id,))

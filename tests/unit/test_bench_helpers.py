@@ -1,4 +1,5 @@
-"""The benchmark's own arithmetic: percentiles, targets, recall, nDCG, import-time parsing, data."""
+"""The benchmark's own arithmetic: percentiles, targets, recall, nDCG, import-time parsing, data,
+the generated PDF and the pipeline figures."""
 
 from __future__ import annotations
 
@@ -8,11 +9,23 @@ from pathlib import Path
 from uuid import uuid4
 
 import numpy as np
+import pymupdf
 import pytest
 
 from tests.bench.coldstart import heaviest, parse_importtime, total_ms
+from tests.bench.pipeline import throughput_figures
 from tests.bench.recall import recall_at_k
-from tests.bench.report import Figure, Report, Target, percentiles, previous_figures, render, save
+from tests.bench.report import (
+    Figure,
+    Report,
+    Target,
+    format_value,
+    percentiles,
+    previous_figures,
+    render,
+    save,
+)
+from tests.bench.sample_pdf import write_handbook
 from tests.bench.scifact import evaluate
 from tests.bench.synthetic import SELECTIVITY_TAGS, Spec, World, human_count, parse_count
 
@@ -118,3 +131,31 @@ def test_each_selectivity_tag_marks_exactly_its_share_of_a_tenant() -> None:
             assert sum(tag in tags for tags in batch.tags) == round(2000 * share)
     assert np.allclose(np.linalg.norm(batch.vectors, axis=1), 1.0, atol=1e-5)
     assert world.tenant(0).contents == batch.contents  # seeded: the same data every run
+
+
+def test_counts_print_as_whole_numbers() -> None:
+    assert format_value(73, "chunks") == "73 chunks"
+    assert format_value(1460, "chunks") == "1,460 chunks"
+    assert format_value(73.0, "s") == "73.0 s"
+
+
+def test_the_generated_pdf_is_seeded_prose_with_headings(tmp_path: Path) -> None:
+    data = write_handbook(tmp_path / "a.pdf", 12)
+
+    with pymupdf.open(stream=data, filetype="pdf") as doc:
+        texts = [page.get_text() for page in doc]
+    assert len(texts) == 12
+    assert texts[0].startswith("Chapter 1: ") and texts[10].startswith("Chapter 2: ")
+    assert all(len(text.split()) > 300 for text in texts)  # a full page of prose on every page
+    assert len(set(texts)) == 12
+    assert write_handbook(tmp_path / "b.pdf", 12) == data  # the same bytes every run
+    assert write_handbook(tmp_path / "c.pdf", 12, seed=6) != data
+
+
+def test_pipeline_throughput_is_pages_over_the_three_steps_and_has_no_target() -> None:
+    figures = {f.key: f for f in throughput_figures(50, 73, {"extract": 1.0, "chunk": 0.5, "embed": 3.5})}
+
+    assert figures["pipeline.pages_per_s"].value == pytest.approx(10.0)
+    assert figures["pipeline.embed.seconds"].value == 3.5
+    assert figures["pipeline.chunks"].value == 73
+    assert {f.status for f in figures.values()} == {"info"}
