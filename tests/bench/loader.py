@@ -89,9 +89,13 @@ def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Datase
     schema = _schema(local)
     if marker.is_file():
         saved = json.loads(marker.read_text())
+        loaded_under = saved.get("schema") or []
         if (
             saved.get("spec") == asdict(spec)
-            and saved.get("schema") == schema
+            # Migrations added since the load have been applied to it, as they would be in production;
+            # an edited one fails open_bench_database's checksum check and the set is built again.
+            and loaded_under
+            and schema[: len(loaded_under)] == loaded_under
             and _counts_match(local, saved["tenants"], spec.per_tenant)
         ):
             return Dataset(
@@ -185,7 +189,7 @@ def _load(local: LocalDatabase, spec: Spec, ids: dict[str, UUID], log: Any) -> d
 
 
 def _schema(local: LocalDatabase) -> list[str]:
-    """The applied migrations: a data set loaded under another schema is loaded again."""
+    """The applied migrations, recorded with a data set."""
     with psycopg.connect(local.admin_conninfo) as conn:
         rows = conn.execute(
             "SELECT version || ':' || checksum FROM schema_migrations ORDER BY version"
