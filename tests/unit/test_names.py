@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engram.graph.names import display_name, normalize_name, normalize_type
+from engram.graph.names import display_name, normalize_name, normalize_type, query_keys
 
 
 @pytest.mark.parametrize(
@@ -61,3 +61,14 @@ def test_display_names_are_tidied_but_keep_their_case() -> None:
 )
 def test_types_are_lowercase_words_joined_by_underscores(raw: str, slug: str) -> None:
     assert normalize_type(raw) == slug
+
+
+def test_query_keys_are_the_keys_of_every_run_of_up_to_four_words() -> None:
+    keys = query_keys("Where does Dr. Alice Smith live?")
+
+    assert "alice smith" in keys and "alice" in keys and "live" in keys
+    assert "does dr alice smith" in keys and "dr alice smith" not in keys  # a leading title is dropped
+    assert keys.index("alice smith") < keys.index("alice")  # longer names first
+    assert len(keys) == len(set(keys))
+    assert query_keys("") == () and query_keys("?? !!") == ()
+    assert len(query_keys(" ".join(f"w{i}" for i in range(100)))) == 64

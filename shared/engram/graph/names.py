@@ -70,6 +70,20 @@ def _join_initials(tokens: list[str]) -> list[str]:
     return out
 
 
+MAX_QUERY_WORDS, MAX_NAME_WORDS, MAX_QUERY_KEYS = 40, 4, 64
+
+
+def query_keys(query: str) -> tuple[str, ...]:
+    """The keys of every run of up to four words of a search query: the entity names it may contain
+    ("where does alice smith live" -> ..., "alice", "alice smith", ...), for the graph leg of search."""
+    words = [w for w in (normalize_name(token) for token in query.split()[:MAX_QUERY_WORDS]) if w]
+    keys: dict[str, None] = {}
+    for size in range(MAX_NAME_WORDS, 0, -1):
+        for start in range(len(words) - size + 1):
+            keys[normalize_name(" ".join(words[start : start + size]))] = None
+    return tuple(k for k in keys if k)[:MAX_QUERY_KEYS]
+
+
 def display_name(name: str) -> str:
     """A name as shown: NFKC, whitespace collapsed, control characters removed."""
     text = unicodedata.normalize("NFKC", name)

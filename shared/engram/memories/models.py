@@ -234,6 +234,11 @@ class SearchRequest(_Strict):
 class Scores(BaseModel):
     vector: float | None = Field(description="cosine similarity to the query, when the vector leg found it")
     text: float | None = Field(description="full-text rank, when the text leg found it")
+    graph: float | None = Field(
+        default=None,
+        description="the share of the entities the query names that this memory mentions (hybrid "
+        "search, when the query names a known entity and the memory mentions one)",
+    )
     fused: float = Field(description="reciprocal-rank fusion, scaled so 1.0 is first in every leg")
 
 

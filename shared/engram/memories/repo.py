@@ -76,6 +76,7 @@ class SearchPlan:
     candidates: int
     limit: int
     time: TimeScope = CURRENT
+    graph_keys: tuple[str, ...] = ()  # entity keys the query may name (engram.graph.names.query_keys)
 
 
 # --- containers -------------------------------------------------------------------------------
@@ -440,16 +441,19 @@ def tune_vector_scan(cur: TenantTx, ef_search: int, max_scan_tuples: int) -> Non
 def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
     """Hybrid retrieval in one statement.
 
-    Each leg proposes its top candidates; the pool is their union. Every pooled memory is then
-    ranked by each leg within the pool (its cosine similarity is computed even when only the text
-    leg proposed it), and reciprocal-rank fusion merges the ranks. So a memory that is first for
-    text but outside the vector top-k is not tied with one that only the vector leg found.
+    Each leg proposes its top candidates: vector, text, and graph (memories that mention entities
+    the query names); the pool is their union. Every pooled memory is then ranked by each leg within
+    the pool (its cosine similarity is computed even when only the text leg proposed it, its entity
+    hits even when only the vector leg did), and reciprocal-rank fusion merges the ranks. So a memory
+    that is first for text but outside the vector top-k is not tied with one that only the vector leg
+    found.
     """
     legs: list[sql.Composable] = []
     proposals: list[sql.Composable] = []
     similarity: sql.Composable
     text_rank: sql.Composable
     text_join: sql.Composable
+    graph_hits: sql.Composable = sql.SQL("NULL::bigint")
     if plan.vector is not None:
         legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(_vector_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM vec"))
@@ -464,13 +468,21 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
         text_rank, text_join = sql.SQL("x.text_rank"), sql.SQL("LEFT JOIN txt x ON x.id = m.id")
     else:
         text_rank, text_join = sql.SQL("NULL::real"), sql.SQL("")
+    if plan.graph_keys:
+        legs += _graph_legs(plan)
+        proposals.append(sql.SQL("SELECT id FROM gph"))
+        graph_hits = sql.SQL(
+            "NULLIF((SELECT count(*) FROM entity_mentions em WHERE em.tenant_id = {t} "
+            "AND em.memory_id = m.id AND em.entity_id IN (SELECT entity_id FROM qent)), 0)"
+        ).format(t=sql.Literal(plan.tenant_id))
     query = sql.SQL(
         """WITH {legs},
            pool AS MATERIALIZED ({proposals}),
            scored AS (
                -- Pooled rows are fetched by primary key (= ANY(ARRAY(...))): a join here let the
                -- planner hash-join the whole tenant.
-               SELECT m.id, {similarity} AS similarity, {text_rank} AS text_rank
+               SELECT m.id, {similarity} AS similarity, {text_rank} AS text_rank,
+                      {graph_hits} AS graph_hits
                FROM memories m {text_join}
                WHERE m.tenant_id = {tenant} AND m.id = ANY(ARRAY(SELECT id FROM pool))),
            ranked AS (
@@ -478,15 +490,19 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
                    CASE WHEN similarity IS NOT NULL
                         THEN rank() OVER (ORDER BY similarity DESC NULLS LAST) END AS vector_rank,
                    CASE WHEN text_rank IS NOT NULL
-                        THEN rank() OVER (ORDER BY text_rank DESC NULLS LAST) END AS text_position
+                        THEN rank() OVER (ORDER BY text_rank DESC NULLS LAST) END AS text_position,
+                   CASE WHEN graph_hits IS NOT NULL
+                        THEN rank() OVER (ORDER BY graph_hits DESC NULLS LAST) END AS graph_position
                FROM scored s),
            top AS MATERIALIZED (
-               SELECT id, similarity, text_rank,
-                   coalesce(1.0 / ({k} + vector_rank), 0) + coalesce(1.0 / ({k} + text_position), 0) AS rrf
+               SELECT id, similarity, text_rank, graph_hits,
+                   coalesce(1.0 / ({k} + vector_rank), 0) + coalesce(1.0 / ({k} + text_position), 0)
+                   + coalesce(1.0 / ({k} + graph_position), 0) AS rrf
                FROM ranked
                ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
            SELECT {columns}, t.similarity, t.text_rank, t.rrf, 'memory' AS kind,
+                  t.graph_hits, {graph_entities} AS graph_entities,
                   (SELECT s.document_id FROM memory_sources s WHERE s.memory_id = m.id
                    ORDER BY s.created_at, s.document_id LIMIT 1) AS document_id
            FROM top t JOIN memories m ON m.id = t.id
@@ -499,11 +515,36 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
         similarity=similarity,
         text_rank=text_rank,
         text_join=text_join,
+        graph_hits=graph_hits,
+        graph_entities=sql.SQL("(SELECT count(*) FROM qent)" if plan.graph_keys else "0"),
         tenant=sql.Literal(plan.tenant_id),
         k=sql.Literal(RRF_K),
         limit=sql.Literal(plan.limit),
     )
     return cur.execute(query).fetchall()
+
+
+def _graph_legs(plan: SearchPlan) -> list[sql.Composable]:
+    """The entities the query names (by key: names and aliases, any type), and the memories that
+    mention the most of them, subjects and recent ones first, under the search's filters."""
+    return [
+        sql.SQL(
+            "qent AS MATERIALIZED (SELECT DISTINCT k.entity_id FROM entity_keys k "
+            "WHERE k.tenant_id = {t} AND k.key = ANY({keys}::text[]))"
+        ).format(t=sql.Literal(plan.tenant_id), keys=sql.Literal(list(plan.graph_keys))),
+        sql.SQL(
+            """gph AS MATERIALIZED (
+               SELECT em.memory_id AS id FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
+               WHERE em.tenant_id = {t} AND em.entity_id IN (SELECT entity_id FROM qent) AND {where}
+               GROUP BY em.memory_id
+               ORDER BY count(*) DESC, bool_or(em.is_subject) DESC, max(m.created_at) DESC, em.memory_id
+               LIMIT {k})"""
+        ).format(
+            t=sql.Literal(plan.tenant_id),
+            where=_where(plan.tenant_id, plan.container, plan.filters, plan.time),
+            k=sql.Literal(plan.candidates),
+        ),
+    ]
 
 
 def _vector_leg(plan: SearchPlan) -> sql.Composable:

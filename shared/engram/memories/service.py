@@ -14,6 +14,7 @@ from uuid import UUID
 
 from engram.db.database import EVERYONE, Database, Party, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
+from engram.graph.names import query_keys
 from engram.memories import repo
 from engram.memories.models import (
     ContainerCount,
@@ -282,11 +283,13 @@ class MemoryService:
                 candidates=candidates,
                 limit=request.limit,
                 time=TimeScope(as_of=request.as_of, include_history=request.include_history),
+                graph_keys=query_keys(request.query) if request.mode == "hybrid" else (),
             )
             rows = repo.search(cur, plan) if request.scope != "chunks" else []
             if request.scope != "memories" and self.chunks is not None:
                 rows = rows + self.chunks.search(cur, plan)
-        legs = (vector is not None) + (plan.text is not None)
+        graph_leg = any(row.get("graph_entities") for row in rows)  # the query named a known entity
+        legs = (vector is not None) + (plan.text is not None) + graph_leg
         results = [_result(row, request.mode, legs) for row in rows]
         if request.scope == "all" and self.chunks is not None:
             # Both kinds are scored alike (RRF scaled the same way, or the same similarity / rank).
@@ -352,6 +355,9 @@ def _result(row: dict[str, Any], mode: str, legs: int) -> SearchResult:
     similarity = None if row["similarity"] is None else round(float(row["similarity"]), 6)
     text_rank = None if row["text_rank"] is None else round(float(row["text_rank"]), 6)
     score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
+    graph = None
+    if row.get("graph_hits") and row.get("graph_entities"):
+        graph = round(min(1.0, int(row["graph_hits"]) / int(row["graph_entities"])), 6)
     return SearchResult(
         id=row["id"],
         kind=row.get("kind", "memory"),
@@ -370,7 +376,7 @@ def _result(row: dict[str, Any], mode: str, legs: int) -> SearchResult:
         visibility=row["visibility"],
         created_at=row["created_at"],
         score=round(score if score is not None else 0.0, 6),
-        scores=Scores(vector=similarity, text=text_rank, fused=round(fused, 6)),
+        scores=Scores(vector=similarity, text=text_rank, graph=graph, fused=round(fused, 6)),
     )
 
 
