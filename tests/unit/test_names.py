@@ -64,11 +64,19 @@ def test_types_are_lowercase_words_joined_by_underscores(raw: str, slug: str) ->
 
 
 def test_query_keys_are_the_keys_of_every_run_of_up_to_four_words() -> None:
-    keys = query_keys("Where does Dr. Alice Smith live?")
+    keys, _ = query_keys("Where does Dr. Alice Smith live?")
 
     assert "alice smith" in keys and "alice" in keys and "live" in keys
     assert "does dr alice smith" in keys and "dr alice smith" not in keys  # a leading title is dropped
     assert keys.index("alice smith") < keys.index("alice")  # longer names first
     assert len(keys) == len(set(keys))
-    assert query_keys("") == () and query_keys("?? !!") == ()
-    assert len(query_keys(" ".join(f"w{i}" for i in range(100)))) == 64
+    assert query_keys("") == ((), ()) and query_keys("?? !!") == ((), ())
+    assert len(query_keys(" ".join(f"w{i}" for i in range(100)))[0]) == 64
+
+
+def test_only_runs_written_as_names_are_named_keys() -> None:
+    _, named = query_keys("Where does Dr. Alice Smith live?")
+    assert set(named) == {"alice smith", "alice", "smith", "dr"}  # not the query's first word alone
+    assert query_keys("who helps new hires")[1] == ()
+    assert query_keys("New hires get what?")[1] == ()
+    assert query_keys("New York trips")[1] == ("new york", "york")

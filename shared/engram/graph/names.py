@@ -73,15 +73,24 @@ def _join_initials(tokens: list[str]) -> list[str]:
 MAX_QUERY_WORDS, MAX_NAME_WORDS, MAX_QUERY_KEYS = 40, 4, 64
 
 
-def query_keys(query: str) -> tuple[str, ...]:
-    """The keys of every run of up to four words of a search query: the entity names it may contain
-    ("where does alice smith live" -> ..., "alice", "alice smith", ...), for the graph leg of search."""
-    words = [w for w in (normalize_name(token) for token in query.split()[:MAX_QUERY_WORDS]) if w]
-    keys: dict[str, None] = {}
+def query_keys(query: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """For the graph leg of search: the keys of every run of up to four words of a query, the entity
+    names it may contain ("where does alice smith live" -> ..., "alice", "alice smith", ...), and those
+    of runs written as names (every word capitalised, not just the query's first word). Entities the
+    offline heuristic guessed (type `unknown`: any capitalised word, "New" of "New engineers get...")
+    match only the latter, so "who helps new hires" does not find them."""
+    tokens = [(normalize_name(t), t[:1].isupper()) for t in query.split()[:MAX_QUERY_WORDS]]
+    tokens = [(word, capital) for word, capital in tokens if word]
+    keys: dict[str, bool] = {}
     for size in range(MAX_NAME_WORDS, 0, -1):
-        for start in range(len(words) - size + 1):
-            keys[normalize_name(" ".join(words[start : start + size]))] = None
-    return tuple(k for k in keys if k)[:MAX_QUERY_KEYS]
+        for start in range(len(tokens) - size + 1):
+            run = tokens[start : start + size]
+            key = normalize_name(" ".join(word for word, _ in run))
+            named = all(capital for _, capital in run) and (start > 0 or size > 1)
+            if key:
+                keys[key] = keys.get(key, False) or named
+    kept = list(keys)[:MAX_QUERY_KEYS]
+    return tuple(kept), tuple(k for k in kept if keys[k])
 
 
 def display_name(name: str) -> str:

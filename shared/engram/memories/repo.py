@@ -76,7 +76,9 @@ class SearchPlan:
     candidates: int
     limit: int
     time: TimeScope = CURRENT
-    graph_keys: tuple[str, ...] = ()  # entity keys the query may name (engram.graph.names.query_keys)
+    # Entity keys the query may name, and those it writes as names (engram.graph.names.query_keys).
+    graph_keys: tuple[str, ...] = ()
+    graph_named_keys: tuple[str, ...] = ()
 
 
 # --- containers -------------------------------------------------------------------------------
@@ -525,13 +527,19 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
 
 
 def _graph_legs(plan: SearchPlan) -> list[sql.Composable]:
-    """The entities the query names (by key: names and aliases, any type), and the memories that
-    mention the most of them, subjects and recent ones first, under the search's filters."""
+    """The entities the query names (by key: names and aliases; guessed `unknown` ones only when the
+    query writes them as names), and the memories that mention the most of them, subjects and recent
+    ones first, under the search's filters."""
     return [
         sql.SQL(
             "qent AS MATERIALIZED (SELECT DISTINCT k.entity_id FROM entity_keys k "
-            "WHERE k.tenant_id = {t} AND k.key = ANY({keys}::text[]))"
-        ).format(t=sql.Literal(plan.tenant_id), keys=sql.Literal(list(plan.graph_keys))),
+            "WHERE k.tenant_id = {t} AND k.key = ANY({keys}::text[]) "
+            "AND (k.entity_type <> 'unknown' OR k.key = ANY({named}::text[])))"
+        ).format(
+            t=sql.Literal(plan.tenant_id),
+            keys=sql.Literal(list(plan.graph_keys)),
+            named=sql.Literal(list(plan.graph_named_keys)),
+        ),
         sql.SQL(
             """gph AS MATERIALIZED (
                SELECT em.memory_id AS id FROM entity_mentions em JOIN memories m ON m.id = em.memory_id

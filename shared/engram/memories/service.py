@@ -258,6 +258,7 @@ class MemoryService:
         """Search with the query already embedded (the benchmark times this part alone)."""
         container = ContainerScope.parse(request.container)
         candidates = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
+        graph_keys, named_keys = query_keys(request.query) if request.mode == "hybrid" else ((), ())
         with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             vector: VectorQuery | None = None
             if query_vector is not None:
@@ -283,7 +284,8 @@ class MemoryService:
                 candidates=candidates,
                 limit=request.limit,
                 time=TimeScope(as_of=request.as_of, include_history=request.include_history),
-                graph_keys=query_keys(request.query) if request.mode == "hybrid" else (),
+                graph_keys=graph_keys,
+                graph_named_keys=named_keys,
             )
             rows = repo.search(cur, plan) if request.scope != "chunks" else []
             if request.scope != "memories" and self.chunks is not None:
