@@ -45,6 +45,10 @@ LLM_STEP = PIPELINE_PREFIX + "llm_extract"
 EMBEDDING_FUNCTIONS = frozenset(
     {"memories", "search", "sessions", "procedures", "profile", "graph", EMBED_STEP, LLM_STEP}
 )
+# Functions that call the LLM: the pipeline's llm-extract step, and sessions (messages with extract=full).
+LLM_FUNCTIONS = frozenset({LLM_STEP, "sessions"})
+# Sessions may wait for the LLM while extracting: as long as API Gateway waits (29 s), less a margin.
+SESSIONS_TIMEOUT_S = 28
 # The pipeline's trigger registers a document and starts its execution; 120 s covers reading the object.
 TRIGGER_TIMEOUT_S, TRIGGER_MEMORY_MB = 120, 1024
 
@@ -119,6 +123,7 @@ def function_specs() -> tuple[FunctionSpec, ...]:
             name,
             f"Engram API: the {name} endpoint group",
             memory_mb=1024 if name in EMBEDDING_FUNCTIONS else 512,
+            timeout_s=SESSIONS_TIMEOUT_S if name == "sessions" else FunctionSpec.timeout_s,
         )
         for name in API_FUNCTIONS
     )
@@ -240,7 +245,7 @@ class Functions(Construct):
                     ],
                 )
             )
-        if spec.name == LLM_STEP and config.llm_provider == "bedrock":
+        if spec.name in LLM_FUNCTIONS and config.llm_provider == "bedrock":
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=self.llm_model_arns())
             )
@@ -269,7 +274,7 @@ class Functions(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": "Engram",
             "POWERTOOLS_LOG_LEVEL": "INFO",
         }
-        if spec.name == LLM_STEP:
+        if spec.name in LLM_FUNCTIONS:
             env["ENGRAM_LLM_PROVIDER"] = self.config.llm_provider
         if spec.owner:
             env["ENGRAM_DB_SECRET_ARN"] = self.database.master_secret.secret_arn

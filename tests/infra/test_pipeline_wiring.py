@@ -108,6 +108,22 @@ def test_the_trigger_and_the_documents_api_start_the_state_machine(dev: Synth) -
     assert _env(dev, "pipeline-llm_extract")["ENGRAM_LLM_PROVIDER"] == "bedrock"
 
 
+def test_sessions_may_call_the_llm_for_messages_sent_with_extract_full(dev: Synth) -> None:
+    props = dev.props(engram_functions(dev)["sessions"])
+    role = ref(props["Role"])
+    invokes = [
+        s
+        for policy in dev.of_type("AWS::IAM::Policy").values()
+        if role in {ref(r) for r in policy["Properties"]["Roles"]}
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        if s["Action"] == "bedrock:InvokeModel"
+    ]
+
+    assert props["Environment"]["Variables"]["ENGRAM_LLM_PROVIDER"] == "bedrock"
+    assert props["Timeout"] == 28
+    assert "inference-profile" in json.dumps(invokes)  # the LLM, besides the embedding model
+
+
 def test_the_documents_bucket_is_private_encrypted_tls_only_and_feeds_eventbridge(dev: Synth) -> None:
     documents = _bucket(dev, "BucketsDocuments")
     for bucket in dev.of_type("AWS::S3::Bucket"):
