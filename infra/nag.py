@@ -10,7 +10,7 @@ from constructs import IConstruct
 
 from engram.pipeline import steps
 from infra.build import PIPELINE_PREFIX
-from infra.functions import LLM_STEP, bedrock_llm_model
+from infra.functions import LLM_FUNCTIONS, bedrock_llm_model
 from infra.stack import EngramStack
 
 LAMBDA_BASIC = "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
@@ -136,16 +136,18 @@ def _acknowledge_pipeline(stack: EngramStack) -> None:
                 "(<tenant-id>/<container>/...) and writes and deletes its work files under _engram/; "
                 "the object key is data, not known at deploy time. CDK's grant_read/grant_read_write.",
             )
-    llm = functions[LLM_STEP]
-    assert llm.role is not None
-    if stack.config.llm_provider == "bedrock":
-        _, model = bedrock_llm_model()
-        acknowledge(
-            llm.role,
-            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/{model}]",
-            "The one LLM model, in any region: a cross-region inference profile (us./eu./apac.) routes "
-            "each request to the model in one of several regions, and Bedrock checks the model's ARN there.",
-        )
+    for name in sorted(LLM_FUNCTIONS):
+        llm = functions[name]
+        assert llm.role is not None
+        if stack.config.llm_provider == "bedrock":
+            _, model = bedrock_llm_model()
+            acknowledge(
+                llm.role,
+                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/{model}]",
+                "The one LLM model, in any region: a cross-region inference profile (us./eu./apac.) routes "
+                "each request to the model in one of several regions, and Bedrock checks the model's ARN "
+                "there.",
+            )
     machine = stack.ingestion.state_machine
     acknowledge(
         machine,

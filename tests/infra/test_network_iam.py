@@ -80,7 +80,9 @@ def test_only_the_owner_functions_read_the_master_secret(dev: Synth) -> None:
     assert readers == {"migrate", "admin"}
 
 
-def test_only_the_embedding_functions_may_call_bedrock_and_only_llm_extract_the_llm(dev: Synth) -> None:
+def test_only_the_embedding_functions_may_call_bedrock_and_only_llm_extract_and_sessions_the_llm(
+    dev: Synth,
+) -> None:
     callers: dict[str, set[str]] = {}
     for name, logical in engram_functions(dev).items():
         for statement in _statements_of(dev, logical):
@@ -92,7 +94,8 @@ def test_only_the_embedding_functions_may_call_bedrock_and_only_llm_extract_the_
                 callers.setdefault(name, set()).update(models)
     embedding = {"amazon.titan-embed-text-v2:0"}
     assert callers == {
-        **{name: embedding for name in ("memories", "search", "sessions", "procedures", "profile", "graph")},
+        **{name: embedding for name in ("memories", "search", "procedures", "profile", "graph")},
+        "sessions": {*embedding, "claude-haiku-4-5"},  # messages sent with extract=full
         "pipeline-embed": embedding,
         "pipeline-llm_extract": {*embedding, "claude-haiku-4-5"},
     }
