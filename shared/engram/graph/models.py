@@ -13,6 +13,7 @@ from engram.extraction.schema import EntityType, Name, RelationType
 from engram.memories.models import ContainerName, Content, MemoryType
 
 MAX_ALIASES = 20
+MAX_DEPTH = 4  # hops a subgraph reaches from its entity
 
 
 class _Strict(BaseModel):

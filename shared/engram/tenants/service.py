@@ -10,17 +10,9 @@ from engram.db.database import Database
 from engram.errors import Forbidden, InvalidInput, Unauthorized
 from engram.tenants import repo
 from engram.tenants.keys import from_plaintext, hash_api_key, new_api_key
+from engram.tenants.principal import Principal
 
 TENANT_NAME_RULE = "lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63"
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who a request acts for. Built only from a verified API key, never from a request body."""
-
-    tenant_id: UUID
-    tenant_name: str
-    key_id: UUID
 
 
 @dataclass(frozen=True)
