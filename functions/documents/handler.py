@@ -23,7 +23,6 @@ from engram.documents.models import (
     UploadRequest,
     UploadTicket,
 )
-from engram.documents.multipart import parse_multipart
 from engram.errors import InvalidInput
 from engram.observability import logger, metrics, tracer
 
@@ -53,6 +52,10 @@ def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
     body = base64.b64decode(raw) if event.is_base64_encoded else raw.encode("utf-8")
     service = deps.document_service()
     if "multipart/form-data" in content_type.lower():
+        # Only the local stack uploads the file itself (in AWS the route hands out an S3 URL): the
+        # email parser it needs is imported here, not by every cold start.
+        from engram.documents.multipart import parse_multipart
+
         upload = parse_multipart(content_type, body)
         try:
             request = DocumentCreate(

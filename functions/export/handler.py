@@ -13,7 +13,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, principal_of, resolve
 from engram.export.models import ExportLink, ExportRequest
-from engram.export.service import upload
 from engram.observability import logger, tracer
 
 app = build_resolver()
@@ -26,6 +25,8 @@ def export(body: ExportRequest | None = None) -> Response[Any]:
     settings = deps.current().settings
     service = deps.export_service()
     if settings.export_bucket:
+        from engram.export.service import upload  # only with a bucket (AWS): the S3 path
+
         link: ExportLink = upload(
             service,
             principal.tenant_id,

@@ -14,6 +14,7 @@ from engram import deps
 from engram.api import build_resolver, principal_of, resolve
 from engram.api.ids import path_id
 from engram.graph.models import (
+    MAX_DEPTH,
     Entity,
     EntityCreate,
     EntityDetail,
@@ -24,7 +25,6 @@ from engram.graph.models import (
     RelationCreate,
     Subgraph,
 )
-from engram.graph.service import MAX_DEPTH
 from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
 

@@ -11,11 +11,12 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.db.deploy import migrate_for_deploy
 from engram.observability import logger
 
 
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    from engram.db.deploy import migrate_for_deploy  # the driver, on the first (usually only) call
+
     # A failure raises, which fails the Trigger and so the deployment (CloudFormation rolls back).
     return migrate_for_deploy(deps.current().settings).as_dict()

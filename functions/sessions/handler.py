@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, principal_of, resolve
 from engram.api.ids import id_of
-from engram.db.database import Party
+from engram.db.party import Party
 from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
 from engram.sessions.models import (

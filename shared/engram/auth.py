@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engram.db.database import Database
 from engram.errors import Forbidden, Unauthorized
 from engram.observability import logger
 from engram.tenants.service import authenticate
+
+if TYPE_CHECKING:
+    from engram.db.database import Database
 
 API_KEY_HEADER = "x-api-key"
 

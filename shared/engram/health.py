@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from engram.db.database import Database
+from typing import TYPE_CHECKING
+
 from engram.errors import ServiceUnavailable
 from engram.observability import logger
+
+if TYPE_CHECKING:
+    from engram.db.database import Database
 
 
 def check_health(db: Database) -> dict[str, str]:

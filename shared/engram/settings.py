@@ -2,16 +2,20 @@
 
 Only this module and the process entry points (CLI, Lambda handlers via `engram.deps`) look at the
 environment; everything else receives a `Settings` or the collaborators built from it.
+
+A plain pydantic model that fills itself from the environment, rather than pydantic-settings: the
+fields are all scalars, so the environment needs no parsing of its own, and pydantic-settings (with
+the argparse, dotenv and asyncio it imports) cost every Lambda ~60-120 ms of cold start.
 """
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from engram.pipeline.steps import WORK_PREFIX
 
@@ -47,8 +51,23 @@ def _repo_root() -> Path:
     return here.parent.parent
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore", populate_by_name=True)
+ENV_PREFIX = "ENGRAM_"
+
+
+class Settings(BaseModel):
+    """`Settings(**values)`: `values`, and for every field not given, its environment variable: the
+    names its AliasChoices list, then ENGRAM_<FIELD>; the first one set wins, names are matched
+    case-insensitively. Values from the environment are validated like any other input."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, validate_default=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _with_environment(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        given = {_FIELD_OF_NAME.get(key, key): value for key, value in data.items()}
+        return {**_from_environment(), **given}
 
     stage: str = "local"
     data_dir: Path = Path(".engram")
@@ -168,6 +187,28 @@ class Settings(BaseSettings):
     @property
     def pg_data_dir(self) -> Path:
         return self.data_dir / "pg"
+
+
+def _env_names(name: str, alias: object) -> list[str]:
+    """The environment variables a field is read from, in order of preference."""
+    names = [c for c in alias.choices if isinstance(c, str)] if isinstance(alias, AliasChoices) else []
+    return [*names, ENV_PREFIX + name.upper()]
+
+
+# field name -> the environment variables (upper case) it is read from; alias or name -> field name.
+_ENV_NAMES = {name: _env_names(name, field.validation_alias) for name, field in Settings.model_fields.items()}
+_FIELD_OF_NAME = {alias: name for name, env in _ENV_NAMES.items() for alias in env[:-1]}
+
+
+def _from_environment() -> dict[str, str]:
+    environ = {key.upper(): value for key, value in os.environ.items()}
+    found: dict[str, str] = {}
+    for name, env_names in _ENV_NAMES.items():
+        for env_name in env_names:
+            if env_name.upper() in environ:
+                found[name] = environ[env_name.upper()]
+                break
+    return found
 
 
 @cache

@@ -17,7 +17,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from engram.errors import EngramError, Unauthorized
 from engram.observability import logger
-from engram.tenants.service import Principal
+from engram.tenants.principal import Principal
 
 
 def error_response(status: int, code: str, message: str, **extra: Any) -> Response:

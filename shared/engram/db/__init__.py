@@ -1,5 +1,2 @@
-"""Database access: connections, tenant-scoped transactions and the migration runner."""
-
-from engram.db.database import EVERYONE, NOBODY, Database, Party, TenantTx
-
-__all__ = ["EVERYONE", "NOBODY", "Database", "Party", "TenantTx"]
+"""Database access: connections, tenant-scoped transactions (database.py), who a request is made for
+(party.py, importable without the driver) and the migration runner."""

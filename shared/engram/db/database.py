@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -17,23 +16,11 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from engram.db.party import EVERYONE, NOBODY, Party
+
+__all__ = ["EVERYONE", "NOBODY", "Database", "Party", "TenantTx"]
+
 TenantTx = psycopg.Cursor[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Party:
-    """Who within the tenant a request is made for. Restrictive RLS policies (0002) narrow private
-    memories to their user, conversations to their user/agent pair and private procedures to their
-    agent. `all_users` is for maintenance that must see every user's rows of the one tenant
-    (export, import, cleanup, deleting a container); it never crosses the tenant boundary."""
-
-    user_id: str | None = None
-    agent_id: str | None = None
-    all_users: bool = False
-
-
-NOBODY = Party()
-EVERYONE = Party(all_users=True)
 
 
 def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:

@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AwareDatetime, ConfigDict, Field, StringConstraints, model_validator
 
+from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName, ContainerQuery, Identifier, Metadata, Tag
 
 ExtractMode = Literal["none", "light", "full"]
@@ -38,7 +39,7 @@ Title = Annotated[
 ]
 
 
-class _Strict(BaseModel):
+class _Strict(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -95,7 +96,7 @@ class UploadRequest(_Strict):
     content_type: ContentType | None = None
 
 
-class UploadTicket(BaseModel):
+class UploadTicket(LazyModel):
     method: Literal["PUT"] = "PUT"
     url: str
     key: str
@@ -103,12 +104,12 @@ class UploadTicket(BaseModel):
     expires_in: int = Field(description="seconds the URL stays valid")
 
 
-class DocumentError(BaseModel):
+class DocumentError(LazyModel):
     code: str
     message: str
 
 
-class Document(BaseModel):
+class Document(LazyModel):
     id: UUID
     container: str
     status: DocumentStatus
@@ -146,7 +147,7 @@ class Document(BaseModel):
         return cls(**fields, extract=row["extract_mode"], error=error)
 
 
-class DocumentAccepted(BaseModel):
+class DocumentAccepted(LazyModel):
     id: UUID
     status: DocumentStatus
     duplicate: bool = Field(
@@ -161,6 +162,6 @@ class DocumentListRequest(_Strict):
     cursor: Annotated[str, StringConstraints(max_length=200)] | None = None
 
 
-class DocumentPage(BaseModel):
+class DocumentPage(LazyModel):
     documents: list[Document]
     next_cursor: str | None

@@ -10,12 +10,13 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerQuery
 
 RECORD_ORDER = ("container", "memory", "relationship", "session", "message", "working", "procedure")
 
 
-class _Record(BaseModel):
+class _Record(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -147,14 +148,14 @@ class ExportRequest(_Record):
     )
 
 
-class ExportLink(BaseModel):
+class ExportLink(LazyModel):
     url: str = Field(description="a presigned GET URL for the JSON Lines file")
     key: str
     expires_in: int
     counts: dict[str, int]
 
 
-class ImportReport(BaseModel):
+class ImportReport(LazyModel):
     tenant: str
     inserted: dict[str, int]
     skipped: dict[str, int] = Field(description="records whose id was already there (import is idempotent)")

@@ -7,15 +7,17 @@ from datetime import datetime
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, ConfigDict, Field, model_validator
 
 from engram.extraction.schema import EntityType, Name, RelationType
+from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName, Content, MemoryType
 
 MAX_ALIASES = 20
+MAX_DEPTH = 4  # hops a subgraph reaches from its entity
 
 
-class _Strict(BaseModel):
+class _Strict(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -71,7 +73,7 @@ class ObservationCreate(_Strict):
 # --- responses --------------------------------------------------------------------------------
 
 
-class Entity(BaseModel):
+class Entity(LazyModel):
     id: UUID
     name: str
     entity_type: str
@@ -80,18 +82,18 @@ class Entity(BaseModel):
     updated_at: datetime
 
 
-class EntitySummary(BaseModel):
+class EntitySummary(LazyModel):
     id: UUID
     name: str
     entity_type: str
 
 
-class EntityPage(BaseModel):
+class EntityPage(LazyModel):
     entities: list[Entity]
     next_cursor: str | None
 
 
-class Observation(BaseModel):
+class Observation(LazyModel):
     memory_id: UUID
     content: str
     container: str
@@ -103,7 +105,7 @@ class Observation(BaseModel):
     created_at: datetime
 
 
-class Relation(BaseModel):
+class Relation(LazyModel):
     id: UUID
     source: EntitySummary
     relation_type: str
@@ -116,7 +118,7 @@ class Relation(BaseModel):
     created_at: datetime
 
 
-class EntityDetail(BaseModel):
+class EntityDetail(LazyModel):
     entity: Entity
     observations: list[Observation]
     observations_next_cursor: str | None
@@ -124,7 +126,7 @@ class EntityDetail(BaseModel):
     relations_next_cursor: str | None
 
 
-class GraphNode(BaseModel):
+class GraphNode(LazyModel):
     id: UUID
     name: str
     entity_type: str
@@ -132,7 +134,7 @@ class GraphNode(BaseModel):
     depth: int = Field(description="hops from the starting entity")
 
 
-class Subgraph(BaseModel):
+class Subgraph(LazyModel):
     root: UUID
     depth: int
     nodes: list[GraphNode] = Field(description="this page's entities, nearest first")

@@ -16,6 +16,7 @@ from engram.errors import Conflict, InvalidInput, NotFound
 from engram.extraction.schema import ExtractedEntity, ExtractedRelation
 from engram.graph import linking, repo
 from engram.graph.models import (
+    MAX_DEPTH,
     Entity,
     EntityCreate,
     EntityDetail,
@@ -37,7 +38,6 @@ from engram.memories.models import MemoryCreate, RelatedLink, RelatedMemories, S
 from engram.memories.service import MemoryService
 from engram.observability import tracer
 
-MAX_DEPTH = 4
 MAX_WALK_ROWS = 10_000  # (entity, depth) rows one walk may visit before it reports `truncated`
 EDGES_PER_NODE = 10  # a page of n entities carries at most 10 n relations
 

@@ -3,9 +3,11 @@ backlog never holds one long transaction."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-from engram.db.database import TenantTx
+if TYPE_CHECKING:
+    from engram.db.database import TenantTx
 
 
 def tenant_ids(cur: TenantTx) -> list[UUID]:

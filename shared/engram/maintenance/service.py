@@ -7,12 +7,16 @@ space. It runs as the app role, one tenant at a time through RLS (with the party
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from pydantic import BaseModel
 
-from engram.db.database import EVERYONE, Database, TenantTx
+from engram.db.party import EVERYONE
 from engram.maintenance import repo
+
+if TYPE_CHECKING:
+    from engram.db.database import Database, TenantTx
 
 BATCH = 5000
 

@@ -11,13 +11,14 @@ from uuid import UUID
 from pydantic import (
     AfterValidator,
     AwareDatetime,
-    BaseModel,
     ConfigDict,
     Field,
     JsonValue,
     StringConstraints,
     model_validator,
 )
+
+from engram.lazymodel import LazyModel
 
 MAX_CONTENT_BYTES = 100 * 1024
 MAX_METADATA_BYTES = 16 * 1024
@@ -74,7 +75,7 @@ Vector = Annotated[
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
-class _Strict(BaseModel):
+class _Strict(LazyModel):
     # Unknown fields are an error: a typo in a filter must not silently widen a search.
     model_config = ConfigDict(extra="forbid")
 
@@ -123,7 +124,7 @@ class MemoryUpsert(MemoryCreate):
     )
 
 
-class UpsertResult(BaseModel):
+class UpsertResult(LazyModel):
     status: UpsertStatus
     id: UUID = Field(description="the current memory: the new one, or the existing one when unchanged")
     matched_id: UUID | None = Field(default=None, description="the existing memory that matched, if any")
@@ -151,7 +152,7 @@ class MemoryPatch(_Strict):
         return self
 
 
-class Memory(BaseModel):
+class Memory(LazyModel):
     id: UUID
     content: str
     container: str
@@ -173,7 +174,7 @@ class Memory(BaseModel):
     updated_at: datetime
 
 
-class MemoryHistory(BaseModel):
+class MemoryHistory(LazyModel):
     id: UUID
     versions: list[Memory] = Field(description="the version chain through `updates` links, oldest first")
 
@@ -231,7 +232,7 @@ class SearchRequest(_Strict):
         return self
 
 
-class Scores(BaseModel):
+class Scores(LazyModel):
     vector: float | None = Field(description="cosine similarity to the query, when the vector leg found it")
     text: float | None = Field(description="full-text rank, when the text leg found it")
     graph: float | None = Field(
@@ -242,7 +243,7 @@ class Scores(BaseModel):
     fused: float = Field(description="reciprocal-rank fusion, scaled so 1.0 is first in every leg")
 
 
-class RelatedLink(BaseModel):
+class RelatedLink(LazyModel):
     """A memory next to another one: through a memory relationship (`updates`, `extends`, `derives`;
     `outgoing` when the first memory is the newer side) or through entities both mention."""
 
@@ -259,12 +260,12 @@ class RelatedLink(BaseModel):
     shared_entities: list[str] = Field(default_factory=list)
 
 
-class RelatedMemories(BaseModel):
+class RelatedMemories(LazyModel):
     id: UUID
     related: list[RelatedLink]
 
 
-class SearchResult(BaseModel):
+class SearchResult(LazyModel):
     id: UUID
     kind: ResultKind = Field(default="memory", description="a memory, or a chunk of a document")
     document_id: UUID | None = Field(default=None, description="the document a chunk or memory came from")
@@ -288,7 +289,7 @@ class SearchResult(BaseModel):
     )
 
 
-class SearchResponse(BaseModel):
+class SearchResponse(LazyModel):
     query: str
     results: list[SearchResult]
     total: int
@@ -302,35 +303,35 @@ class ListRequest(_Strict):
     cursor: Annotated[str, StringConstraints(max_length=200)] | None = None
 
 
-class MemoryPage(BaseModel):
+class MemoryPage(LazyModel):
     memories: list[Memory]
     next_cursor: str | None
 
 
-class ContainerCount(BaseModel):
+class ContainerCount(LazyModel):
     container: str
     count: int
 
 
-class TypeCount(BaseModel):
+class TypeCount(LazyModel):
     memory_type: str
     count: int
 
 
-class ContainerTypeCount(BaseModel):
+class ContainerTypeCount(LazyModel):
     container: str
     memory_type: str
     count: int
 
 
-class EmbeddingCoverage(BaseModel):
+class EmbeddingCoverage(LazyModel):
     embedded: int
     missing: int
     coverage: float = Field(description="share of memories that carry an embedding, 0 to 1")
     models: dict[str, int]
 
 
-class Stats(BaseModel):
+class Stats(LazyModel):
     total: int
     containers: list[ContainerCount]
     memory_types: list[TypeCount]

@@ -6,15 +6,16 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
+from engram.lazymodel import LazyModel
 from engram.memories.models import Content, Identifier, Metadata, Tag, Visibility
 
 ProcedureKind = Literal["rule", "example"]
 Situation = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 
 
-class _Strict(BaseModel):
+class _Strict(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -62,7 +63,7 @@ class ProcedurePatch(_Strict):
         return self
 
 
-class Procedure(BaseModel):
+class Procedure(LazyModel):
     id: UUID
     kind: ProcedureKind
     trigger: str
@@ -76,7 +77,7 @@ class Procedure(BaseModel):
     updated_at: datetime
 
 
-class ProcedurePage(BaseModel):
+class ProcedurePage(LazyModel):
     procedures: list[Procedure]
     next_cursor: str | None
 
@@ -103,6 +104,6 @@ class ProcedureMatch(Procedure):
     similarity: float
 
 
-class MatchResponse(BaseModel):
+class MatchResponse(LazyModel):
     situation: str
     matches: list[ProcedureMatch]

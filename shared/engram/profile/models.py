@@ -5,21 +5,22 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from engram.lazymodel import LazyModel
 from engram.memories.models import MemoryType
 
 DEFAULT_MAX_TOKENS = 800
 MAX_TOKENS_LIMIT = 8000
 
 
-class ProfileSubject(BaseModel):
+class ProfileSubject(LazyModel):
     user_id: str | None
     agent_id: str | None
     container: str | None
 
 
-class ProfileItem(BaseModel):
+class ProfileItem(LazyModel):
     id: UUID = Field(description="the memory this line comes from")
     content: str
     memory_type: MemoryType
@@ -28,7 +29,7 @@ class ProfileItem(BaseModel):
     score: float | None = Field(default=None, description="search score, for relevant_memories")
 
 
-class Profile(BaseModel):
+class Profile(LazyModel):
     subject: ProfileSubject
     static_facts: list[ProfileItem] = Field(
         description="latest facts and preferences, near-duplicates removed"

@@ -7,13 +7,15 @@ the SHA-256 hash and the visible prefix here.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from engram.db.database import Database
 from engram.errors import EngramError
 from engram.tenants import repo, service
+
+if TYPE_CHECKING:
+    from engram.db.database import Database
 
 _HEX_SHA256 = r"^[0-9a-f]{64}$"
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-from engram.db.database import TenantTx
 from engram.errors import Conflict
+
+if TYPE_CHECKING:
+    from engram.db.database import TenantTx
 
 
 @dataclass(frozen=True)

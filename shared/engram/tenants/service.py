@@ -4,23 +4,18 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-from engram.db.database import Database
 from engram.errors import Forbidden, InvalidInput, Unauthorized
 from engram.tenants import repo
 from engram.tenants.keys import from_plaintext, hash_api_key, new_api_key
+from engram.tenants.principal import Principal
+
+if TYPE_CHECKING:
+    from engram.db.database import Database
 
 TENANT_NAME_RULE = "lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63"
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who a request acts for. Built only from a verified API key, never from a request body."""
-
-    tenant_id: UUID
-    tenant_name: str
-    key_id: UUID
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ import json
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, StringConstraints
+from pydantic import AfterValidator, ConfigDict, Field, JsonValue, StringConstraints
 
 from engram.errors import InvalidInput
+from engram.lazymodel import LazyModel
 
 SCOPE_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,256}$"
@@ -28,7 +29,7 @@ def _value_fits(value: JsonValue) -> JsonValue:
     return value
 
 
-class WorkingPut(BaseModel):
+class WorkingPut(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     value: Annotated[JsonValue, AfterValidator(_value_fits)] = Field(
@@ -39,7 +40,7 @@ class WorkingPut(BaseModel):
     )
 
 
-class WorkingItem(BaseModel):
+class WorkingItem(LazyModel):
     scope: str
     key: str
     value: Any
@@ -49,13 +50,13 @@ class WorkingItem(BaseModel):
     updated_at: datetime
 
 
-class WorkingScope(BaseModel):
+class WorkingScope(LazyModel):
     scope: str
     items: list[WorkingItem]
     next_after: str | None = Field(description="pass as ?after= for the next page; null on the last page")
 
 
-class ScopeCleared(BaseModel):
+class ScopeCleared(LazyModel):
     scope: str
     deleted: int
 
