@@ -5,14 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints
 
+from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName
 
 Description = Annotated[str, StringConstraints(max_length=2000, pattern=r"^[^\x00]*$")]
 
 
-class ContainerCreate(BaseModel):
+class ContainerCreate(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     name: ContainerName = Field(description="the full name ('crm.contacts'), or a name below `parent`")
@@ -23,7 +24,7 @@ class ContainerCreate(BaseModel):
         return f"{self.parent}.{self.name}" if self.parent else self.name
 
 
-class Container(BaseModel):
+class Container(LazyModel):
     name: str
     parent: str | None
     description: str
@@ -36,18 +37,18 @@ class ContainerNode(Container):
     children: list[ContainerNode]
 
 
-class ContainerTree(BaseModel):
+class ContainerTree(LazyModel):
     containers: list[ContainerNode] = Field(description="top-level containers, each with its subtree")
     total_memories: int
 
 
-class ContainerDeleted(BaseModel):
+class ContainerDeleted(LazyModel):
     deleted: str
     containers: int = Field(description="containers removed: this one and everything below it")
     memories: int = Field(description="memories removed, every version and every user's")
 
 
-class ContainerArchived(BaseModel):
+class ContainerArchived(LazyModel):
     archived: str
     into: str
     containers: list[str] = Field(description="the containers removed, whose content moved into `into`")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints
 
 from engram.extraction.base import MAX_INSTRUCTION_CHARS
+from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName
 
 InstructionText = Annotated[
@@ -18,7 +19,7 @@ InstructionText = Annotated[
 ]
 
 
-class InstructionsSet(BaseModel):
+class InstructionsSet(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     container: ContainerName | None = Field(
@@ -31,14 +32,14 @@ class InstructionsSet(BaseModel):
     )
 
 
-class Instructions(BaseModel):
+class Instructions(LazyModel):
     container: str | None = Field(description="null: the whole tenant")
     instructions: str
     created_at: datetime
     updated_at: datetime
 
 
-class InstructionsList(BaseModel):
+class InstructionsList(LazyModel):
     instructions: list[Instructions] = Field(
         description="without ?container=: every scope's instructions; with it: the ones that apply to "
         "that container, in the order the prompt lists them (the tenant's, each ancestor's, its own)"

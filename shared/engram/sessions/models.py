@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AwareDatetime, ConfigDict, Field, field_validator, model_validator
 
+from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName, Content, Identifier, Metadata, Scores
 
 Role = Literal["user", "assistant", "system", "tool"]
@@ -17,7 +18,7 @@ MAX_MESSAGES_PER_APPEND = 100
 CLOCK_SKEW = timedelta(minutes=5)
 
 
-class _Strict(BaseModel):
+class _Strict(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -34,7 +35,7 @@ class SessionCreate(_Strict):
         return self
 
 
-class Session(BaseModel):
+class Session(LazyModel):
     id: UUID
     user_id: str | None
     agent_id: str | None
@@ -79,7 +80,7 @@ class MessagesAppend(_Strict):
         return {True: "light", False: "none"}.get(value, value) if isinstance(value, bool) else value
 
 
-class Message(BaseModel):
+class Message(LazyModel):
     id: UUID
     session_id: UUID
     seq: int = Field(description="1, 2, 3, ... in conversation order")
@@ -93,7 +94,7 @@ class Message(BaseModel):
     created_at: datetime
 
 
-class ExtractionReport(BaseModel):
+class ExtractionReport(LazyModel):
     """What one extraction run over a session's queued messages did."""
 
     status: Literal["done", "queued", "failed", "nothing_queued"] = Field(
@@ -112,20 +113,20 @@ class ExtractionReport(BaseModel):
     error: str | None = None
 
 
-class AppendResult(BaseModel):
+class AppendResult(LazyModel):
     session_id: UUID
     messages: list[Message]
     extracted_memory_ids: list[UUID] = Field(description="memories created or updated by extraction")
     extraction: ExtractionReport | None = Field(description="null when the append asked for none")
 
 
-class Conversation(BaseModel):
+class Conversation(LazyModel):
     session: Session
     messages: list[Message]
     next_after: int | None = Field(description="pass as ?after= for the rest; null when complete")
 
 
-class LastMessage(BaseModel):
+class LastMessage(LazyModel):
     role: Role
     preview: str = Field(description="the first 200 characters")
     created_at: datetime
@@ -135,17 +136,17 @@ class SessionSummary(Session):
     last_message: LastMessage | None
 
 
-class SessionPage(BaseModel):
+class SessionPage(LazyModel):
     sessions: list[SessionSummary]
     next_cursor: str | None
 
 
-class RecentMessages(BaseModel):
+class RecentMessages(LazyModel):
     session_id: UUID
     messages: list[Message] = Field(description="the latest messages, oldest first")
 
 
-class MessageSearchResult(BaseModel):
+class MessageSearchResult(LazyModel):
     id: UUID
     session_id: UUID
     seq: int
@@ -159,7 +160,7 @@ class MessageSearchResult(BaseModel):
     scores: Scores
 
 
-class MessageSearchResponse(BaseModel):
+class MessageSearchResponse(LazyModel):
     query: str
     scope: Literal["messages"] = "messages"
     results: list[MessageSearchResult]
