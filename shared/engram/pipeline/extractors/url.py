@@ -7,12 +7,13 @@ import ipaddress
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-import httpx
-
 from engram.pipeline.errors import FetchFailed, TooLarge, TransientError
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_REDIRECTS = 5
 USER_AGENT = "engram-ingest/0.1 (+https://github.com/)"
@@ -46,11 +47,24 @@ class UrlFetcher:
         self.max_bytes = max_bytes
         self.allow_private = allow_private
         self.resolver = resolver
-        self.client = client or httpx.Client(
-            timeout=timeout, follow_redirects=False, headers={"User-Agent": USER_AGENT}
-        )
+        self.timeout = timeout
+        self._client = client
+
+    @property
+    def client(self) -> httpx.Client:
+        """Made on the first fetch: every pipeline step builds a fetcher, only extract uses it, and
+        importing httpx costs a cold start ~60 ms."""
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.Client(
+                timeout=self.timeout, follow_redirects=False, headers={"User-Agent": USER_AGENT}
+            )
+        return self._client
 
     def fetch(self, url: str) -> Fetched:
+        import httpx
+
         current = url
         for _ in range(MAX_REDIRECTS + 1):
             self._check(current)
