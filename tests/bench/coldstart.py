@@ -95,8 +95,14 @@ def measure_handler(repo: Path, function: str, runs: int = 5) -> tuple[float, li
 def import_times(repo: Path) -> list[Figure]:
     section = "cold start: handler import time (python -X importtime, fresh interpreter, best of 5)"
     figures = []
-    for path in sorted((repo / "functions").glob("*/handler.py")):
-        function = path.parent.name
+    # The API's and the maintenance functions, then the pipeline's steps (started by Step Functions,
+    # so their cold start delays a document, not a request).
+    handlers = [
+        *sorted((repo / "functions").glob("*/handler.py")),
+        *sorted((repo / "functions").glob("*/*/handler.py")),
+    ]
+    for path in handlers:
+        function = path.parent.relative_to(repo / "functions").as_posix()
         ms, top = measure_handler(repo, function)
         note = "heaviest: " + ", ".join(f"{name} {t:.0f}" for name, t in top)
         figures.append(
