@@ -120,7 +120,9 @@ def _load(local: LocalDatabase, spec: Spec, ids: dict[str, UUID], log: Any) -> d
     world = World(spec)
     with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
         register_vector(conn)
-        conn.execute("TRUNCATE memory_relationships, memories")
+        # Every table that references memories (relationships, document sources, graph observations)
+        # goes with it: the bench database holds nothing but the data set.
+        conn.execute("TRUNCATE memories CASCADE")
         indexes = conn.execute(
             "SELECT indexname, indexdef FROM pg_indexes "
             "WHERE schemaname = 'public' AND tablename = 'memories' "
