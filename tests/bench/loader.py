@@ -91,7 +91,7 @@ def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Datase
         saved = json.loads(marker.read_text())
         if (
             saved.get("spec") == asdict(spec)
-            and saved.get("schema") == schema
+            and _loaded_under(saved.get("schema"), schema)
             and _counts_match(local, saved["tenants"], spec.per_tenant)
         ):
             return Dataset(
@@ -184,6 +184,13 @@ def _load(local: LocalDatabase, spec: Spec, ids: dict[str, UUID], log: Any) -> d
         "vacuum_seconds": round(vacuum, 2),
         "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def _loaded_under(saved: list[str] | None, schema: list[str]) -> bool:
+    """Whether the data set's schema is still in place: every migration it was loaded under is
+    applied, unchanged. Migrations added since then were applied on top of the rows, as they are on a
+    live database, so the data set is kept (an edited migration makes open_bench_database start over)."""
+    return saved is not None and set(saved) <= set(schema)
 
 
 def _schema(local: LocalDatabase) -> list[str]:
