@@ -51,8 +51,6 @@ class VectorQuery:
     vector: Sequence[float]
     model: str
     exact: bool
-    # With `exact`: the filtered population was counted at most this large.
-    population_cap: int = 0
 
 
 @dataclass(frozen=True)
@@ -383,6 +381,7 @@ def count_vector_population(
     container: ContainerScope | None,
     filters: SearchFilters,
     cap: int,
+    time: TimeScope = CURRENT,
 ) -> int:
     """How many embedded rows pass the tenant, container and every filter: what an exact scan would
     read. Counted only up to `cap` + 1. Tag and metadata filters are counted through
@@ -390,12 +389,14 @@ def count_vector_population(
     inner: sql.Composable
     if _needs_filter_function(filters):
         inner = sql.SQL("SELECT 1 FROM memory_filter_candidates({args})").format(
-            args=_filter_function_args(model, cap + 1, container, filters)
+            args=_filter_function_args(model, cap + 1, container, filters, time)
         )
     else:
         rows = sql.SQL("SELECT 1 FROM memories m WHERE {where} AND m.embedding_model = {model} LIMIT {n}")
         inner = rows.format(
-            where=_where(tenant_id, container, filters), model=sql.Literal(model), n=sql.Literal(cap + 1)
+            where=_where(tenant_id, container, filters, time),
+            model=sql.Literal(model),
+            n=sql.Literal(cap + 1),
         )
     row = cur.execute(sql.SQL("SELECT count(*) AS n FROM ({}) s").format(inner)).fetchone()
     assert row is not None
@@ -495,20 +496,21 @@ def _vector_leg(plan: SearchPlan) -> sql.Composable:
     assert plan.vector is not None
     dims = len(plan.vector.vector)
     literal = sql.Literal(_vector_literal(plan.vector.vector))
+    if plan.vector.exact and _needs_filter_function(plan.filters):
+        # Tag or metadata filters: the exact scan runs in memory_filter_candidates, which reaches the
+        # filtered rows through their GIN index in the search's time scope (under RLS they could only
+        # be looked up id by id, ~10x the cost per row). It returns ids only; `scored` reads the rows.
+        args = _filter_function_args(
+            plan.vector.model, plan.candidates, plan.container, plan.filters, plan.time
+        )
+        return sql.SQL("SELECT c.id FROM memory_filter_candidates({args}, {q}::vector) c").format(
+            args=args, q=literal
+        )
     where = _where(plan.tenant_id, plan.container, plan.filters, plan.time)
     if plan.vector.exact:
         # The uncast column does not match the HNSW index expression: an exact scan of the
         # (small) filtered set, so a small tenant or container always gets its true top-k.
         distance = sql.SQL("m.embedding <=> {}::vector").format(literal)
-        if _needs_filter_function(plan.filters) and plan.time == CURRENT:
-            # (memory_filter_candidates knows only current memories.)
-            # Reach the few rows that pass tag or metadata filters by their ids, not by reading the tenant.
-            ids = _filter_function_args(
-                plan.vector.model, plan.vector.population_cap + 1, plan.container, plan.filters
-            )
-            where = sql.SQL("{} AND m.id IN (SELECT c.id FROM memory_filter_candidates({}) c)").format(
-                where, ids
-            )
     else:
         distance = sql.SQL("m.embedding::vector({dims}) <=> {q}::vector({dims})").format(
             dims=sql.Literal(dims), q=literal
@@ -555,11 +557,11 @@ def _needs_filter_function(filters: SearchFilters) -> bool:
 
 
 def _filter_function_args(
-    model: str, limit: int, container: ContainerScope | None, filters: SearchFilters
+    model: str, limit: int, container: ContainerScope | None, filters: SearchFilters, time: TimeScope
 ) -> sql.Composable:
     return sql.SQL(
         "{model}, {limit}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, "
-        "{conversation}, {metadata}::jsonb"
+        "{conversation}, {metadata}::jsonb, {as_of}::timestamptz, {history}"
     ).format(
         model=sql.Literal(model),
         limit=sql.Literal(limit),
@@ -570,6 +572,8 @@ def _filter_function_args(
         agent=sql.Literal(filters.agent_id),
         conversation=sql.Literal(filters.conversation_id),
         metadata=sql.Literal(Jsonb(filters.metadata) if filters.metadata else None),
+        as_of=sql.Literal(time.as_of),
+        history=sql.Literal(time.include_history),
     )
 
 
@@ -593,7 +597,8 @@ def container_clause(container: ContainerScope | None) -> sql.Composable:
 
 
 def _time_sql(time: TimeScope) -> sql.Composable:
-    # Keep in step with the same three cases in memory_text_candidates (migrations/0001_core.sql).
+    # Keep in step with the same three cases in memory_text_candidates (migrations/0005) and
+    # memory_filter_candidates (migrations/0009).
     if time.as_of is not None:
         return sql.SQL(
             "m.reverted_at IS NULL AND m.valid_from <= {t} AND (m.valid_to IS NULL OR m.valid_to > {t}) "

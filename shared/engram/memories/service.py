@@ -257,6 +257,7 @@ class MemoryService:
         """Search with the query already embedded (the benchmark times this part alone)."""
         container = ContainerScope.parse(request.container)
         candidates = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
+        time_scope = TimeScope(as_of=request.as_of, include_history=request.include_history)
         with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             vector: VectorQuery | None = None
             if query_vector is not None:
@@ -267,12 +268,12 @@ class MemoryService:
                 indexed = self._index_rows(cur, model, len(query_vector))
                 cap = exact_scan_cap(self.exact_scan_threshold, indexed, candidates, self.max_scan_tuples)
                 population = repo.count_vector_population(
-                    cur, tenant_id, model, container, request.filters, cap
+                    cur, tenant_id, model, container, request.filters, cap, time_scope
                 )
                 exact = population <= cap
                 if not exact:
                     repo.tune_vector_scan(cur, max(self.ef_search, candidates), self.max_scan_tuples)
-                vector = VectorQuery(vector=query_vector, model=model, exact=exact, population_cap=cap)
+                vector = VectorQuery(vector=query_vector, model=model, exact=exact)
             plan = SearchPlan(
                 tenant_id=tenant_id,
                 text=request.query if request.mode != "vector" else None,
@@ -281,7 +282,7 @@ class MemoryService:
                 filters=request.filters,
                 candidates=candidates,
                 limit=request.limit,
-                time=TimeScope(as_of=request.as_of, include_history=request.include_history),
+                time=time_scope,
             )
             rows = repo.search(cur, plan) if request.scope != "chunks" else []
             if request.scope != "memories" and self.chunks is not None:
