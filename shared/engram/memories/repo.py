@@ -385,7 +385,10 @@ def count_vector_population(
 ) -> int:
     """How many embedded rows pass the tenant, container and every filter: what an exact scan would
     read. Counted only up to `cap` + 1. Tag and metadata filters are counted through
-    memory_filter_candidates, which can use their GIN indexes (RLS keeps the app from doing so)."""
+    memory_filter_candidates, which can use their GIN indexes (RLS keeps the app from doing so), in
+    the time scope of the search. Without them, versions of every time (superseded, expired) are
+    counted too: an upper bound, enough to choose a plan, which the (tenant_id, embedding_model,
+    container) index of 0009 answers by an index-only scan instead of reading each row."""
     inner: sql.Composable
     if _needs_filter_function(filters):
         inner = sql.SQL("SELECT 1 FROM memory_filter_candidates({args})").format(
@@ -394,7 +397,7 @@ def count_vector_population(
     else:
         rows = sql.SQL("SELECT 1 FROM memories m WHERE {where} AND m.embedding_model = {model} LIMIT {n}")
         inner = rows.format(
-            where=_where(tenant_id, container, filters, time),
+            where=_where(tenant_id, container, filters, None),
             model=sql.Literal(model),
             n=sql.Literal(cap + 1),
         )
@@ -610,13 +613,18 @@ def _time_sql(time: TimeScope) -> sql.Composable:
 
 
 def _where(
-    tenant_id: UUID, container: ContainerScope | None, filters: SearchFilters, time: TimeScope = CURRENT
+    tenant_id: UUID,
+    container: ContainerScope | None,
+    filters: SearchFilters,
+    time: TimeScope | None = CURRENT,
 ) -> sql.Composable:
+    """`time` None: versions of every time, superseded, reverted and expired ones included."""
     clauses: list[sql.Composable] = [
         sql.SQL("m.tenant_id = {}").format(sql.Literal(tenant_id)),
-        _time_sql(time),
         _container_sql(container),
     ]
+    if time is not None:
+        clauses.insert(1, _time_sql(time))
     if filters.memory_type:
         clauses.append(
             sql.SQL("m.memory_type = ANY({}::text[])").format(sql.Literal(list(filters.memory_type)))
