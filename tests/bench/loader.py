@@ -83,6 +83,21 @@ def open_bench_database(settings: Settings) -> LocalDatabase:
     return local
 
 
+def prewarm(local: LocalDatabase) -> float:
+    """Read the table and its indexes into shared buffers: the figures are for a warm database, not
+    for the first minutes after a restart. Returns the seconds it took."""
+    started = time.perf_counter()
+    with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        names = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'memories'"
+        ).fetchall()
+        for (name,) in names:
+            conn.execute("SELECT pg_prewarm(%s::regclass)", (name,))
+        conn.execute("SELECT pg_prewarm('memories'::regclass)")
+    return time.perf_counter() - started
+
+
 def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Dataset:
     marker = local.settings.data_dir / MARKER
     names = [f"bench-{spec.name.lower()}-{i}" for i in range(spec.tenants)]
