@@ -382,13 +382,19 @@ def count_vector_population(
     filters: SearchFilters,
     cap: int,
     time: TimeScope = CURRENT,
+    *,
+    scan: tuple[int, int] | None = None,
 ) -> int:
     """How many embedded rows pass the tenant, container and every filter: what an exact scan would
     read. Counted only up to `cap` + 1. Tag and metadata filters are counted through
     memory_filter_candidates, which can use their GIN indexes (RLS keeps the app from doing so), in
     the time scope of the search. Without them, versions of every time (superseded, expired) are
     counted too: an upper bound, enough to choose a plan, which the (tenant_id, embedding_model,
-    container) index of 0009 answers by an index-only scan instead of reading each row."""
+    container) index of 0009 answers by an index-only scan instead of reading each row.
+
+    `scan` (ef_search, max_scan_tuples): the same statement also makes tune_vector_scan's settings,
+    one round trip fewer. They are transaction-local and only read by an HNSW scan, so setting them
+    before knowing whether the plan is HNSW costs nothing."""
     inner: sql.Composable
     if _needs_filter_function(filters):
         inner = sql.SQL("SELECT 1 FROM memory_filter_candidates({args})").format(
@@ -401,7 +407,10 @@ def count_vector_population(
             model=sql.Literal(model),
             n=sql.Literal(cap + 1),
         )
-    row = cur.execute(sql.SQL("SELECT count(*) AS n FROM ({}) s").format(inner)).fetchone()
+    settings: sql.Composable = sql.SQL("")
+    if scan is not None:
+        settings = sql.SQL(", {}").format(_scan_settings(*scan))
+    row = cur.execute(sql.SQL("SELECT count(*) AS n{} FROM ({}) s").format(settings, inner)).fetchone()
     assert row is not None
     return int(row["n"])
 
@@ -418,12 +427,15 @@ def index_rows(cur: TenantTx, model: str, dimensions: int) -> float | None:
 def tune_vector_scan(cur: TenantTx, ef_search: int, max_scan_tuples: int) -> None:
     """pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass the filters.
     Transaction-local, so it never leaks to another request (or pins an RDS Proxy connection)."""
-    cur.execute(
-        """SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                  set_config('hnsw.ef_search', %s, true),
-                  set_config('hnsw.max_scan_tuples', %s, true)""",
-        (str(ef_search), str(max_scan_tuples)),
-    )
+    cur.execute(sql.SQL("SELECT {}").format(_scan_settings(ef_search, max_scan_tuples)))
+
+
+def _scan_settings(ef_search: int, max_scan_tuples: int) -> sql.Composable:
+    return sql.SQL(
+        "set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan, "
+        "set_config('hnsw.ef_search', {ef}, true) AS ef_search, "
+        "set_config('hnsw.max_scan_tuples', {tuples}, true) AS max_scan_tuples"
+    ).format(ef=sql.Literal(str(int(ef_search))), tuples=sql.Literal(str(int(max_scan_tuples))))
 
 
 def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:

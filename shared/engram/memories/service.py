@@ -267,12 +267,18 @@ class MemoryService:
                         check_dimensions(query_vector, dims)
                 indexed = self._index_rows(cur, model, len(query_vector))
                 cap = exact_scan_cap(self.exact_scan_threshold, indexed, candidates, self.max_scan_tuples)
+                # The HNSW settings travel with the count (used only if the plan turns out HNSW).
                 population = repo.count_vector_population(
-                    cur, tenant_id, model, container, request.filters, cap, time_scope
+                    cur,
+                    tenant_id,
+                    model,
+                    container,
+                    request.filters,
+                    cap,
+                    time_scope,
+                    scan=(max(self.ef_search, candidates), self.max_scan_tuples),
                 )
                 exact = population <= cap
-                if not exact:
-                    repo.tune_vector_scan(cur, max(self.ef_search, candidates), self.max_scan_tuples)
                 vector = VectorQuery(vector=query_vector, model=model, exact=exact)
             plan = SearchPlan(
                 tenant_id=tenant_id,
