@@ -36,6 +36,8 @@ class ContainerScope:
 
     name: str
     include_children: bool
+    # With `include_children`: match the single range [name, name + '/') (see count_vector_population).
+    as_one_range: bool = False
 
     @classmethod
     def parse(cls, query: ContainerQuery | None) -> ContainerScope | None:
@@ -402,8 +404,14 @@ def count_vector_population(
         )
     else:
         rows = sql.SQL("SELECT 1 FROM memories m WHERE {where} AND m.embedding_model = {model} LIMIT {n}")
+        counted = container
+        if container is not None and container.include_children:
+            # One range, [a.b, a.b/), not the OR of an equality and a range: an OR becomes a BitmapOr,
+            # and a bitmap heap scan reads every row (27 ms for crm.* at 100K per tenant, not ~2).
+            # It also takes siblings named 'a.b-...': an upper bound all the same.
+            counted = ContainerScope(container.name, include_children=True, as_one_range=True)
         inner = rows.format(
-            where=_where(tenant_id, container, filters, None),
+            where=_where(tenant_id, counted, filters, None),
             model=sql.Literal(model),
             n=sql.Literal(cap + 1),
         )
@@ -599,6 +607,10 @@ def _container_sql(container: ContainerScope | None) -> sql.Composable:
         return sql.SQL("m.container = {}").format(sql.Literal(container.name))
     # A range on the "C"-collated name: unlike LIKE, these operators are leakproof, so the B-tree
     # index stays usable under RLS. '.' + 1 = '/'.
+    if container.as_one_range:
+        return sql.SQL("(m.container >= {name} AND m.container < {hi})").format(
+            name=sql.Literal(container.name), hi=sql.Literal(container.name + "/")
+        )
     return sql.SQL("(m.container = {name} OR (m.container > {lo} AND m.container < {hi}))").format(
         name=sql.Literal(container.name),
         lo=sql.Literal(container.name + "."),
