@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         local = loader.open_bench_database(settings)
         try:
             dataset = loader.ensure_dataset(local, spec, log)
+            log(f"  prewarmed the table and its indexes in {loader.prewarm(local):.0f}s")
             deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
             world = synthetic.World(spec)
             result.extend(writes.bulk_load_figures(dataset))

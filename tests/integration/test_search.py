@@ -48,6 +48,8 @@ def test_container_exact_and_wildcard(api: Api) -> None:
     child = _store(api, "deploy notes for the backend", container="team.backend")
     grandchild = _store(api, "deploy notes for the database", container="team.backend.db")
     sibling = _store(api, "deploy notes for a lookalike", container="teamwork")
+    # Inside [team, team/), the single range the vector leg's population count uses: counted, never found.
+    dashed = _store(api, "deploy notes for the dashed lookalike", container="team-x")
 
     exact = _ids(api, {"query": "deploy notes", "container": "team.backend"})
     below = _ids(api, {"query": "deploy notes", "container": "team.backend.*"})
@@ -57,6 +59,13 @@ def test_container_exact_and_wildcard(api: Api) -> None:
     assert set(below) == {child, grandchild}
     assert set(everything) == {top, child, grandchild}
     assert sibling not in everything
+    assert dashed not in everything
+    for mode in ("vector", "text"):
+        assert set(_ids(api, {"query": "deploy notes", "container": "team.*", "mode": mode})) == {
+            top,
+            child,
+            grandchild,
+        }
 
 
 def test_each_filter_narrows_the_results(api: Api) -> None:

@@ -259,6 +259,7 @@ class MemoryService:
         container = ContainerScope.parse(request.container)
         candidates = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
         graph_keys, named_keys = query_keys(request.query) if request.mode == "hybrid" else ((), ())
+        time_scope = TimeScope(as_of=request.as_of, include_history=request.include_history)
         with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             vector: VectorQuery | None = None
             if query_vector is not None:
@@ -268,13 +269,19 @@ class MemoryService:
                         check_dimensions(query_vector, dims)
                 indexed = self._index_rows(cur, model, len(query_vector))
                 cap = exact_scan_cap(self.exact_scan_threshold, indexed, candidates, self.max_scan_tuples)
+                # The HNSW settings travel with the count (used only if the plan turns out HNSW).
                 population = repo.count_vector_population(
-                    cur, tenant_id, model, container, request.filters, cap
+                    cur,
+                    tenant_id,
+                    model,
+                    container,
+                    request.filters,
+                    cap,
+                    time_scope,
+                    scan=(max(self.ef_search, candidates), self.max_scan_tuples),
                 )
                 exact = population <= cap
-                if not exact:
-                    repo.tune_vector_scan(cur, max(self.ef_search, candidates), self.max_scan_tuples)
-                vector = VectorQuery(vector=query_vector, model=model, exact=exact, population_cap=cap)
+                vector = VectorQuery(vector=query_vector, model=model, exact=exact)
             plan = SearchPlan(
                 tenant_id=tenant_id,
                 text=request.query if request.mode != "vector" else None,
@@ -283,7 +290,7 @@ class MemoryService:
                 filters=request.filters,
                 candidates=candidates,
                 limit=request.limit,
-                time=TimeScope(as_of=request.as_of, include_history=request.include_history),
+                time=time_scope,
                 graph_keys=graph_keys,
                 graph_named_keys=named_keys,
             )
