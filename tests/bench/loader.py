@@ -104,7 +104,6 @@ def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Datase
     schema = _schema(local)
     if marker.is_file():
         saved = json.loads(marker.read_text())
-        loaded_under = saved.get("schema") or []
         if (
             saved.get("spec") == asdict(spec)
             and _loaded_under(saved.get("schema"), schema)
