@@ -76,9 +76,8 @@ class SearchPlan:
     candidates: int
     limit: int
     time: TimeScope = CURRENT
-    # Entity keys the query may name, and those it writes as names (engram.graph.names.query_keys).
-    graph_keys: tuple[str, ...] = ()
-    graph_named_keys: tuple[str, ...] = ()
+    # The entities the query names (query_entities): the graph leg, when there are any.
+    graph_entities: tuple[UUID, ...] = ()
 
 
 # --- containers -------------------------------------------------------------------------------
@@ -494,13 +493,13 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
         text_rank, text_join = sql.SQL("x.text_rank"), sql.SQL("LEFT JOIN txt x ON x.id = m.id")
     else:
         text_rank, text_join = sql.SQL("NULL::real"), sql.SQL("")
-    if plan.graph_keys:
-        legs += _graph_legs(plan)
+    if plan.graph_entities:
+        legs.append(sql.SQL("gph AS MATERIALIZED ({})").format(_graph_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM gph"))
         graph_hits = sql.SQL(
             "NULLIF((SELECT count(*) FROM entity_mentions em WHERE em.tenant_id = {t} "
-            "AND em.memory_id = m.id AND em.entity_id IN (SELECT entity_id FROM qent)), 0)"
-        ).format(t=sql.Literal(plan.tenant_id))
+            "AND em.memory_id = m.id AND em.entity_id = ANY({entities}::uuid[])), 0)"
+        ).format(t=sql.Literal(plan.tenant_id), entities=sql.Literal(list(plan.graph_entities)))
     query = sql.SQL(
         """WITH {legs},
            pool AS MATERIALIZED ({proposals}),
@@ -528,7 +527,7 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
                ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
            SELECT {columns}, t.similarity, t.text_rank, t.rrf, 'memory' AS kind,
-                  t.graph_hits, {graph_entities} AS graph_entities,
+                  t.graph_hits, {graph_entities}::int AS graph_entities,
                   (SELECT s.document_id FROM memory_sources s WHERE s.memory_id = m.id
                    ORDER BY s.created_at, s.document_id LIMIT 1) AS document_id
            FROM top t JOIN memories m ON m.id = t.id
@@ -542,7 +541,7 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
         text_rank=text_rank,
         text_join=text_join,
         graph_hits=graph_hits,
-        graph_entities=sql.SQL("(SELECT count(*) FROM qent)" if plan.graph_keys else "0"),
+        graph_entities=sql.Literal(len(plan.graph_entities)),
         tenant=sql.Literal(plan.tenant_id),
         k=sql.Literal(RRF_K),
         limit=sql.Literal(plan.limit),
@@ -550,33 +549,37 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
     return cur.execute(query).fetchall()
 
 
-def _graph_legs(plan: SearchPlan) -> list[sql.Composable]:
-    """The entities the query names (by key: names and aliases; guessed `unknown` ones only when the
-    query writes them as names), and the memories that mention the most of them, subjects and recent
-    ones first, under the search's filters."""
-    return [
-        sql.SQL(
-            "qent AS MATERIALIZED (SELECT DISTINCT k.entity_id FROM entity_keys k "
-            "WHERE k.tenant_id = {t} AND k.key = ANY({keys}::text[]) "
-            "AND (k.entity_type <> 'unknown' OR k.key = ANY({named}::text[])))"
-        ).format(
-            t=sql.Literal(plan.tenant_id),
-            keys=sql.Literal(list(plan.graph_keys)),
-            named=sql.Literal(list(plan.graph_named_keys)),
-        ),
-        sql.SQL(
-            """gph AS MATERIALIZED (
-               SELECT em.memory_id AS id FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
-               WHERE em.tenant_id = {t} AND em.entity_id IN (SELECT entity_id FROM qent) AND {where}
-               GROUP BY em.memory_id
-               ORDER BY count(*) DESC, bool_or(em.is_subject) DESC, max(m.created_at) DESC, em.memory_id
-               LIMIT {k})"""
-        ).format(
-            t=sql.Literal(plan.tenant_id),
-            where=_where(plan.tenant_id, plan.container, plan.filters, plan.time),
-            k=sql.Literal(plan.candidates),
-        ),
-    ]
+def query_entities(
+    cur: TenantTx, tenant_id: UUID, keys: Sequence[str], named_keys: Sequence[str]
+) -> tuple[UUID, ...]:
+    """The entities a query names, by key (names and aliases, engram.graph.names.query_keys); those the
+    offline heuristic guessed (type `unknown`) only when the query writes them as names. Usually none:
+    then search runs without a graph leg."""
+    if not keys:
+        return ()
+    rows = cur.execute(
+        "SELECT DISTINCT k.entity_id FROM entity_keys k WHERE k.tenant_id = %s AND k.key = ANY(%s) "
+        "AND (k.entity_type <> 'unknown' OR k.key = ANY(%s)) ORDER BY k.entity_id",
+        (tenant_id, list(keys), list(named_keys)),
+    ).fetchall()
+    return tuple(row["entity_id"] for row in rows)
+
+
+def _graph_leg(plan: SearchPlan) -> sql.Composable:
+    """The memories that mention the most of the query's entities, subjects and recent ones first,
+    under the search's filters."""
+    return sql.SQL(
+        """SELECT em.memory_id AS id FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
+           WHERE em.tenant_id = {t} AND em.entity_id = ANY({entities}::uuid[]) AND {where}
+           GROUP BY em.memory_id
+           ORDER BY count(*) DESC, bool_or(em.is_subject) DESC, max(m.created_at) DESC, em.memory_id
+           LIMIT {k}"""
+    ).format(
+        t=sql.Literal(plan.tenant_id),
+        entities=sql.Literal(list(plan.graph_entities)),
+        where=_where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        k=sql.Literal(plan.candidates),
+    )
 
 
 def _vector_leg(plan: SearchPlan) -> sql.Composable:

@@ -258,7 +258,6 @@ class MemoryService:
         """Search with the query already embedded (the benchmark times this part alone)."""
         container = ContainerScope.parse(request.container)
         candidates = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
-        graph_keys, named_keys = query_keys(request.query) if request.mode == "hybrid" else ((), ())
         time_scope = TimeScope(as_of=request.as_of, include_history=request.include_history)
         with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             vector: VectorQuery | None = None
@@ -291,14 +290,16 @@ class MemoryService:
                 candidates=candidates,
                 limit=request.limit,
                 time=time_scope,
-                graph_keys=graph_keys,
-                graph_named_keys=named_keys,
+                graph_entities=(
+                    repo.query_entities(cur, tenant_id, *query_keys(request.query))
+                    if request.mode == "hybrid"
+                    else ()
+                ),
             )
             rows = repo.search(cur, plan) if request.scope != "chunks" else []
             if request.scope != "memories" and self.chunks is not None:
                 rows = rows + self.chunks.search(cur, plan)
-        graph_leg = any(row.get("graph_entities") for row in rows)  # the query named a known entity
-        legs = (vector is not None) + (plan.text is not None) + graph_leg
+        legs = (vector is not None) + (plan.text is not None) + bool(plan.graph_entities)
         results = [_result(row, request.mode, legs) for row in rows]
         if request.scope == "all" and self.chunks is not None:
             # Both kinds are scored alike (RRF scaled the same way, or the same similarity / rank).
