@@ -129,6 +129,9 @@ class Settings(BaseModel):
     exact_scan_threshold: int = Field(default=5_000, ge=0)
     hnsw_ef_search: int = Field(default=100, ge=10, le=1000)
     hnsw_max_scan_tuples: int = Field(default=40_000, ge=1000)
+    # A tenant with this many vectors of the model gets its own HNSW index (engram.db.tenant_indexes);
+    # 0: never.
+    tenant_index_min_rows: int = Field(default=10_000, ge=0)
 
     # Documents and the ingestion pipeline. Without a bucket, raw bytes live under data_dir/blobs and
     # the pipeline runs in-process (the local runner); without a state machine ARN, likewise.

@@ -20,6 +20,7 @@ from uuid import UUID
 import psycopg
 from pgvector.psycopg import register_vector
 
+from engram.db.tenant_indexes import ensure_tenant_indexes
 from engram.errors import MigrationError
 from engram.local.stack import LocalDatabase, open_database
 from engram.memories import repo
@@ -116,6 +117,16 @@ def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Datase
     log(f"  loading {spec.tenants} x {spec.name} synthetic memories (kept in {local.settings.data_dir})")
     ids = {name: tenants.ensure_tenant(local.admin, name) for name in names}
     load = _load(local, spec, ids, log)
+    started = time.perf_counter()
+    settings = local.settings
+    created = ensure_tenant_indexes(
+        local.admin_conninfo,
+        settings.resolved_embedding_model,
+        settings.resolved_embedding_dimensions,
+        settings.tenant_index_min_rows,
+    )
+    load["tenant_index_seconds"] = round(time.perf_counter() - started, 2)
+    log(f"  {len(created)} per-tenant HNSW indexes in {load['tenant_index_seconds']} s")
     dataset = Dataset(spec, ids, load)
     marker.write_text(
         json.dumps(

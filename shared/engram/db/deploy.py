@@ -1,14 +1,15 @@
 """The deploy-time migration: run by the migrate Lambda (a CDK Trigger) on every deploy that changes it.
 
 It connects as the master user (from Secrets Manager), applies `migrations/` with the same runner as
-`engram local`, makes sure the embedding model's HNSW index exists, and checks what the app needs:
+`engram local`, makes sure the embedding model's HNSW index exists (and those of large tenants:
+engram.db.tenant_indexes; a daily schedule runs this function for them too), and checks what the app needs:
 the pgvector extension and the `engram_app` role, which on RDS must hold `rds_iam` so RDS Proxy can
 log it in with IAM tokens. Every step is idempotent, so running it again changes nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import psycopg
@@ -16,6 +17,7 @@ from psycopg import sql
 
 from engram.db.connect import master_conninfo_factory
 from engram.db.migrate import migrate
+from engram.db.tenant_indexes import ensure_tenant_indexes
 from engram.errors import MigrationError
 from engram.observability import logger
 from engram.settings import Settings
@@ -27,6 +29,7 @@ class DeployReport:
     vector_version: str
     app_role: str
     app_role_iam: bool  # True when rds_iam exists (RDS/Aurora) and the app role holds it
+    tenant_indexes: list[str] = field(default_factory=list)  # per-tenant HNSW indexes created now
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -47,6 +50,13 @@ def migrate_for_deploy(settings: Settings, secrets_client: Any = None) -> Deploy
     )
     with psycopg.connect(conninfo, autocommit=True) as conn:
         report = _ensure_app_prerequisites(conn, settings.app_role, applied)
+    created = ensure_tenant_indexes(
+        conninfo,
+        settings.resolved_embedding_model,
+        settings.resolved_embedding_dimensions,
+        settings.tenant_index_min_rows,
+    )
+    report = replace(report, tenant_indexes=created)
     logger.info("migrations done", extra=report.as_dict())
     return report
 
