@@ -54,6 +54,7 @@ class StageConfig:
     # none (the offline heuristic extractor only).
     llm_provider: str = "bedrock"
     cleanup_schedule: str = "cron(15 3 * * ? *)"  # daily, 03:15 UTC
+    tenant_index_schedule: str = "cron(45 3 * * ? *)"  # daily, 03:45 UTC: after cleanup
     export_retention_days: int = 7  # export files are deleted from the bucket after this many days
     alarm_email: str | None = None
     latency_p95_ms: int = 2_000
@@ -98,10 +99,9 @@ class StageConfig:
             raise ConfigError("on AWS the embedding provider is bedrock (Titan Text Embeddings v2)")
         if self.llm_provider not in LLM_PROVIDERS:
             raise ConfigError(f"llm_provider {self.llm_provider!r}: one of {', '.join(LLM_PROVIDERS)}")
-        if not re.fullmatch(r"(cron|rate)\(.+\)", self.cleanup_schedule):
-            raise ConfigError(
-                f"cleanup_schedule {self.cleanup_schedule!r}: an EventBridge cron(...) or rate(...)"
-            )
+        for name in ("cleanup_schedule", "tenant_index_schedule"):
+            if not re.fullmatch(r"(cron|rate)\(.+\)", getattr(self, name)):
+                raise ConfigError(f"{name} {getattr(self, name)!r}: an EventBridge cron(...) or rate(...)")
         if self.export_retention_days < 1:
             raise ConfigError("export_retention_days must be at least 1")
         if self.nat_gateways == 0 and "bedrock-runtime" not in self.interface_endpoints:

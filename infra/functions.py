@@ -132,9 +132,9 @@ def function_specs() -> tuple[FunctionSpec, ...]:
         FunctionSpec(AUTHORIZER_FUNCTION, "Engram API: REQUEST authorizer (API key -> tenant)", timeout_s=10),
         FunctionSpec(
             MIGRATE_FUNCTION,
-            "Engram: applies migrations/ at deploy time",
+            "Engram: applies migrations/ at deploy time, and makes large tenants' vector indexes daily",
             memory_mb=1024,
-            timeout_s=600,
+            timeout_s=900,  # Lambda's limit: a large tenant's index builds within it
             owner=True,
         ),
         FunctionSpec(

@@ -1,7 +1,7 @@
 """Scheduled and bulk tenant-data work: the cleanup schedule (functions/cleanup deletes expired rows and
-superseded versions past ENGRAM_SUPERSEDED_RETENTION_DAYS) and the export bucket POST /v1/export
-writes to (ENGRAM_EXPORT_BUCKET; the function may put and read back only under exports/, which is what
-its presigned links need)."""
+superseded versions past ENGRAM_SUPERSEDED_RETENTION_DAYS), the per-tenant vector index schedule (the
+migrate function), and the export bucket POST /v1/export writes to (ENGRAM_EXPORT_BUCKET; the function
+may put and read back only under exports/, which is what its presigned links need)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.build import CLEANUP_FUNCTION
+from infra.build import CLEANUP_FUNCTION, MIGRATE_FUNCTION
 from infra.config import StageConfig
 from infra.functions import Functions
 
@@ -30,6 +30,15 @@ class Maintenance(Construct):
             description="Engram: delete expired memories and working keys, and old superseded versions",
             schedule=events.Schedule.expression(config.cleanup_schedule),
             targets=[targets.LambdaFunction(functions[CLEANUP_FUNCTION], retry_attempts=2)],
+        )
+        # The migrate function (the owner) also makes the HNSW index of each tenant that has grown
+        # past ENGRAM_TENANT_INDEX_MIN_ROWS (engram.db.tenant_indexes): daily, not only on deploys.
+        self.tenant_index_rule = events.Rule(
+            self,
+            "TenantIndexSchedule",
+            description="Engram: per-tenant vector indexes for tenants that have grown large",
+            schedule=events.Schedule.expression(config.tenant_index_schedule),
+            targets=[targets.LambdaFunction(functions[MIGRATE_FUNCTION], retry_attempts=2)],
         )
         export = functions[EXPORT_FUNCTION]
         export.add_environment("ENGRAM_EXPORT_BUCKET", exports.bucket_name)

@@ -185,6 +185,16 @@ def test_cleanup_runs_on_a_daily_schedule(dev: Synth) -> None:
     assert [p["Principal"] for p in permissions] == ["events.amazonaws.com"]
 
 
+def test_the_migrate_function_also_runs_daily_for_per_tenant_indexes(dev: Synth) -> None:
+    migrate = engram_functions(dev)["migrate"]
+    schedules = [
+        r["Properties"]["ScheduleExpression"]
+        for r in dev.of_type("AWS::Events::Rule").values()
+        if {ref(t["Arn"]) for t in r["Properties"]["Targets"]} == {migrate}
+    ]
+    assert schedules == ["cron(45 3 * * ? *)"]
+
+
 def test_export_writes_to_its_bucket_under_exports_only(dev: Synth) -> None:
     exports = _bucket(dev, "BucketsExports")
     props = dev.props(engram_functions(dev)["export"])
