@@ -23,7 +23,8 @@ def _put(api: Api, instructions: str, container: str | None = None, status: int 
 
 
 def test_instructions_apply_from_the_tenant_down_to_the_container(api: Api) -> None:
-    _put(api, "Prefer full names.")
+    _put(api, "Prefer short names.")
+    _put(api, "Prefer full names.", status=200)  # the tenant's own, replaced: one per scope
     _put(api, "Record customers' home cities.", "crm")
     _put(api, "Only facts about contacts.", "crm.contacts")
     _put(api, "Unrelated.", "ops")
