@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -35,7 +35,7 @@ from engram.memories import repo as memories
 from engram.observability import logger
 from engram.pipeline.linking import RuleLinker
 from engram.providers.embeddings import Embedder
-from engram.providers.llm import LLM, TokenUsage
+from engram.providers.llm import LLM
 from engram.sessions import repo
 from engram.sessions.models import ExtractionReport
 
@@ -90,13 +90,10 @@ def as_statements(content: str) -> str:
     return "\n\n".join(line if _LINE_END.search(line) else line + "." for line in lines if line)
 
 
-@dataclass
-class _Run:
-    report: ExtractionReport
-    usage: TokenUsage = field(default_factory=TokenUsage)
-
-
 class MessageExtraction:
+    """Runs a session's queued messages through the extractor of their mode and stores the result.
+    `llm` is called only for `full` batches, so a session without them never builds a client."""
+
     def __init__(
         self,
         db: Database,
