@@ -527,7 +527,7 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
                ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
            SELECT {columns}, t.similarity, t.text_rank, t.rrf, 'memory' AS kind,
-                  t.graph_hits, {graph_entities}::int AS graph_entities,
+                  t.graph_hits,
                   (SELECT s.document_id FROM memory_sources s WHERE s.memory_id = m.id
                    ORDER BY s.created_at, s.document_id LIMIT 1) AS document_id
            FROM top t JOIN memories m ON m.id = t.id
@@ -541,7 +541,6 @@ def search(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
         text_rank=text_rank,
         text_join=text_join,
         graph_hits=graph_hits,
-        graph_entities=sql.Literal(len(plan.graph_entities)),
         tenant=sql.Literal(plan.tenant_id),
         k=sql.Literal(RRF_K),
         limit=sql.Literal(plan.limit),

@@ -300,7 +300,7 @@ class MemoryService:
             if request.scope != "memories" and self.chunks is not None:
                 rows = rows + self.chunks.search(cur, plan)
         legs = (vector is not None) + (plan.text is not None) + bool(plan.graph_entities)
-        results = [_result(row, request.mode, legs) for row in rows]
+        results = [_result(row, request.mode, legs, len(plan.graph_entities)) for row in rows]
         if request.scope == "all" and self.chunks is not None:
             # Both kinds are scored alike (RRF scaled the same way, or the same similarity / rank).
             results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))
@@ -360,14 +360,14 @@ class MemoryService:
         return embedding, model
 
 
-def _result(row: dict[str, Any], mode: str, legs: int) -> SearchResult:
+def _result(row: dict[str, Any], mode: str, legs: int, query_entities: int) -> SearchResult:
     fused = float(row["rrf"]) * (repo.RRF_K + 1) / max(legs, 1)
     similarity = None if row["similarity"] is None else round(float(row["similarity"]), 6)
     text_rank = None if row["text_rank"] is None else round(float(row["text_rank"]), 6)
     score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
     graph = None
-    if row.get("graph_hits") and row.get("graph_entities"):
-        graph = round(min(1.0, int(row["graph_hits"]) / int(row["graph_entities"])), 6)
+    if row.get("graph_hits") and query_entities:
+        graph = round(min(1.0, int(row["graph_hits"]) / query_entities), 6)
     return SearchResult(
         id=row["id"],
         kind=row.get("kind", "memory"),
