@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from engram.errors import InvalidInput
-from engram.extraction.base import ExtractionContext, Extractor, chunk_text
+from engram.extraction.base import ExtractionContext, Extractor, chunk_text, content_key
 from engram.extraction.heuristic import HeuristicExtractor
 from engram.extraction.llm import LLMExtractor
 from engram.extraction.schema import (
@@ -35,6 +35,7 @@ __all__ = [
     "HeuristicExtractor",
     "LLMExtractor",
     "chunk_text",
+    "content_key",
     "make_extractor",
 ]
 

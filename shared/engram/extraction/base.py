@@ -35,6 +35,11 @@ class Extractor(Protocol):
         ...
 
 
+def content_key(content: str) -> str:
+    """Two extracted memories with this key say the same thing: the text, casefolded, spacing ignored."""
+    return " ".join(content.casefold().split())
+
+
 def chunk_text(chunks: Sequence[tuple[int, str]]) -> tuple[str, tuple[int, ...]]:
     """Several chunks as one text with <chunk n="..."> sections, and their ordinals for the context.
     Chunk markers inside the chunks' own text are defused, so a document cannot forge a section."""

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from engram.extraction import ExtractionContext, Extractor, HeuristicExtractor, chunk_text
+from engram.extraction import ExtractionContext, Extractor, HeuristicExtractor, chunk_text, content_key
 from engram.extraction.schema import ExtractedEntity, ExtractedRelation
 from engram.memories.models import MemoryType
 from engram.providers.llm import TokenUsage
@@ -105,7 +105,7 @@ def extract_memories(
         result = extractor.extract(text, context)
         usage, calls, name = usage + result.usage, calls + result.attempts, result.extractor
         for memory in result.memories:
-            key = " ".join(memory.content.casefold().split())
+            key = content_key(memory.content)
             if key in seen:
                 continue
             seen.add(key)

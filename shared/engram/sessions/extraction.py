@@ -26,7 +26,14 @@ from uuid import UUID
 
 from engram.db.database import Database, Party
 from engram.errors import EngramError, ExtractionFailed
-from engram.extraction import ExtractionContext, Extractor, HeuristicExtractor, chunk_text, make_extractor
+from engram.extraction import (
+    ExtractionContext,
+    Extractor,
+    HeuristicExtractor,
+    chunk_text,
+    content_key,
+    make_extractor,
+)
 from engram.extraction.schema import ExtractedMemory
 from engram.graph.autolink import link_to_nearest
 from engram.graph.service import GraphService
@@ -239,7 +246,7 @@ def _unique(found: Sequence[ExtractedMemory]) -> list[ExtractedMemory]:
     seen: set[str] = set()
     out = []
     for memory in found:
-        key = " ".join(memory.content.casefold().split())
+        key = content_key(memory.content)
         if key not in seen:
             seen.add(key)
             out.append(memory)
