@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from engram.graph.service import GraphService
     from engram.instructions.service import InstructionsService
     from engram.memories.service import MemoryService
+    from engram.memories.writer import MemoryWriter
     from engram.pipeline.blobs import BlobStore
     from engram.pipeline.context import PipelineContext
     from engram.pipeline.start import PipelineStarter
@@ -101,6 +102,7 @@ def memory_service() -> MemoryService:
     return MemoryService(
         database(),
         embedder(),
+        memory_writer(),
         exact_scan_threshold=s.exact_scan_threshold,
         ef_search=s.hnsw_ef_search,
         max_scan_tuples=s.hnsw_max_scan_tuples,
@@ -213,14 +215,18 @@ def procedure_service() -> ProcedureService:
 
 
 def session_service() -> SessionService:
-    from engram.pipeline.linking import RuleLinker
     from engram.sessions.extraction import MessageExtraction
     from engram.sessions.service import SessionService
 
-    extraction = MessageExtraction(
-        database(), embedder(), llm=llm, linker=RuleLinker(current().settings.link_similarity)
-    )
+    extraction = MessageExtraction(database(), embedder(), llm=llm, writer=memory_writer())
     return SessionService(database(), embedder(), extraction)
+
+
+def memory_writer() -> MemoryWriter:
+    from engram.memories.writer import MemoryWriter
+    from engram.pipeline.linking import RuleLinker
+
+    return MemoryWriter(embedder(), RuleLinker(current().settings.link_similarity))
 
 
 def instructions_service() -> InstructionsService:

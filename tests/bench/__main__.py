@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                 forced = MemoryService(
                     local.app,
                     embedder,
+                    deps.memory_writer(),
                     exact_scan_threshold=0,
                     ef_search=settings.hnsw_ef_search,
                     max_scan_tuples=settings.hnsw_max_scan_tuples,

@@ -8,6 +8,8 @@ from psycopg.conninfo import make_conninfo
 from engram.local.stack import LocalDatabase, open_database
 from engram.memories.models import MemoryCreate
 from engram.memories.service import MemoryService
+from engram.memories.writer import MemoryWriter
+from engram.pipeline.linking import RuleLinker
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import Settings
 from engram.tenants import service as tenants
@@ -26,7 +28,7 @@ def test_an_existing_postgres_via_database_url(
     external = open_database(Settings(database_url=url, data_dir=tmp_path, local_model_dir=tmp_path))
     try:
         issued = tenants.issue_key(external.admin, "external")
-        service = MemoryService(external.app, embedder)
+        service = MemoryService(external.app, embedder, MemoryWriter(embedder, RuleLinker()))
         service.create(issued.tenant_id, MemoryCreate(content="stored through DATABASE_URL"))
 
         # Then it is migrated, and the app connection is the RLS-bound app role

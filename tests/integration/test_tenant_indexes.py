@@ -25,19 +25,24 @@ def _store(local_db: LocalDatabase, tenant: IssuedKey, count: int, seed: int) ->
     rng = random.Random(seed)
     with local_db.app.tenant(tenant.tenant_id, EVERYONE) as cur:
         for i in range(count):
-            fields = {
-                "container": "default",
-                "content": f"memory {i}",
-                "memory_type": "fact",
-                "tags": [],
-                "metadata": {},
-                "agent_id": None,
-                "conversation_id": None,
-                "confidence": 1.0,
-                "valid_from": None,
-                "expires_at": None,
-            }
-            repo.insert_memory(cur, tenant.tenant_id, fields, _vector(rng), MODEL)
+            repo.insert_memory(
+                cur,
+                tenant.tenant_id,
+                container="default",
+                content=f"memory {i}",
+                memory_type="fact",
+                tags=[],
+                metadata={},
+                agent_id=None,
+                conversation_id=None,
+                user_id=None,
+                visibility="tenant",
+                confidence=1.0,
+                valid_from=None,
+                expires_at=None,
+                embedding=_vector(rng),
+                embedding_model=MODEL,
+            )
 
 
 def _index_exists(local_db: LocalDatabase, name: str) -> bool:

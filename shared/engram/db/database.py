@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -18,9 +19,19 @@ from psycopg_pool import ConnectionPool
 
 from engram.db.party import EVERYONE, NOBODY, Party
 
-__all__ = ["EVERYONE", "NOBODY", "Database", "Party", "TenantTx"]
+__all__ = ["EVERYONE", "NOBODY", "Database", "Party", "TenantTx", "UnitOfWork"]
 
 TenantTx = psycopg.Cursor[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class UnitOfWork:
+    """One tenant's transaction, opened by the caller and handed down: everything written through it
+    commits together, or nothing does. It carries its tenant, so a cursor never travels with another
+    tenant's id."""
+
+    cur: TenantTx
+    tenant_id: UUID
 
 
 def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:
@@ -84,6 +95,12 @@ class Database:
                 (str(tenant_id), party.user_id or "", party.agent_id or "", "on" if party.all_users else ""),
             )
             yield cur
+
+    @contextmanager
+    def unit_of_work(self, tenant_id: UUID, party: Party = NOBODY) -> Iterator[UnitOfWork]:
+        """`tenant(tenant_id, party)` as a UnitOfWork, for code that passes the transaction down."""
+        with self.tenant(tenant_id, party) as cur:
+            yield UnitOfWork(cur, tenant_id)
 
     @contextmanager
     def transaction(self, *, snapshot: bool = False) -> Iterator[TenantTx]:

@@ -344,15 +344,6 @@ def add_memory_source(
     )
 
 
-def latest_memory_with_content(cur: TenantTx, tenant_id: UUID, container: str, content: str) -> UUID | None:
-    row = cur.execute(
-        """SELECT id FROM memories WHERE tenant_id = %s AND container = %s AND is_latest AND content = %s
-           AND (expires_at IS NULL OR expires_at > now()) ORDER BY created_at LIMIT 1""",
-        (tenant_id, container, content),
-    ).fetchone()
-    return row["id"] if row else None
-
-
 def memories_of(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> list[dict[str, Any]]:
     return cur.execute(
         """SELECT m.id, m.container, m.content, m.memory_type, m.valid_from, m.metadata, m.embedding_model,

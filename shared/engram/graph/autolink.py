@@ -8,12 +8,13 @@ memory, as an explicit `supersedes` does; only between memories about one subjec
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
 from engram.db.database import TenantTx
 from engram.graph import repo as graphrepo
-from engram.graph.service import GraphService
+from engram.graph.models import MemoryFacts
 from engram.memories import repo as memories
 from engram.pipeline import repo as linkrepo
 from engram.pipeline.linking import LinkCandidate, LinkSubject, RuleLinker
@@ -24,11 +25,10 @@ LINK_CANDIDATES = 5
 def link_to_nearest(
     cur: TenantTx,
     tenant_id: UUID,
-    graph: GraphService,
     linker: RuleLinker,
-    memory: dict[str, Any],
+    memory: Mapping[str, Any],
     *,
-    metadata: dict[str, Any],
+    metadata: Mapping[str, Any],
     document_id: UUID | None = None,
     same_owner: bool = False,
 ) -> int:
@@ -38,7 +38,7 @@ def link_to_nearest(
     scope: dict[str, Any] = {"document_id": document_id, "same_owner": same_owner}
     near = linkrepo.nearest_latest_memories(cur, tenant_id, memory["id"], LINK_CANDIDATES, **scope)
     sharing = graphrepo.memories_sharing_entities(cur, tenant_id, memory["id"], LINK_CANDIDATES, **scope)
-    facts = graph.facts_of(tenant_id, memory["id"], tx=cur)
+    facts = facts_of(cur, tenant_id, memory["id"])
     subject = LinkSubject(
         memory["id"],
         memory["content"],
@@ -51,7 +51,7 @@ def link_to_nearest(
     for row in [*near, *sharing]:
         if row["id"] in candidates:
             continue
-        other = graph.facts_of(tenant_id, row["id"], tx=cur)
+        other = facts_of(cur, tenant_id, row["id"])
         candidates[row["id"]] = LinkCandidate(
             row["id"],
             row["content"],
@@ -82,3 +82,14 @@ def link_to_nearest(
                 cur, tenant_id, link.source_id, link.target_id, link.relationship, link.confidence, meta
             )
     return links
+
+
+def facts_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> MemoryFacts:
+    """The entities a memory mentions, its subjects, and the relations it is the source of."""
+    rows = graphrepo.mentions_of(cur, tenant_id, memory_id)
+    relations = graphrepo.relations_from_memory(cur, tenant_id, memory_id)
+    return MemoryFacts(
+        entities=frozenset(r["entity_id"] for r in rows),
+        subjects=frozenset(r["entity_id"] for r in rows if r["is_subject"]),
+        relations=frozenset((r["source_entity"], r["relation_type"], r["target_entity"]) for r in relations),
+    )

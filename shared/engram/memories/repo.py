@@ -6,7 +6,7 @@ queries also name the tenant explicitly, which helps the planner and costs nothi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -102,11 +102,25 @@ def ensure_container(cur: TenantTx, tenant_id: UUID, name: str) -> None:
 def insert_memory(
     cur: TenantTx,
     tenant_id: UUID,
-    fields: dict[str, Any],
+    *,
+    container: str,
+    content: str,
+    memory_type: str,
+    tags: Sequence[str],
+    metadata: Mapping[str, Any],
+    agent_id: str | None,
+    conversation_id: str | None,
+    user_id: str | None,
+    visibility: str,
+    confidence: float,
+    valid_from: datetime | None,
+    expires_at: datetime | None,
     embedding: Sequence[float] | None,
     embedding_model: str | None,
 ) -> dict[str, Any]:
-    ensure_container(cur, tenant_id, fields["container"])
+    """One new current memory (its container and the container's ancestors are created if missing).
+    `valid_from` None: from now."""
+    ensure_container(cur, tenant_id, container)
     row = cur.execute(
         sql.SQL(
             """INSERT INTO memories AS m (tenant_id, container, content, memory_type, tags, metadata,
@@ -117,18 +131,18 @@ def insert_memory(
         ).format(columns=MEMORY_COLUMNS),
         (
             tenant_id,
-            fields["container"],
-            fields["content"],
-            fields["memory_type"],
-            fields["tags"],
-            Jsonb(fields["metadata"]),
-            fields["agent_id"],
-            fields["conversation_id"],
-            fields.get("user_id"),
-            fields.get("visibility", "tenant"),
-            fields["confidence"],
-            fields["valid_from"],
-            fields["expires_at"],
+            container,
+            content,
+            memory_type,
+            list(tags),
+            Jsonb(dict(metadata)),
+            agent_id,
+            conversation_id,
+            user_id,
+            visibility,
+            confidence,
+            valid_from,
+            expires_at,
             _vector_literal(embedding),
             embedding_model,
         ),
@@ -229,17 +243,22 @@ def nearest_same_owner(
     ).fetchone()
 
 
-def latest_of_owner_with_content(
-    cur: TenantTx, tenant_id: UUID, container: str, content: str, user_id: str | None, visibility: str
+def current_with_content(
+    cur: TenantTx, tenant_id: UUID, container: str, content: str, owner: tuple[str | None, str] | None
 ) -> UUID | None:
-    """The current memory of the container with exactly this text, owner and visibility, if any."""
+    """The oldest current memory of the container with exactly this text: among those of `owner`
+    (user_id, visibility), or with None among every memory the transaction's party sees."""
+    same_owner: sql.Composable = sql.SQL("true")
+    if owner is not None:
+        same_owner = sql.SQL("m.user_id IS NOT DISTINCT FROM {} AND m.visibility = {}").format(
+            sql.Literal(owner[0]), sql.Literal(owner[1])
+        )
     row = cur.execute(
         sql.SQL(
             "SELECT m.id FROM memories m WHERE m.tenant_id = %s AND m.container = %s AND m.is_latest "
-            "AND {live} AND m.content = %s AND m.user_id IS NOT DISTINCT FROM %s AND m.visibility = %s "
-            "ORDER BY m.created_at, m.id LIMIT 1"
-        ).format(live=_LIVE),
-        (tenant_id, container, content, user_id, visibility),
+            "AND {live} AND m.content = %s AND {same_owner} ORDER BY m.created_at, m.id LIMIT 1"
+        ).format(live=_LIVE, same_owner=same_owner),
+        (tenant_id, container, content),
     ).fetchone()
     return row["id"] if row else None
 

@@ -36,6 +36,7 @@ from engram.memories.models import (
     UpsertResult,
 )
 from engram.memories.repo import ContainerScope, SearchPlan, TimeScope, VectorQuery
+from engram.memories.writer import MemoryWriter, NewMemory
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions
 
@@ -79,6 +80,7 @@ class MemoryService:
         self,
         db: Database,
         embedder: Embedder,
+        writer: MemoryWriter,
         *,
         exact_scan_threshold: int = 5_000,
         ef_search: int = 100,
@@ -87,6 +89,7 @@ class MemoryService:
     ) -> None:
         self.db = db
         self.embedder = embedder
+        self.writer = writer
         self.chunks = chunks
         self.exact_scan_threshold = exact_scan_threshold
         self.ef_search = ef_search
@@ -96,16 +99,8 @@ class MemoryService:
 
     @tracer.capture_method
     def create(self, tenant_id: UUID, request: MemoryCreate) -> Memory:
-        fields = request.model_dump(exclude={"embedding", "embedding_model", "supersedes"})
-        with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
-            old = self._supersedable(cur, tenant_id, request.supersedes) if request.supersedes else None
-            embedding, model = self._embedding_for(
-                cur, tenant_id, request.content, request.embedding, request.embedding_model
-            )
-            row = repo.insert_memory(cur, tenant_id, fields, embedding, model)
-            if old is not None:
-                # The new memory and the retirement of the old one commit together, or not at all.
-                repo.retire(cur, tenant_id, old["id"], row["id"], row["valid_from"])
+        with self.db.unit_of_work(tenant_id, Party(user_id=request.user_id)) as uow:
+            row = self.writer.create(uow, NewMemory.written(request), supersedes=request.supersedes)
         return Memory(**row)
 
     def history(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> MemoryHistory:
@@ -137,41 +132,11 @@ class MemoryService:
             row = repo.restore(cur, tenant_id, memory_id, replacement_id)
         return Memory(**row)
 
-    def _supersedable(self, cur: Any, tenant_id: UUID, memory_id: UUID) -> dict[str, Any]:
-        old = repo.lock_memory(cur, tenant_id, memory_id)
-        if old is None:
-            raise InvalidInput(f"supersedes: memory {memory_id} not found", details={"field": "supersedes"})
-        if not old["is_latest"]:
-            raise Conflict(f"memory {memory_id} is already superseded; supersede its current version instead")
-        return old
-
     @tracer.capture_method
     def upsert(self, tenant_id: UUID, request: MemoryUpsert) -> UpsertResult:
-        """Store a fact unless the container already holds it. The nearest current memory with the
-        same model, owner and visibility decides: at least `dedupe_threshold` similar and the same
-        text is `unchanged`; similar but different text becomes a new version that supersedes it
-        (`updated`); otherwise the memory is `created`. Writers to one container are serialised by
-        an advisory lock, so concurrent identical upserts leave exactly one memory."""
-        fields = request.model_dump(exclude={"embedding", "embedding_model", "dedupe_threshold"})
-        with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
-            embedding, model = self._embedding_for(
-                cur, tenant_id, request.content, request.embedding, request.embedding_model
-            )
-            repo.lock_container_writes(cur, tenant_id, request.container)
-            match = repo.nearest_same_owner(
-                cur, tenant_id, request.container, model, embedding, request.user_id, request.visibility
-            )
-            similarity = round(float(match["similarity"]), 6) if match else None
-            if match is None or similarity is None or similarity < request.dedupe_threshold:
-                row = repo.insert_memory(cur, tenant_id, fields, embedding, model)
-                return UpsertResult(status="created", id=row["id"])
-            if match["content"] == request.content:
-                return UpsertResult(
-                    status="unchanged", id=match["id"], matched_id=match["id"], similarity=similarity
-                )
-            row = repo.insert_memory(cur, tenant_id, fields, embedding, model)
-            repo.supersede(cur, tenant_id, match["id"], row["id"], similarity)
-        return UpsertResult(status="updated", id=row["id"], matched_id=match["id"], similarity=similarity)
+        """Store a fact unless the container already holds it (MemoryWriter.upsert)."""
+        with self.db.unit_of_work(tenant_id, Party(user_id=request.user_id)) as uow:
+            return self.writer.upsert(uow, NewMemory.written(request), request.dedupe_threshold)
 
     @tracer.capture_method
     def patch(
@@ -342,22 +307,6 @@ class MemoryService:
                 models=models,
             ),
         )
-
-    # --- helpers ------------------------------------------------------------------------------
-
-    def _embedding_for(
-        self, cur: Any, tenant_id: UUID, content: str, embedding: list[float] | None, model: str | None
-    ) -> tuple[list[float], str]:
-        if embedding is None or model is None:
-            return self.embedder.embed_documents([content])[0], self.embedder.model_id
-        if model == self.embedder.model_id:
-            check_dimensions(embedding, self.embedder.dimensions)
-        else:
-            # A model of the caller's own: every vector stored under one name must agree in size.
-            dims = repo.stored_dimensions(cur, tenant_id, model)
-            if dims is not None:
-                check_dimensions(embedding, dims)
-        return embedding, model
 
 
 def _result(row: dict[str, Any], mode: str, legs: int, query_entities: int) -> SearchResult:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.db.database import Database
+from engram.memories.writer import MemoryWriter
 from engram.pipeline.blobs import BlobStore
 from engram.pipeline.extractors import Limits, Services
 from engram.pipeline.extractors.audio import AwsTranscriber, OpenAITranscriber, Transcriber
@@ -27,7 +28,7 @@ class PipelineContext:
     embedder: Embedder
     services: Services
     fetcher: UrlFetcher
-    linker: RuleLinker
+    writer: MemoryWriter  # stores what llm-extract found, and runs graph-link
     llm: LLM | None = None  # for documents with extract=full
     sleep: Callable[[float], None] = field(default=time.sleep)
 
@@ -90,6 +91,6 @@ def build_context(
             timeout=settings.url_fetch_timeout_seconds,
             allow_private=settings.allow_private_urls,
         ),
-        linker=RuleLinker(settings.link_similarity),
+        writer=MemoryWriter(embedder, RuleLinker(settings.link_similarity)),
         llm=llm,
     )

@@ -15,10 +15,8 @@ from engram.db.database import Database
 from engram.documents import repo as documents
 from engram.errors import ExtractionFailed, InvalidInput
 from engram.extraction import make_extractor
-from engram.graph.autolink import link_to_nearest
-from engram.graph.service import GraphService
 from engram.instructions.service import instructions_for
-from engram.memories import repo as memories
+from engram.memories.writer import Embedding, Mentions, NewMemory, Peers
 from engram.observability import logger
 from engram.pipeline.blobs import sha256_hex, work_key, work_prefix_of
 from engram.pipeline.chunking import chunk
@@ -33,7 +31,13 @@ from engram.pipeline.errors import (
 )
 from engram.pipeline.extracted import Extracted
 from engram.pipeline.extractors import Source, extract
-from engram.pipeline.memory_extraction import ChunkInfo, DocumentExtraction, DocumentInfo, extract_memories
+from engram.pipeline.memory_extraction import (
+    CandidateMemory,
+    ChunkInfo,
+    DocumentExtraction,
+    DocumentInfo,
+    extract_memories,
+)
 from engram.pipeline.refs import DocumentRef
 
 
@@ -187,45 +191,34 @@ def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
         batch_size=ctx.settings.embed_batch_size,
         sleep=ctx.sleep,
     )
-    graph = GraphService(ctx.db)
-    with ctx.db.tenant(ref.tenant_id) as cur:
-        _current(cur, ref)
+    model = ctx.embedder.model_id
+    new = [_new_memory(doc, c, Embedding(v, model)) for c, v in zip(candidates, vectors, strict=True)]
+    with ctx.db.unit_of_work(ref.tenant_id) as uow:
+        _current(uow.cur, ref)
         # An earlier attempt of this step may have committed: start from a clean slate.
-        documents.purge_memories(cur, ref.tenant_id, ref.document_id)
-        for candidate, vector in zip(candidates, vectors, strict=True):
-            existing = documents.latest_memory_with_content(
-                cur, ref.tenant_id, doc["container"], candidate.content
+        documents.purge_memories(uow.cur, ref.tenant_id, ref.document_id)
+        stored = ctx.writer.store(uow, new, Peers(same_owner=False))
+        for candidate, memory in zip(candidates, stored, strict=True):
+            documents.add_memory_source(
+                uow.cur, ref.tenant_id, memory.id, ref.document_id, candidate.chunk_id
             )
-            if existing is None:
-                row = memories.insert_memory(
-                    cur,
-                    ref.tenant_id,
-                    {
-                        "container": doc["container"],
-                        "content": candidate.content,
-                        "memory_type": candidate.memory_type,
-                        "tags": doc["tags"],
-                        "metadata": candidate.metadata,
-                        "agent_id": None,
-                        "conversation_id": None,
-                        "confidence": candidate.confidence,
-                        "valid_from": candidate.valid_from,
-                        "expires_at": candidate.expires_at,
-                    },
-                    vector,
-                    ctx.embedder.model_id,
-                )
-                existing = row["id"]
-                graph.link_entities(
-                    ref.tenant_id,
-                    existing,
-                    candidate.entities,
-                    candidate.relations,
-                    subject=candidate.subject,
-                    tx=cur,
-                )
-            documents.add_memory_source(cur, ref.tenant_id, existing, ref.document_id, candidate.chunk_id)
-        documents.record_usage(cur, ref.tenant_id, ref.document_id, extraction.record())
+        documents.record_usage(uow.cur, ref.tenant_id, ref.document_id, extraction.record())
+
+
+def _new_memory(doc: dict[str, Any], candidate: CandidateMemory, embedding: Embedding) -> NewMemory:
+    """A memory of the document: its container and tags; its text, kind and times from extraction."""
+    return NewMemory(
+        content=candidate.content,
+        container=doc["container"],
+        memory_type=candidate.memory_type,
+        tags=doc["tags"],
+        metadata=candidate.metadata,
+        confidence=candidate.confidence,
+        valid_from=candidate.valid_from,
+        expires_at=candidate.expires_at,
+        embedding=embedding,
+        mentions=Mentions(candidate.entities, candidate.relations, candidate.subject),
+    )
 
 
 def _current_or_none(cur: Any, ref: DocumentRef) -> dict[str, Any] | None:
@@ -241,22 +234,17 @@ def graph_link_step(ctx: PipelineContext, ref: DocumentRef) -> None:
     between memories about one subject), `extends`, `derives`, or nothing (engram.graph.autolink).
     One transaction."""
     _claim(ctx, ref, "indexing")
-    graph = GraphService(ctx.db)
-    links = 0
-    with ctx.db.tenant(ref.tenant_id) as cur:
-        _current(cur, ref)
-        for memory in documents.memories_of(cur, ref.tenant_id, ref.document_id):
-            if memory["metadata"].get("document_id") != str(ref.document_id):
-                continue  # an older memory this document only confirmed
-            links += link_to_nearest(
-                cur,
-                ref.tenant_id,
-                graph,
-                ctx.linker,
-                memory,
-                metadata={"document_id": str(ref.document_id)},
-                document_id=ref.document_id,
-            )
+    peers = Peers(
+        same_owner=False, document_id=ref.document_id, provenance={"document_id": str(ref.document_id)}
+    )
+    with ctx.db.unit_of_work(ref.tenant_id) as uow:
+        _current(uow.cur, ref)
+        made = [  # not the older memories this document only confirmed
+            memory
+            for memory in documents.memories_of(uow.cur, ref.tenant_id, ref.document_id)
+            if memory["metadata"].get("document_id") == str(ref.document_id)
+        ]
+        links = ctx.writer.graph_link(uow, made, peers)
     logger.info("graph-link", extra={"document_id": str(ref.document_id), "links": links})
 
 

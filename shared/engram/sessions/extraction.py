@@ -35,12 +35,9 @@ from engram.extraction import (
     make_extractor,
 )
 from engram.extraction.schema import ExtractedMemory
-from engram.graph.autolink import link_to_nearest
-from engram.graph.service import GraphService
 from engram.instructions.service import instructions_for
-from engram.memories import repo as memories
+from engram.memories.writer import Embedding, MemoryWriter, Mentions, NewMemory, Owner, Peers
 from engram.observability import logger
-from engram.pipeline.linking import RuleLinker
 from engram.providers.embeddings import Embedder
 from engram.providers.llm import LLM
 from engram.sessions import repo
@@ -106,12 +103,12 @@ class MessageExtraction:
         db: Database,
         embedder: Embedder,
         llm: Callable[[], LLM | None],
-        linker: RuleLinker,
+        writer: MemoryWriter,
     ) -> None:
         self.db = db
         self.embedder = embedder
         self.llm = llm
-        self.linker = linker
+        self.writer = writer
 
     def extractor_for(self, mode: str) -> Extractor:
         """Raises InvalidInput (a 422 before anything is stored) for `full` without an LLM."""
@@ -163,12 +160,11 @@ class MessageExtraction:
     ) -> list[UUID]:
         heuristic = isinstance(extractor, HeuristicExtractor)
         text, sections = batch_text(batch, heuristic=heuristic)
-        container = session["container"]
         if heuristic or not text:
             instructions: tuple[str, ...] = ()
         else:
             with self.db.tenant(tenant_id, party) as cur:
-                instructions = instructions_for(cur, tenant_id, container)
+                instructions = instructions_for(cur, tenant_id, session["container"])
         context = ExtractionContext(
             reference_time=batch.reference_time, source="message", chunks=sections, instructions=instructions
         )
@@ -179,62 +175,17 @@ class MessageExtraction:
             self._record_usage(report, result.usage.as_dict())
         found = _unique(result.memories if result else [])
         vectors = self.embedder.embed_documents([m.content for m in found]) if found else []
-        by_seq = {m["seq"]: m for m in batch.messages}
-        user_id = session["user_id"]
-        visibility = "private" if user_id else "tenant"
-        graph = GraphService(self.db)
-        ids: list[UUID] = []
-        with self.db.tenant(tenant_id, party) as cur:
-            claimed = repo.claim_queued(cur, tenant_id, [m["id"] for m in batch.messages])
+        embeddings = [Embedding(vector, self.embedder.model_id) for vector in vectors]
+        new = _new_memories(found, embeddings, session, batch, result.extractor if result else "")
+        peers = Peers(same_owner=True, provenance={"session_id": str(session["id"])})
+        with self.db.unit_of_work(tenant_id, party) as uow:
+            claimed = repo.claim_queued(uow.cur, tenant_id, [m["id"] for m in batch.messages])
             if not claimed:
                 return []  # another run has processed these messages
-            memories.lock_container_writes(cur, tenant_id, container)
-            new_rows = []
-            for memory, vector in zip(found, vectors, strict=True):
-                existing = memories.latest_of_owner_with_content(
-                    cur, tenant_id, container, memory.content, user_id, visibility
-                )
-                if existing is not None:
-                    ids.append(existing)
-                    continue
-                source = by_seq.get(memory.source_chunk) if memory.source_chunk is not None else None
-                row = memories.insert_memory(
-                    cur,
-                    tenant_id,
-                    {
-                        "container": container,
-                        "content": memory.content,
-                        "memory_type": memory.memory_type,
-                        "tags": [],
-                        "metadata": _provenance(result.extractor if result else "", session, source),
-                        "agent_id": session["agent_id"],
-                        "conversation_id": str(session["id"]),
-                        "user_id": user_id,
-                        "visibility": visibility,
-                        "confidence": memory.confidence,
-                        "valid_from": _valid_from(memory, source, batch.reference_time),
-                        "expires_at": memory.expires_at,
-                    },
-                    vector,
-                    self.embedder.model_id,
-                )
-                graph.link_entities(
-                    tenant_id, row["id"], memory.entities, memory.relations, subject=memory.subject, tx=cur
-                )
-                new_rows.append(row)
-                ids.append(row["id"])
-            for row in new_rows:
-                link_to_nearest(
-                    cur,
-                    tenant_id,
-                    graph,
-                    self.linker,
-                    row,
-                    metadata={"session_id": str(session["id"])},
-                    same_owner=True,
-                )
-            repo.mark_extracted(cur, tenant_id, claimed)
-        return ids
+            stored = self.writer.store(uow, new, peers)
+            self.writer.graph_link(uow, [s.row for s in stored if s.row is not None], peers)
+            repo.mark_extracted(uow.cur, tenant_id, claimed)
+        return [s.id for s in stored]
 
     @staticmethod
     def _record_usage(report: ExtractionReport, usage: dict[str, Any]) -> None:
@@ -251,6 +202,40 @@ def _unique(found: Sequence[ExtractedMemory]) -> list[ExtractedMemory]:
             seen.add(key)
             out.append(memory)
     return out
+
+
+def _new_memories(
+    found: Sequence[ExtractedMemory],
+    embeddings: Sequence[Embedding],
+    session: dict[str, Any],
+    batch: MessageBatch,
+    extractor: str,
+) -> list[NewMemory]:
+    """The conversation's memories: in the session's container, for its agent, and private to its
+    user if it has one."""
+    by_seq = {m["seq"]: m for m in batch.messages}
+    user_id = session["user_id"]
+    owner = Owner(user_id, "private" if user_id else "tenant")
+    new = []
+    for memory, embedding in zip(found, embeddings, strict=True):
+        source = by_seq.get(memory.source_chunk) if memory.source_chunk is not None else None
+        new.append(
+            NewMemory(
+                content=memory.content,
+                container=session["container"],
+                memory_type=memory.memory_type,
+                owner=owner,
+                agent_id=session["agent_id"],
+                conversation_id=str(session["id"]),
+                metadata=_provenance(extractor, session, source),
+                confidence=memory.confidence,
+                valid_from=_valid_from(memory, source, batch.reference_time),
+                expires_at=memory.expires_at,
+                embedding=embedding,
+                mentions=Mentions(memory.entities, memory.relations, memory.subject),
+            )
+        )
+    return new
 
 
 def _valid_from(memory: ExtractedMemory, source: dict[str, Any] | None, reference: datetime) -> datetime:
