@@ -19,9 +19,13 @@ from pathlib import Path
 from uuid import UUID
 
 from engram.extraction import ExtractedEntity, ExtractedRelation, ExtractionContext, HeuristicExtractor
+from engram.graph.linking import link_memory
 from engram.graph.names import normalize_name
 from engram.graph.service import GraphService
 from engram.local.stack import open_database
+from engram.memories.writer import MemoryWriter
+from engram.pipeline.linking import RuleLinker
+from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import Settings
 from engram.tenants import service as tenants
 
@@ -50,7 +54,7 @@ def main() -> None:
         local = open_database(Settings(data_dir=Path(tmp), database_url=None), cleanup_mode="delete")
         try:
             tenant = tenants.issue_key(local.admin, "bench").tenant_id
-            graph = GraphService(local.app)
+            graph = GraphService(local.app, MemoryWriter(LocalEmbedder(), RuleLinker()))
             ids = _seed(local.app, tenant, args.entities, args.degree, rng)
             print(f"graph: {args.entities} entities, {args.entities * args.degree} relations")
             memory_ids = _memories(local.app, tenant, args.memories)
@@ -60,7 +64,8 @@ def main() -> None:
                 people = [ExtractedEntity(name=rng.choice(names), type="person") for _ in range(3)]
                 relation = ExtractedRelation(source=people[0].name, relation="knows", target=people[1].name)
                 same = normalize_name(people[0].name) == normalize_name(people[1].name)
-                return graph.link_entities(tenant, memory_ids[i], people, [] if same else [relation])
+                with local.app.tenant(tenant) as cur:
+                    return link_memory(cur, tenant, memory_ids[i], people, [] if same else [relation], None)
 
             report("link_entities (3 entities, 1 relation)", timed(args.memories, link))
             report(

@@ -199,7 +199,7 @@ def llm() -> LLM | None:
 def graph_service() -> GraphService:
     from engram.graph.service import GraphService
 
-    return GraphService(database(), memory_service())
+    return GraphService(database(), memory_writer())
 
 
 def working_service() -> WorkingMemoryService:

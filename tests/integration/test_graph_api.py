@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from engram.graph import repo as graph_repo
 from tests.conftest import Api
 
 
@@ -379,3 +380,22 @@ def test_every_graph_route_needs_a_key(anonymous_api: Api) -> None:
     ]
     for method, path, body in calls:
         assert anonymous_api.call(method, path, body).status == 401, (method, path)
+
+
+def test_a_new_observation_memory_is_stored_with_its_link_or_not_at_all(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given linking the new memory to the entity fails (the database refuses the mention)
+    alice = entity(api, "Alice")
+
+    def refuse(*args: Any) -> None:
+        raise RuntimeError("the mention could not be written")
+
+    monkeypatch.setattr(graph_repo, "add_mention", refuse)
+
+    # When an observation with a new memory is added
+    response = api.post(f"/v1/entities/{alice['id']}/observations", {"content": "Alice moved to Porto"})
+
+    # Then the request fails and the memory it would have stored is not there either
+    assert response.status == 500
+    assert api.post("/v1/memories/list", {}).json["memories"] == []

@@ -1,6 +1,7 @@
-"""link_entities, the pipeline's graph-link call: deduplication (one person is one entity, even across
-concurrent ingestions), observations, relations, idempotency, and all-or-nothing inside a transaction.
-And the Paris/Berlin story, extracted through the openai provider from a scripted server on loopback."""
+"""link_memory, how the memory writer links a memory to its entities: deduplication (one person is
+one entity, even across concurrent ingestions), observations, relations, idempotency, and
+all-or-nothing inside a transaction. And the Paris/Berlin story, extracted through the openai provider
+from a scripted server on loopback."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import pytest
 from engram import deps
 from engram.errors import NotFound
 from engram.extraction import ExtractedEntity, ExtractedRelation, ExtractionContext, LLMExtractor, chunk_text
+from engram.graph import repo as graph_repo
+from engram.graph.linking import link_memory
+from engram.graph.models import LinkResult
 from engram.graph.service import GraphService
 from engram.local.stack import LocalDatabase
 from engram.memories.models import MemoryCreate
@@ -41,6 +45,18 @@ def remember(tenant: IssuedKey, content: str, valid_from: datetime | None = None
     )
 
 
+def link(
+    tenant_id: UUID,
+    memory_id: UUID,
+    entities: list[ExtractedEntity],
+    relations: list[ExtractedRelation],
+    subject: str | None = None,
+) -> LinkResult:
+    """Link the memory to its entities in a transaction of its own (the writer does it in its caller's)."""
+    with deps.database().tenant(tenant_id) as cur:
+        return link_memory(cur, tenant_id, memory_id, entities, relations, subject)
+
+
 def person(name: str, *aliases: str) -> ExtractedEntity:
     return ExtractedEntity(name=name, type="person", aliases=list(aliases))
 
@@ -56,10 +72,7 @@ def test_spellings_of_one_person_are_one_entity_with_every_memory_as_observation
     spellings = ["Dr. Alice Smith", "alice smith", "ALICE  SMITH"]
     memories = [remember(tenant, f"{name} called about the invoice") for name in spellings]
 
-    results = [
-        graph.link_entities(tenant.tenant_id, m, [person(n)], [])
-        for m, n in zip(memories, spellings, strict=True)
-    ]
+    results = [link(tenant.tenant_id, m, [person(n)], []) for m, n in zip(memories, spellings, strict=True)]
 
     assert len({r.entity_ids[0] for r in results}) == 1
     assert [r.created_entities for r in results] == [1, 0, 0]
@@ -72,11 +85,11 @@ def test_spellings_of_one_person_are_one_entity_with_every_memory_as_observation
 def test_aliases_find_the_entity_and_an_untyped_name_joins_a_typed_one(
     graph: GraphService, tenant: IssuedKey
 ) -> None:
-    first = graph.link_entities(
+    first = link(
         tenant.tenant_id, remember(tenant, "Robert Jones joined."), [person("Robert Jones", "Bob")], []
     )
-    by_alias = graph.link_entities(tenant.tenant_id, remember(tenant, "Bob called."), [person("bob")], [])
-    untyped = graph.link_entities(
+    by_alias = link(tenant.tenant_id, remember(tenant, "Bob called."), [person("bob")], [])
+    untyped = link(
         tenant.tenant_id, remember(tenant, "Robert Jones left."), [ExtractedEntity(name="Robert Jones")], []
     )
 
@@ -87,10 +100,8 @@ def test_aliases_find_the_entity_and_an_untyped_name_joins_a_typed_one(
 def test_a_heuristic_entity_gets_its_type_from_a_later_llm_extraction(
     graph: GraphService, tenant: IssuedKey
 ) -> None:
-    guessed = graph.link_entities(
-        tenant.tenant_id, remember(tenant, "Acme ships."), [ExtractedEntity(name="Acme")], []
-    )
-    typed = graph.link_entities(
+    guessed = link(tenant.tenant_id, remember(tenant, "Acme ships."), [ExtractedEntity(name="Acme")], [])
+    typed = link(
         tenant.tenant_id,
         remember(tenant, "Acme hires."),
         [ExtractedEntity(name="ACME", type="organization")],
@@ -103,10 +114,8 @@ def test_a_heuristic_entity_gets_its_type_from_a_later_llm_extraction(
 
 def test_same_name_different_type_are_different_entities(graph: GraphService, tenant: IssuedKey) -> None:
     memory = remember(tenant, "Paris Hilton visited Paris.")
-    as_person = graph.link_entities(tenant.tenant_id, memory, [person("Paris")], [])
-    as_place = graph.link_entities(
-        tenant.tenant_id, memory, [ExtractedEntity(name="Paris", type="place")], []
-    )
+    as_person = link(tenant.tenant_id, memory, [person("Paris")], [])
+    as_place = link(tenant.tenant_id, memory, [ExtractedEntity(name="Paris", type="place")], [])
 
     assert as_person.entity_ids != as_place.entity_ids
 
@@ -120,8 +129,8 @@ def test_relations_take_their_time_and_confidence_from_the_memory_and_linking_is
     entities = [person("Alice"), ExtractedEntity(name="Paris", type="place")]
     relations = [ExtractedRelation(source="Alice", relation="lives_in", target="Paris")]
 
-    first = graph.link_entities(tenant.tenant_id, memory.id, entities, relations, subject="Alice")
-    again = graph.link_entities(tenant.tenant_id, memory.id, entities, relations, subject="Alice")
+    first = link(tenant.tenant_id, memory.id, entities, relations, subject="Alice")
+    again = link(tenant.tenant_id, memory.id, entities, relations, subject="Alice")
 
     assert (again.entity_ids, again.relation_ids, again.created_entities) == (
         first.entity_ids,
@@ -133,14 +142,15 @@ def test_relations_take_their_time_and_confidence_from_the_memory_and_linking_is
     assert relation.valid_from == MONDAY and relation.confidence == pytest.approx(0.7)
     assert relation.source_memory_id == memory.id and relation.current
     assert (count(local_db, tenant, "entity_mentions"), count(local_db, tenant, "entity_relations")) == (2, 1)
-    assert graph.subject_of(tenant.tenant_id, memory.id) == [first.entity_ids[0]]
+    with deps.database().tenant(tenant.tenant_id) as cur:
+        assert graph_repo.subject_entities(cur, tenant.tenant_id, memory.id) == [first.entity_ids[0]]
 
 
 def test_deleting_the_memory_removes_its_observations_and_relations_but_not_the_entities(
     graph: GraphService, tenant: IssuedKey, local_db: LocalDatabase
 ) -> None:
     memory = remember(tenant, "Alice knows Bob.")
-    graph.link_entities(
+    link(
         tenant.tenant_id,
         memory,
         [person("Alice"), person("Bob")],
@@ -159,7 +169,7 @@ def test_inside_the_callers_transaction_a_failure_leaves_no_partial_rows(
     memory = remember(tenant, "Carol works for Initech.")
 
     with pytest.raises(RuntimeError), local_db.app.tenant(tenant.tenant_id) as cur:
-        graph.link_entities(tenant.tenant_id, memory, [person("Carol")], [], tx=cur)
+        link_memory(cur, tenant.tenant_id, memory, [person("Carol")], [], None)
         raise RuntimeError("the step failed after linking")
 
     assert count(local_db, tenant, "entities") == count(local_db, tenant, "entity_mentions") == 0
@@ -172,7 +182,7 @@ def test_an_unknown_or_foreign_memory_is_not_found_and_writes_nothing(
 
     for memory_id in (uuid4(), theirs):
         with pytest.raises(NotFound):
-            graph.link_entities(tenant.tenant_id, memory_id, [person("Mallory")], [])
+            link(tenant.tenant_id, memory_id, [person("Mallory")], [])
 
     assert count(local_db, tenant, "entities") == 0
     assert count(local_db, other_tenant, "entity_mentions") == 0
@@ -192,8 +202,8 @@ def test_concurrent_ingestions_of_a_new_name_create_one_entity(
     def first() -> None:
         try:
             with local_db.app.tenant(tenant.tenant_id) as cur:
-                results["first"] = graph.link_entities(
-                    tenant.tenant_id, memories[0], [person("Dana Scully")], [], tx=cur
+                results["first"] = link_memory(
+                    cur, tenant.tenant_id, memories[0], [person("Dana Scully")], [], None
                 ).entity_ids
                 first_linked.set()
                 second_started.wait(10)
@@ -206,9 +216,7 @@ def test_concurrent_ingestions_of_a_new_name_create_one_entity(
         try:
             first_linked.wait(10)
             second_started.set()
-            results["second"] = graph.link_entities(
-                tenant.tenant_id, memories[1], [person("dana scully")], []
-            ).entity_ids
+            results["second"] = link(tenant.tenant_id, memories[1], [person("dana scully")], []).entity_ids
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -266,12 +274,12 @@ def test_alice_moves_from_paris_to_berlin(
             memory = deps.memory_service().create(
                 tenant.tenant_id, MemoryCreate(content=extracted.content, valid_from=extracted.valid_from)
             )
-            graph.link_entities(
+            link(
                 tenant.tenant_id,
                 memory.id,
                 extracted.entities,
                 extracted.relations,
-                subject=extracted.subject,
+                extracted.subject,
             )
             linked.append(memory.id)
     paris_memory, _ = linked
@@ -312,7 +320,7 @@ def test_hostile_names_from_an_llm_are_only_data_in_the_callers_tenant(
         ExtractedEntity(name=f"tenant {other_tenant.tenant_id}", type="organization"),
     ]
 
-    result = graph.link_entities(
+    result = link(
         tenant.tenant_id,
         memory,
         hostile,

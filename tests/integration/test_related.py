@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engram import deps
 from engram.extraction import ExtractedEntity
+from engram.graph.linking import link_memory
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api
 
@@ -20,10 +21,10 @@ def test_related_walks_relationships_to_a_depth_and_shared_entities(api: Api, te
     second = _store(api, "Alice moved to Berlin", valid_from="2026-01-09T09:00:00Z", supersedes=first["id"])
     third = _store(api, "Alice moved to Rome", valid_from="2026-01-20T09:00:00Z", supersedes=second["id"])
     tea = _store(api, "Alice likes green tea")
-    graph = deps.graph_service()
     alice = ExtractedEntity(name="Alice", type="person")
     for memory in (third, tea):
-        graph.link_entities(tenant.tenant_id, memory["id"], [alice], [], subject="Alice")
+        with deps.database().tenant(tenant.tenant_id) as cur:
+            link_memory(cur, tenant.tenant_id, memory["id"], [alice], [], "Alice")
 
     one = api.get(f"/v1/memories/{third['id']}/related").json["related"]
     two = api.get(f"/v1/memories/{third['id']}/related?depth=2").json["related"]

@@ -123,10 +123,13 @@ def retype_entity(cur: TenantTx, tenant_id: UUID, entity_id: UUID, entity_type: 
     ).fetchone()
 
 
-def get_entity(cur: TenantTx, tenant_id: UUID, entity_id: UUID) -> dict[str, Any] | None:
+def get_entity(
+    cur: TenantTx, tenant_id: UUID, entity_id: UUID, *, lock: bool = False
+) -> dict[str, Any] | None:
+    """`lock`: the entity cannot be deleted until the transaction ends (it is about to be linked)."""
     return cur.execute(
-        sql.SQL("SELECT {columns} FROM entities e WHERE e.tenant_id = %s AND e.id = %s").format(
-            columns=ENTITY_COLUMNS
+        sql.SQL("SELECT {columns} FROM entities e WHERE e.tenant_id = %s AND e.id = %s {lock}").format(
+            columns=ENTITY_COLUMNS, lock=sql.SQL("FOR KEY SHARE" if lock else "")
         ),
         (tenant_id, entity_id),
     ).fetchone()

@@ -6,14 +6,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from engram.db.database import Database, Party, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
-from engram.extraction.schema import ExtractedEntity, ExtractedRelation
 from engram.graph import linking, repo
 from engram.graph.models import (
     MAX_DEPTH,
@@ -24,8 +22,6 @@ from engram.graph.models import (
     EntityRef,
     EntitySummary,
     GraphNode,
-    LinkResult,
-    MemoryFacts,
     Observation,
     ObservationCreate,
     Relation,
@@ -34,8 +30,8 @@ from engram.graph.models import (
 )
 from engram.graph.names import normalize_name, normalize_type
 from engram.memories import repo as memories_repo
-from engram.memories.models import MemoryCreate, RelatedLink, RelatedMemories, SearchResponse
-from engram.memories.service import MemoryService
+from engram.memories.models import RelatedLink, RelatedMemories, SearchResponse
+from engram.memories.writer import MemoryWriter, NewMemory
 from engram.observability import tracer
 
 MAX_WALK_ROWS = 10_000  # (entity, depth) rows one walk may visit before it reports `truncated`
@@ -43,55 +39,9 @@ EDGES_PER_NODE = 10  # a page of n entities carries at most 10 n relations
 
 
 class GraphService:
-    def __init__(self, db: Database, memories: MemoryService | None = None) -> None:
+    def __init__(self, db: Database, writer: MemoryWriter) -> None:
         self.db = db
-        self.memories = memories
-
-    # --- the pipeline's graph-link step -------------------------------------------------------
-
-    @tracer.capture_method
-    def link_entities(
-        self,
-        tenant_id: UUID,
-        memory_id: UUID,
-        extracted_entities: Sequence[ExtractedEntity],
-        extracted_relations: Sequence[ExtractedRelation],
-        *,
-        subject: str | None = None,
-        tx: TenantTx | None = None,
-    ) -> LinkResult:
-        """Resolve (deduplicate or create) the memory's entities, record the memory as an observation
-        of each, and add its relations. Idempotent: linking the same memory again changes nothing.
-
-        The tenant and memory come from the caller; names come from extraction and are only data.
-        With `tx` (a cursor from `Database.tenant(tenant_id)`) it joins the caller's transaction, so a
-        pipeline step writes all of its rows or none."""
-        if tx is None:
-            with self.db.tenant(tenant_id) as cur:
-                return linking.link_memory(
-                    cur, tenant_id, memory_id, extracted_entities, extracted_relations, subject
-                )
-        return linking.link_memory(tx, tenant_id, memory_id, extracted_entities, extracted_relations, subject)
-
-    def subject_of(self, tenant_id: UUID, memory_id: UUID, *, tx: TenantTx | None = None) -> list[UUID]:
-        """The entities a memory is about (for `updates`: only between memories about one subject).
-        With `tx` it reads inside the caller's transaction (and sees its uncommitted links)."""
-        if tx is not None:
-            return repo.subject_entities(tx, tenant_id, memory_id)
-        with self.db.tenant(tenant_id) as cur:
-            return repo.subject_entities(cur, tenant_id, memory_id)
-
-    def facts_of(self, tenant_id: UUID, memory_id: UUID, *, tx: TenantTx) -> MemoryFacts:
-        """The entities a memory mentions, its subjects, and the relations it is the source of."""
-        rows = repo.mentions_of(tx, tenant_id, memory_id)
-        relations = repo.relations_from_memory(tx, tenant_id, memory_id)
-        return MemoryFacts(
-            entities=frozenset(r["entity_id"] for r in rows),
-            subjects=frozenset(r["entity_id"] for r in rows if r["is_subject"]),
-            relations=frozenset(
-                (r["source_entity"], r["relation_type"], r["target_entity"]) for r in relations
-            ),
-        )
+        self.writer = writer  # stores the new memory of an observation
 
     # --- related memories ---------------------------------------------------------------------
 
@@ -213,34 +163,22 @@ class GraphService:
     # --- observations -------------------------------------------------------------------------
 
     def add_observation(self, tenant_id: UUID, entity_id: UUID, request: ObservationCreate) -> Observation:
-        with self.db.tenant(tenant_id) as cur:
-            if repo.get_entity(cur, tenant_id, entity_id) is None:
+        """Link a memory to the entity: an existing one, or a new one stored here. One transaction:
+        a new memory is never left behind without its link."""
+        with self.db.unit_of_work(tenant_id) as uow:
+            cur = uow.cur
+            if repo.get_entity(cur, tenant_id, entity_id, lock=True) is None:
                 raise _entity_not_found(entity_id)
-        memory_id = request.memory_id
-        new_memory = memory_id is None
-        if memory_id is None:
-            if self.memories is None:
-                raise InvalidInput("storing a new memory is not available here", details={"field": "content"})
-            assert request.content is not None
-            memory = self.memories.create(
-                tenant_id,
-                MemoryCreate(
-                    content=request.content, container=request.container, memory_type=request.memory_type
-                ),
-            )
-            memory_id = memory.id
-        try:
-            with self.db.tenant(tenant_id) as cur:
-                if repo.get_entity(cur, tenant_id, entity_id) is None:
-                    raise _entity_not_found(entity_id)  # deleted meanwhile
-                if repo.memory_header(cur, tenant_id, memory_id) is None:
-                    raise NotFound(f"memory {memory_id} not found", details={"field": "memory_id"})
-                repo.add_mention(cur, tenant_id, entity_id, memory_id, request.is_subject)
-                row = repo.observation(cur, tenant_id, entity_id, memory_id)
-        except NotFound:
-            if new_memory and self.memories is not None:
-                self.memories.delete(tenant_id, memory_id)  # nothing half-done is left behind
-            raise
+            if request.memory_id is None:
+                assert request.content is not None
+                new = NewMemory(request.content, request.container, request.memory_type)
+                memory_id = self.writer.create(uow, new)["id"]
+            elif repo.memory_header(cur, tenant_id, request.memory_id) is None:
+                raise NotFound(f"memory {request.memory_id} not found", details={"field": "memory_id"})
+            else:
+                memory_id = request.memory_id
+            repo.add_mention(cur, tenant_id, entity_id, memory_id, request.is_subject)
+            row = repo.observation(cur, tenant_id, entity_id, memory_id)
         return Observation(**row)
 
     def delete_observation(self, tenant_id: UUID, entity_id: UUID, memory_id: UUID) -> None:
