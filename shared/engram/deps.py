@@ -223,8 +223,8 @@ def session_service() -> SessionService:
 
 
 def memory_writer() -> MemoryWriter:
+    from engram.graph.link_rules import RuleLinker
     from engram.memories.writer import MemoryWriter
-    from engram.pipeline.linking import RuleLinker
 
     return MemoryWriter(embedder(), RuleLinker(current().settings.link_similarity))
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import psycopg
 from psycopg.conninfo import make_conninfo
 
+from engram.graph.link_rules import RuleLinker
 from engram.local.stack import LocalDatabase, open_database
 from engram.memories.models import MemoryCreate
 from engram.memories.service import MemoryService
 from engram.memories.writer import MemoryWriter
-from engram.pipeline.linking import RuleLinker
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import Settings
 from engram.tenants import service as tenants

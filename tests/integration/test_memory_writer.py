@@ -9,7 +9,8 @@ from engram import deps
 from engram.db.database import EVERYONE, Party
 from engram.extraction import ExtractedEntity, ExtractedRelation
 from engram.local.stack import LocalDatabase
-from engram.memories.writer import MemoryWriter, Mentions, NewMemory, Owner, Peers
+from engram.memories.new_memory import Mentions, NewMemory, Owner, Peers
+from engram.memories.writer import MemoryWriter
 from engram.tenants.service import IssuedKey
 
 CONVERSATION = Peers(same_owner=True)

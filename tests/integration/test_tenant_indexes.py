@@ -12,6 +12,7 @@ from engram.db.database import EVERYONE
 from engram.db.tenant_indexes import ensure_tenant_indexes, tenant_index_name
 from engram.local.stack import LocalDatabase
 from engram.memories import repo
+from engram.memories.new_memory import Embedding, NewMemory
 from engram.tenants.service import IssuedKey
 
 MODEL, DIMS = "test-model-8", 8
@@ -26,22 +27,7 @@ def _store(local_db: LocalDatabase, tenant: IssuedKey, count: int, seed: int) ->
     with local_db.app.tenant(tenant.tenant_id, EVERYONE) as cur:
         for i in range(count):
             repo.insert_memory(
-                cur,
-                tenant.tenant_id,
-                container="default",
-                content=f"memory {i}",
-                memory_type="fact",
-                tags=[],
-                metadata={},
-                agent_id=None,
-                conversation_id=None,
-                user_id=None,
-                visibility="tenant",
-                confidence=1.0,
-                valid_from=None,
-                expires_at=None,
-                embedding=_vector(rng),
-                embedding_model=MODEL,
+                cur, tenant.tenant_id, NewMemory(f"memory {i}", "default"), Embedding(_vector(rng), MODEL)
             )
 
 

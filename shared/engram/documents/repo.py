@@ -283,7 +283,7 @@ def replace_chunks(
     drafts: Sequence[tuple[str, int, dict[str, Any]]],
 ) -> int:
     """All of a document's chunks in one go: the old ones (from an earlier attempt) go first."""
-    cur.execute("DELETE FROM chunks WHERE tenant_id = %s AND document_id = %s", (tenant_id, document["id"]))
+    delete_chunks(cur, tenant_id, document["id"])
     rows = [
         (
             tenant_id,
@@ -354,44 +354,26 @@ def memories_of(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> list[dict[
     ).fetchall()
 
 
-def purge_outputs(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
-    """Undo everything the pipeline wrote for a document: memories that come only from it (and the
-    supersessions they made), its memory sources, and its chunks. Used by mark-failed, by a new
-    revision and by DELETE; in one transaction, so a failure leaves no partial rows."""
-    purge_memories(cur, tenant_id, document_id)
-    cur.execute("DELETE FROM chunks WHERE tenant_id = %s AND document_id = %s", (tenant_id, document_id))
-
-
-def purge_memories(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
-    """Remove the memories that come only from this document (restoring what they had superseded)
-    and the document's memory sources."""
-    own = [
-        r["memory_id"]
-        for r in cur.execute(
-            """SELECT s.memory_id FROM memory_sources s
+def memories_only_from(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> list[UUID]:
+    """The memories this document is the only source of."""
+    rows = cur.execute(
+        """SELECT s.memory_id FROM memory_sources s
            WHERE s.tenant_id = %s AND s.document_id = %s
              AND NOT EXISTS (SELECT 1 FROM memory_sources o WHERE o.memory_id = s.memory_id
                              AND o.document_id <> s.document_id)""",
-            (tenant_id, document_id),
-        ).fetchall()
-    ]
-    if own:
-        # Memories these had superseded are current again, unless something else still supersedes them.
-        cur.execute(
-            """UPDATE memories m SET is_latest = true, valid_to = NULL, updated_at = now()
-               WHERE m.tenant_id = %(t)s AND NOT (m.id = ANY(%(own)s))
-                 AND m.id IN (SELECT r.target_id FROM memory_relationships r
-                              WHERE r.tenant_id = %(t)s AND r.relationship_type = 'updates'
-                                AND r.source_id = ANY(%(own)s))
-                 AND NOT EXISTS (SELECT 1 FROM memory_relationships r2
-                                 WHERE r2.target_id = m.id AND r2.relationship_type = 'updates'
-                                   AND NOT (r2.source_id = ANY(%(own)s)))""",
-            {"t": tenant_id, "own": own},
-        )
-        cur.execute("DELETE FROM memories WHERE tenant_id = %s AND id = ANY(%s)", (tenant_id, own))
+        (tenant_id, document_id),
+    ).fetchall()
+    return [row["memory_id"] for row in rows]
+
+
+def delete_sources(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
     cur.execute(
         "DELETE FROM memory_sources WHERE tenant_id = %s AND document_id = %s", (tenant_id, document_id)
     )
+
+
+def delete_chunks(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
+    cur.execute("DELETE FROM chunks WHERE tenant_id = %s AND document_id = %s", (tenant_id, document_id))
 
 
 # --- chunk search -----------------------------------------------------------------------------

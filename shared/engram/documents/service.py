@@ -23,6 +23,7 @@ from engram.documents.models import (
     ExtractMode,
     UploadTicket,
 )
+from engram.documents.outputs import purge_outputs
 from engram.errors import InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
 from engram.memories.repo import ContainerScope
 from engram.observability import logger
@@ -239,7 +240,7 @@ class DocumentService:
         if existing["status"] not in ("done", "failed") or (unchanged and existing["status"] == "done"):
             # Already being ingested, or this exact content is already in: nothing new to do.
             return _registration(tenant_id, existing, duplicate=True, start=existing["status"] == "queued")
-        repo.purge_outputs(cur, tenant_id, existing["id"])
+        purge_outputs(cur, tenant_id, existing["id"])
         changes = {k: v for k, v in fields.items() if k not in ("custom_id", "id")}
         if data is not None:
             changes["blob_key"] = self._store(tenant_id, existing["id"], data)
@@ -318,7 +319,7 @@ class DocumentService:
         with self.db.tenant(tenant_id) as cur:
             if repo.get_document(cur, tenant_id, document_id, for_update=True) is None:
                 raise _not_found(document_id)
-            repo.purge_outputs(cur, tenant_id, document_id)
+            purge_outputs(cur, tenant_id, document_id)
             repo.delete_document(cur, tenant_id, document_id)
         try:
             self.blobs.delete_prefix(work_prefix_of(self.work_prefix, tenant_id, document_id))

@@ -252,6 +252,35 @@ def mentions_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[st
     ).fetchall()
 
 
+def nearest_older_memories(
+    cur: TenantTx,
+    tenant_id: UUID,
+    memory_id: UUID,
+    limit: int,
+    *,
+    document_id: UUID | None = None,
+    same_owner: bool = False,
+) -> list[dict[str, Any]]:
+    """Current, older memories of the same container and embedding model closest to `memory_id`,
+    leaving out every memory that came from `document_id` itself; with `same_owner`, only those of the
+    same user and visibility (a user's conversation never retires someone else's memory)."""
+    return cur.execute(
+        """SELECT o.id, o.content, 1 - (o.embedding <=> n.embedding) AS similarity
+           FROM memories n
+           JOIN memories o ON o.tenant_id = n.tenant_id AND o.container = n.container
+                          AND o.embedding_model = n.embedding_model
+           WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND n.embedding IS NOT NULL
+             AND o.id <> n.id AND o.is_latest AND o.created_at < n.created_at
+             AND (o.expires_at IS NULL OR o.expires_at > now())
+             AND NOT EXISTS (SELECT 1 FROM memory_sources s
+                             WHERE s.memory_id = o.id AND s.document_id = %(d)s)
+             AND (NOT %(owner)s OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))
+           ORDER BY o.embedding <=> n.embedding, o.id
+           LIMIT %(k)s""",
+        {"t": tenant_id, "m": memory_id, "d": document_id, "owner": same_owner, "k": limit},
+    ).fetchall()
+
+
 def memories_sharing_entities(
     cur: TenantTx,
     tenant_id: UUID,

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from engram.db.database import Database, Party, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
-from engram.graph import linking, repo
+from engram.graph import linking, relationships, repo
 from engram.graph.models import (
     MAX_DEPTH,
     Entity,
@@ -31,7 +31,8 @@ from engram.graph.models import (
 from engram.graph.names import normalize_name, normalize_type
 from engram.memories import repo as memories_repo
 from engram.memories.models import RelatedLink, RelatedMemories, SearchResponse
-from engram.memories.writer import MemoryWriter, NewMemory
+from engram.memories.new_memory import NewMemory
+from engram.memories.writer import MemoryWriter
 from engram.observability import tracer
 
 MAX_WALK_ROWS = 10_000  # (entity, depth) rows one walk may visit before it reports `truncated`
@@ -83,7 +84,7 @@ class GraphService:
                 depth=row["depth"],
                 via=row["via"] if row["depth"] > 1 else None,
             )
-            for row in memories_repo.related_memories(cur, tenant_id, memory_id, depth, limit)
+            for row in relationships.related_memories(cur, tenant_id, memory_id, depth, limit)
         ]
         seen = {link.id for link in links}
         for row in repo.memories_with_shared_entities(cur, tenant_id, memory_id, limit):

@@ -1,4 +1,5 @@
-"""The only code that runs SQL on memories, containers and their relationships.
+"""The only code that runs SQL on memories and containers (how memories relate to each other:
+engram.graph.relationships).
 
 Every function takes a cursor from `Database.tenant(...)`: RLS already limits it to one tenant. The
 queries also name the tenant explicitly, which helps the planner and costs nothing.
@@ -6,7 +7,7 @@ queries also name the tenant explicitly, which helps the planner and costs nothi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,8 @@ from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
 from engram.db.migrate import embedding_index_name
-from engram.memories.models import ContainerQuery, SearchFilters
+from engram.memories.models import ContainerQuery, MemoryPatch, SearchFilters
+from engram.memories.new_memory import Embedding, NewMemory
 
 MEMORY_COLUMNS = sql.SQL(
     "m.id, m.content, m.container, m.memory_type, m.tags, m.metadata, m.agent_id, m.conversation_id, "
@@ -99,28 +101,9 @@ def ensure_container(cur: TenantTx, tenant_id: UUID, name: str) -> None:
 # --- memories ---------------------------------------------------------------------------------
 
 
-def insert_memory(
-    cur: TenantTx,
-    tenant_id: UUID,
-    *,
-    container: str,
-    content: str,
-    memory_type: str,
-    tags: Sequence[str],
-    metadata: Mapping[str, Any],
-    agent_id: str | None,
-    conversation_id: str | None,
-    user_id: str | None,
-    visibility: str,
-    confidence: float,
-    valid_from: datetime | None,
-    expires_at: datetime | None,
-    embedding: Sequence[float] | None,
-    embedding_model: str | None,
-) -> dict[str, Any]:
-    """One new current memory (its container and the container's ancestors are created if missing).
-    `valid_from` None: from now."""
-    ensure_container(cur, tenant_id, container)
+def insert_memory(cur: TenantTx, tenant_id: UUID, memory: NewMemory, embedding: Embedding) -> dict[str, Any]:
+    """One new current memory (its container and the container's ancestors are created if missing)."""
+    ensure_container(cur, tenant_id, memory.container)
     row = cur.execute(
         sql.SQL(
             """INSERT INTO memories AS m (tenant_id, container, content, memory_type, tags, metadata,
@@ -131,20 +114,20 @@ def insert_memory(
         ).format(columns=MEMORY_COLUMNS),
         (
             tenant_id,
-            container,
-            content,
-            memory_type,
-            list(tags),
-            Jsonb(dict(metadata)),
-            agent_id,
-            conversation_id,
-            user_id,
-            visibility,
-            confidence,
-            valid_from,
-            expires_at,
-            _vector_literal(embedding),
-            embedding_model,
+            memory.container,
+            memory.content,
+            memory.memory_type,
+            list(memory.tags),
+            Jsonb(dict(memory.metadata)),
+            memory.agent_id,
+            memory.conversation_id,
+            memory.owner.user_id,
+            memory.owner.visibility,
+            memory.confidence,
+            memory.valid_from,
+            memory.expires_at,
+            _vector_literal(embedding.vector),
+            embedding.model,
         ),
     ).fetchone()
     assert row is not None
@@ -161,23 +144,19 @@ def get_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, Any
 
 
 def update_memory(
-    cur: TenantTx,
-    tenant_id: UUID,
-    memory_id: UUID,
-    changes: dict[str, Any],
-    embedding: Sequence[float] | None = None,
-    embedding_model: str | None = None,
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, patch: MemoryPatch, embedding: Embedding | None
 ) -> dict[str, Any] | None:
+    """The fields the patch sets; with `embedding`, the new text's vector."""
     assignments: list[sql.Composable] = [sql.SQL("updated_at = now()")]
     params: list[Any] = []
     for column in ("content", "tags", "metadata", "memory_type", "expires_at", "visibility"):
-        if column in changes:
+        if column in patch.model_fields_set:
             assignments.append(sql.SQL("{} = %s").format(sql.Identifier(column)))
-            value = changes[column]
+            value = getattr(patch, column)
             params.append(Jsonb(value) if column == "metadata" else value)
     if embedding is not None:
         assignments.append(sql.SQL("embedding = %s::vector, embedding_model = %s"))
-        params.extend([_vector_literal(embedding), embedding_model])
+        params.extend([_vector_literal(embedding.vector), embedding.model])
     return cur.execute(
         sql.SQL(
             "UPDATE memories AS m SET {assignments} WHERE m.tenant_id = %s AND m.id = %s AND {live} "
@@ -185,11 +164,6 @@ def update_memory(
         ).format(assignments=sql.SQL(", ").join(assignments), live=_LIVE, columns=MEMORY_COLUMNS),
         (*params, tenant_id, memory_id),
     ).fetchone()
-
-
-def delete_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> bool:
-    cur.execute("DELETE FROM memories WHERE tenant_id = %s AND id = %s", (tenant_id, memory_id))
-    return cur.rowcount == 1
 
 
 def list_memories(
@@ -263,21 +237,6 @@ def current_with_content(
     return row["id"] if row else None
 
 
-def supersede(cur: TenantTx, tenant_id: UUID, old_id: UUID, new_id: UUID, similarity: float) -> None:
-    """`new_id` replaces `old_id`: the old version stops being current (and is kept) and the
-    relationship records the update."""
-    cur.execute(
-        "UPDATE memories SET is_latest = false, valid_to = now(), updated_at = now() "
-        "WHERE tenant_id = %s AND id = %s",
-        (tenant_id, old_id),
-    )
-    cur.execute(
-        "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type, confidence, "
-        "metadata) VALUES (%s, %s, %s, 'updates', %s, %s)",
-        (tenant_id, new_id, old_id, max(0.0, min(1.0, similarity)), Jsonb({"by": "upsert"})),
-    )
-
-
 def stored_dimensions(cur: TenantTx, tenant_id: UUID, model: str) -> int | None:
     row = cur.execute(
         "SELECT vector_dims(embedding) AS dims FROM memories "
@@ -300,113 +259,44 @@ def lock_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, An
     ).fetchone()
 
 
-def retire(
-    cur: TenantTx,
-    tenant_id: UUID,
-    old_id: UUID,
-    new_id: UUID,
-    valid_to: datetime,
-    *,
-    confidence: float = 1.0,
-    metadata: dict[str, Any] | None = None,
-) -> None:
-    """`new` updates `old`: old stays as history, valid until `valid_to`, no longer current. Used by
-    explicit `supersedes` and by the pipeline's graph-link alike."""
+def end_version(cur: TenantTx, tenant_id: UUID, memory_id: UUID, valid_to: datetime | None) -> None:
+    """The memory stops being current (it stays, as history), valid until `valid_to` (never before it
+    began) or, with None, until now."""
     cur.execute(
-        "UPDATE memories SET is_latest = false, valid_to = greatest(valid_from, %s), updated_at = now() "
+        "UPDATE memories SET is_latest = false, updated_at = now(), "
+        "valid_to = CASE WHEN %s::timestamptz IS NULL THEN now() ELSE greatest(valid_from, %s) END "
         "WHERE tenant_id = %s AND id = %s",
-        (valid_to, tenant_id, old_id),
-    )
-    cur.execute(
-        "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type, confidence, "
-        "metadata) VALUES (%s, %s, %s, 'updates', %s, %s) "
-        "ON CONFLICT (source_id, target_id, relationship_type) DO NOTHING",
-        (tenant_id, new_id, old_id, max(0.0, min(1.0, confidence)), Jsonb(metadata or {})),
+        (valid_to, valid_to, tenant_id, memory_id),
     )
 
 
-def replacement_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> UUID | None:
-    """The memory that retired this one (the source of an `updates` link to it), if any."""
-    row = cur.execute(
-        "SELECT r.source_id FROM memory_relationships r JOIN memories m ON m.id = r.source_id "
-        "WHERE r.tenant_id = %s AND r.target_id = %s AND r.relationship_type = 'updates' "
-        "AND m.reverted_at IS NULL ORDER BY r.created_at DESC LIMIT 1",
-        (tenant_id, memory_id),
-    ).fetchone()
-    return row["source_id"] if row else None
-
-
-def restore(cur: TenantTx, tenant_id: UUID, memory_id: UUID, replacement_id: UUID) -> dict[str, Any]:
-    """Undo a supersession: the replacement is reverted, the memory is current again."""
+def mark_reverted(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> None:
+    """A version undone by a revert: kept, never current again."""
     cur.execute(
         "UPDATE memories SET is_latest = false, reverted_at = now(), valid_to = now(), updated_at = now() "
         "WHERE tenant_id = %s AND id = %s",
-        (tenant_id, replacement_id),
+        (tenant_id, memory_id),
     )
-    cur.execute(
-        "UPDATE memory_relationships SET metadata = metadata || jsonb_build_object('reverted_at', now()) "
-        "WHERE tenant_id = %s AND source_id = %s AND target_id = %s AND relationship_type = 'updates'",
-        (tenant_id, replacement_id, memory_id),
-    )
-    row = cur.execute(
+
+
+def make_current(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> list[dict[str, Any]]:
+    """These versions are current again (their replacements were reverted or removed)."""
+    if not memory_ids:
+        return []
+    return cur.execute(
         sql.SQL(
             "UPDATE memories AS m SET is_latest = true, valid_to = NULL, updated_at = now() "
-            "WHERE m.tenant_id = %s AND m.id = %s RETURNING {columns}"
+            "WHERE m.tenant_id = %s AND m.id = ANY(%s) RETURNING {columns}"
         ).format(columns=MEMORY_COLUMNS),
-        (tenant_id, memory_id),
-    ).fetchone()
-    assert row is not None
-    return row
-
-
-def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
-    """Every version linked to this memory by `updates`, in either direction, oldest first."""
-    return cur.execute(
-        sql.SQL(
-            """WITH RECURSIVE chain(id) AS (
-                   SELECT %s::uuid
-                   UNION  -- not UNION ALL: an id seen once is not walked again, so cycles end
-                   SELECT CASE WHEN r.source_id = c.id THEN r.target_id ELSE r.source_id END
-                   FROM chain c JOIN memory_relationships r
-                     ON r.tenant_id = %s AND r.relationship_type = 'updates'
-                    AND (r.source_id = c.id OR r.target_id = c.id))
-               SELECT {columns} FROM memories m
-               WHERE m.tenant_id = %s AND m.id IN (SELECT id FROM chain)
-               ORDER BY m.valid_from, m.created_at, m.id"""
-        ).format(columns=MEMORY_COLUMNS),
-        (memory_id, tenant_id, tenant_id),
+        (tenant_id, list(memory_ids)),
     ).fetchall()
 
 
-def related_memories(
-    cur: TenantTx, tenant_id: UUID, memory_id: UUID, depth: int, limit: int
-) -> list[dict[str, Any]]:
-    """Memories reached from `memory_id` over memory relationships (either direction), up to `depth`
-    steps, each at its shortest distance; a path never visits a memory twice."""
-    return cur.execute(
-        sql.SQL(
-            """WITH RECURSIVE walk(id, depth, via, relationship, direction, path) AS (
-                   SELECT %(m)s::uuid, 0, NULL::uuid, NULL::text, NULL::text, ARRAY[%(m)s::uuid]
-                   UNION ALL
-                   SELECT n.id, w.depth + 1, w.id, r.relationship_type, n.direction, w.path || n.id
-                   FROM walk w
-                   JOIN memory_relationships r
-                     ON r.tenant_id = %(t)s AND (r.source_id = w.id OR r.target_id = w.id)
-                   CROSS JOIN LATERAL (
-                       SELECT CASE WHEN r.source_id = w.id THEN r.target_id ELSE r.source_id END AS id,
-                              CASE WHEN r.source_id = w.id THEN 'outgoing' ELSE 'incoming' END AS direction
-                   ) n
-                   WHERE w.depth < %(d)s AND NOT n.id = ANY(w.path))
-               SELECT * FROM (
-                   SELECT DISTINCT ON (m.id) {columns}, w.depth, w.via, w.relationship, w.direction
-                   FROM walk w JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
-                   WHERE w.depth > 0
-                   ORDER BY m.id, w.depth, w.relationship) found
-               ORDER BY depth, created_at DESC, id
-               LIMIT %(k)s"""
-        ).format(columns=MEMORY_COLUMNS),
-        {"m": memory_id, "t": tenant_id, "d": depth, "k": limit},
-    ).fetchall()
+def delete_memories(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> int:
+    if not memory_ids:
+        return 0
+    cur.execute("DELETE FROM memories WHERE tenant_id = %s AND id = ANY(%s)", (tenant_id, list(memory_ids)))
+    return cur.rowcount
 
 
 # --- search -----------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from engram.db.database import EVERYONE, Database, Party, TenantTx
-from engram.errors import Conflict, InvalidInput, NotFound
+from engram.errors import InvalidInput, NotFound
+from engram.graph import relationships
 from engram.graph.names import query_keys
 from engram.memories import repo
 from engram.memories.models import (
@@ -35,8 +36,9 @@ from engram.memories.models import (
     TypeCount,
     UpsertResult,
 )
+from engram.memories.new_memory import NewMemory
 from engram.memories.repo import ContainerScope, SearchPlan, TimeScope, VectorQuery
-from engram.memories.writer import MemoryWriter, NewMemory
+from engram.memories.writer import MemoryWriter
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions
 
@@ -103,35 +105,6 @@ class MemoryService:
             row = self.writer.create(uow, NewMemory.written(request), supersedes=request.supersedes)
         return Memory(**row)
 
-    def history(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> MemoryHistory:
-        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
-            rows = repo.version_chain(cur, tenant_id, memory_id)
-        if not rows:
-            raise _not_found(memory_id)
-        return MemoryHistory(id=memory_id, versions=[Memory(**row) for row in rows])
-
-    @tracer.capture_method
-    def revert(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> Memory:
-        """Undo the supersession that retired `memory_id`: it is current again, and the memory that
-        replaced it is marked reverted (kept, never current again)."""
-        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
-            memory = repo.lock_memory(cur, tenant_id, memory_id)
-            if memory is None:
-                raise _not_found(memory_id)
-            if memory["is_latest"]:
-                raise Conflict(f"memory {memory_id} is current: there is no supersession to revert")
-            replacement_id = repo.replacement_of(cur, tenant_id, memory_id)
-            if replacement_id is None:
-                raise Conflict(f"memory {memory_id} was not superseded by another memory")
-            replacement = repo.lock_memory(cur, tenant_id, replacement_id)
-            if replacement is None or not replacement["is_latest"]:
-                raise Conflict(
-                    f"memory {replacement_id}, which replaced {memory_id}, has itself been superseded: "
-                    "revert the newer version first"
-                )
-            row = repo.restore(cur, tenant_id, memory_id, replacement_id)
-        return Memory(**row)
-
     @tracer.capture_method
     def upsert(self, tenant_id: UUID, request: MemoryUpsert) -> UpsertResult:
         """Store a fact unless the container already holds it (MemoryWriter.upsert)."""
@@ -142,43 +115,27 @@ class MemoryService:
     def patch(
         self, tenant_id: UUID, memory_id: UUID, request: MemoryPatch, *, user_id: str | None = None
     ) -> Memory:
-        changes = request.model_dump(include=request.model_fields_set)
-        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
-            current = repo.get_memory(cur, tenant_id, memory_id)
-            if current is None:
-                raise _not_found(memory_id)
-            if changes.get("visibility") == "private" and current["user_id"] is None:
-                raise InvalidInput(
-                    "visibility 'private' needs a memory with a user_id; this one has none",
-                    details={"field": "visibility"},
-                )
-            if changes.get("visibility") == "private" and current["user_id"] != user_id:
-                raise InvalidInput(
-                    "only a request made for the memory's user (?user_id=) can make it private",
-                    details={"field": "visibility"},
-                )
-            embedding: list[float] | None = None
-            if "content" in changes and changes["content"] != current["content"]:
-                # Re-embed with the service's model: a caller-supplied vector described the old text.
-                embedding = self.embedder.embed_documents([changes["content"]])[0]
-            row = repo.update_memory(
-                cur,
-                tenant_id,
-                memory_id,
-                changes,
-                embedding,
-                self.embedder.model_id if embedding is not None else None,
-            )
-        if row is None:
-            raise _not_found(memory_id)
-        return Memory(**row)
+        with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
+            return Memory(**self.writer.update(uow, memory_id, request, user_id=user_id))
 
     def delete(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> None:
-        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
-            if not repo.delete_memory(cur, tenant_id, memory_id):
-                raise _not_found(memory_id)
+        with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
+            self.writer.delete(uow, memory_id)
+
+    @tracer.capture_method
+    def revert(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> Memory:
+        """Undo the supersession that retired `memory_id` (MemoryWriter.revert)."""
+        with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
+            return Memory(**self.writer.revert(uow, memory_id))
 
     # --- reads --------------------------------------------------------------------------------
+
+    def history(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> MemoryHistory:
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
+            rows = relationships.version_chain(cur, tenant_id, memory_id)
+        if not rows:
+            raise _not_found(memory_id)
+        return MemoryHistory(id=memory_id, versions=[Memory(**row) for row in rows])
 
     def get(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> Memory:
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:

@@ -1,6 +1,6 @@
 """The only code that stores memories and links them: what the document pipeline and session
-extraction found, direct writes (POST /v1/memories, /upsert) and the new memories of entity
-observations.
+extraction found, direct writes (POST /v1/memories, /upsert, PATCH, DELETE, revert) and the new
+memories of entity observations.
 
 Every method works in the caller's unit of work: a memory, its entity links and its graph links
 commit together or not at all, with whatever else the caller writes (a document's sources, a
@@ -10,106 +10,21 @@ session's messages marked done). Nothing here opens a transaction.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from engram.db.database import UnitOfWork
-from engram.errors import Conflict, InvalidInput
-from engram.extraction.schema import ExtractedEntity, ExtractedRelation
-from engram.graph.autolink import link_to_nearest
+from engram.errors import Conflict, InvalidInput, NotFound
+from engram.graph import relationships
+from engram.graph.graph_link import nearest_links
+from engram.graph.link_rules import Link, RuleLinker
 from engram.graph.linking import link_memory
 from engram.memories import repo
-from engram.memories.models import MemoryCreate, MemoryType, UpsertResult, Visibility
-from engram.pipeline.linking import RuleLinker
+from engram.memories.models import MemoryPatch, UpsertResult
+from engram.memories.new_memory import Embedding, NewMemory, Peers, StoredMemory
 from engram.providers.embeddings import Embedder, check_dimensions
-
-
-@dataclass(frozen=True)
-class Owner:
-    """Whom a memory belongs to: `private` memories are seen only by requests made for `user_id`."""
-
-    user_id: str | None = None
-    visibility: Visibility = "tenant"
-
-
-@dataclass(frozen=True)
-class Embedding:
-    vector: Sequence[float]
-    model: str
-
-
-@dataclass(frozen=True)
-class Mentions:
-    """What extraction found in a memory's text: the entities it names, the relations it states
-    between them, and the entity it is about. Names are only data: they never choose a row."""
-
-    entities: Sequence[ExtractedEntity] = ()
-    relations: Sequence[ExtractedRelation] = ()
-    subject: str | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.entities or self.relations or self.subject)
-
-
-@dataclass(frozen=True)
-class NewMemory:
-    content: str
-    container: str
-    memory_type: MemoryType = "fact"
-    owner: Owner = Owner()
-    agent_id: str | None = None
-    conversation_id: str | None = None
-    tags: Sequence[str] = ()
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    confidence: float = 1.0
-    valid_from: datetime | None = None  # None: from now
-    expires_at: datetime | None = None
-    embedding: Embedding | None = None  # None: the writer embeds the content
-    mentions: Mentions = Mentions()
-
-    @classmethod
-    def written(cls, request: MemoryCreate) -> NewMemory:
-        """A memory as POST /v1/memories (or /upsert) sends it."""
-        given, model = request.embedding, request.embedding_model
-        return cls(
-            content=request.content,
-            container=request.container,
-            memory_type=request.memory_type,
-            owner=Owner(request.user_id, request.visibility),
-            agent_id=request.agent_id,
-            conversation_id=request.conversation_id,
-            tags=request.tags,
-            metadata=request.metadata,
-            confidence=request.confidence,
-            valid_from=request.valid_from,
-            expires_at=request.expires_at,
-            embedding=None if given is None or model is None else Embedding(given, model),
-        )
-
-
-@dataclass(frozen=True)
-class Peers:
-    """The existing memories of the container a new one is compared with, for the same text (stored
-    once) and by graph-link. `same_owner`: only those of the same user and visibility (a user's
-    conversation never merges with, or retires, someone else's memory); otherwise every memory the
-    unit of work's party sees (a document's facts are shared). Graph-link leaves out the memories
-    `document_id` made, and records `provenance` on each link it makes."""
-
-    same_owner: bool
-    document_id: UUID | None = None
-    provenance: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class StoredMemory:
-    id: UUID
-    row: dict[str, Any] | None  # the new memory's row; None when the same text was already stored
-
-    @property
-    def created(self) -> bool:
-        return self.row is not None
 
 
 class MemoryWriter:
@@ -117,13 +32,54 @@ class MemoryWriter:
         self.embedder = embedder
         self.linker = linker
 
+    # --- extracted memories -------------------------------------------------------------------
+
+    def store(self, uow: UnitOfWork, memories: Sequence[NewMemory], peers: Peers) -> list[StoredMemory]:
+        """Each memory, unless a peer already says exactly the same (then that one stands for it),
+        with its entities and relations. In input order. Writers to one container are serialised
+        until the unit of work ends, so the same text stored twice at once is one memory."""
+        for container in sorted({m.container for m in memories}):
+            repo.lock_container_writes(uow.cur, uow.tenant_id, container)
+        stored: list[StoredMemory] = []
+        for memory in memories:
+            owner = (memory.owner.user_id, memory.owner.visibility) if peers.same_owner else None
+            existing = repo.current_with_content(
+                uow.cur, uow.tenant_id, memory.container, memory.content, owner
+            )
+            if existing is not None:
+                stored.append(StoredMemory(existing, None))
+                continue
+            row = self._insert(uow, memory)
+            stored.append(StoredMemory(row["id"], row))
+        return stored
+
+    def graph_link(self, uow: UnitOfWork, memories: Sequence[Mapping[str, Any]], peers: Peers) -> int:
+        """How each new memory (a row: id, content, memory_type, valid_from) relates to its nearest
+        older peers (engram.graph.graph_link): `updates` retires the older one, `extends` or
+        `derives` links them. One memory after the other, so each sees the links made before it.
+        Returns the number of links made."""
+        made = 0
+        for memory in memories:
+            for link in nearest_links(
+                uow.cur,
+                uow.tenant_id,
+                self.linker,
+                memory,
+                same_owner=peers.same_owner,
+                document_id=peers.document_id,
+            ):
+                made += self._apply(uow, link, memory["valid_from"], peers.provenance)
+        return made
+
+    # --- direct writes ------------------------------------------------------------------------
+
     def create(self, uow: UnitOfWork, memory: NewMemory, *, supersedes: UUID | None = None) -> dict[str, Any]:
         """A direct write. With `supersedes`, the new memory retires that one (kept as history), in
         the same unit of work: both happen, or neither."""
         old = self._supersedable(uow, supersedes) if supersedes is not None else None
         row = self._insert(uow, memory)
         if old is not None:
-            repo.retire(uow.cur, uow.tenant_id, old["id"], row["id"], row["valid_from"])
+            self._retire(uow, old["id"], row["id"], row["valid_from"], 1.0, {})
         return row
 
     def upsert(self, uow: UnitOfWork, memory: NewMemory, threshold: float) -> UpsertResult:
@@ -152,44 +108,64 @@ class MemoryWriter:
                 status="unchanged", id=match["id"], matched_id=match["id"], similarity=similarity
             )
         row = self._insert(uow, memory)
-        repo.supersede(uow.cur, uow.tenant_id, match["id"], row["id"], similarity)
+        self._retire(uow, match["id"], row["id"], None, similarity, {"by": "upsert"})
         return UpsertResult(status="updated", id=row["id"], matched_id=match["id"], similarity=similarity)
 
-    def store(self, uow: UnitOfWork, memories: Sequence[NewMemory], peers: Peers) -> list[StoredMemory]:
-        """Each memory, unless a peer already says exactly the same (then that one stands for it),
-        with its entities and relations. In input order. Writers to one container are serialised
-        until the unit of work ends, so the same text stored twice at once is one memory."""
-        for container in sorted({m.container for m in memories}):
-            repo.lock_container_writes(uow.cur, uow.tenant_id, container)
-        stored: list[StoredMemory] = []
-        for memory in memories:
-            owner = (memory.owner.user_id, memory.owner.visibility) if peers.same_owner else None
-            existing = repo.current_with_content(
-                uow.cur, uow.tenant_id, memory.container, memory.content, owner
+    def update(
+        self, uow: UnitOfWork, memory_id: UUID, patch: MemoryPatch, *, user_id: str | None
+    ) -> dict[str, Any]:
+        """PATCH: change the memory in place. New text is embedded again with the writer's model (a
+        caller's vector described the old text). Only a request made for the memory's user can make
+        it private."""
+        current = repo.get_memory(uow.cur, uow.tenant_id, memory_id)
+        if current is None:
+            raise _not_found(memory_id)
+        if patch.visibility == "private" and current["user_id"] is None:
+            raise InvalidInput(
+                "visibility 'private' needs a memory with a user_id; this one has none",
+                details={"field": "visibility"},
             )
-            if existing is not None:
-                stored.append(StoredMemory(existing, None))
-                continue
-            row = self._insert(uow, memory)
-            stored.append(StoredMemory(row["id"], row))
-        return stored
+        if patch.visibility == "private" and current["user_id"] != user_id:
+            raise InvalidInput(
+                "only a request made for the memory's user (?user_id=) can make it private",
+                details={"field": "visibility"},
+            )
+        embedding = None
+        if patch.content is not None and patch.content != current["content"]:
+            embedding = Embedding(self.embedder.embed_documents([patch.content])[0], self.embedder.model_id)
+        row = repo.update_memory(uow.cur, uow.tenant_id, memory_id, patch, embedding)
+        if row is None:
+            raise _not_found(memory_id)
+        return row
 
-    def graph_link(self, uow: UnitOfWork, memories: Sequence[Mapping[str, Any]], peers: Peers) -> int:
-        """How each new memory (a row: id, content, memory_type, valid_from) relates to its nearest
-        older peers: `updates` retires the older one, `extends` or `derives` link them (the rules:
-        engram.pipeline.linking). Returns the number of links made."""
-        links = 0
-        for memory in memories:
-            links += link_to_nearest(
-                uow.cur,
-                uow.tenant_id,
-                self.linker,
-                memory,
-                metadata=peers.provenance,
-                document_id=peers.document_id,
-                same_owner=peers.same_owner,
+    def delete(self, uow: UnitOfWork, memory_id: UUID) -> None:
+        if not repo.delete_memories(uow.cur, uow.tenant_id, [memory_id]):
+            raise _not_found(memory_id)
+
+    def revert(self, uow: UnitOfWork, memory_id: UUID) -> dict[str, Any]:
+        """Undo the supersession that retired `memory_id`: it is current again, and the memory that
+        replaced it is marked reverted (kept, never current again)."""
+        cur, tenant_id = uow.cur, uow.tenant_id
+        memory = repo.lock_memory(cur, tenant_id, memory_id)
+        if memory is None:
+            raise _not_found(memory_id)
+        if memory["is_latest"]:
+            raise Conflict(f"memory {memory_id} is current: there is no supersession to revert")
+        replacement_id = relationships.replacement_of(cur, tenant_id, memory_id)
+        if replacement_id is None:
+            raise Conflict(f"memory {memory_id} was not superseded by another memory")
+        replacement = repo.lock_memory(cur, tenant_id, replacement_id)
+        if replacement is None or not replacement["is_latest"]:
+            raise Conflict(
+                f"memory {replacement_id}, which replaced {memory_id}, has itself been superseded: "
+                "revert the newer version first"
             )
-        return links
+        repo.mark_reverted(cur, tenant_id, replacement_id)
+        relationships.mark_update_reverted(cur, tenant_id, replacement_id, memory_id)
+        (row,) = repo.make_current(cur, tenant_id, [memory_id])
+        return row
+
+    # --- helpers ------------------------------------------------------------------------------
 
     def _supersedable(self, uow: UnitOfWork, memory_id: UUID) -> dict[str, Any]:
         old = repo.lock_memory(uow.cur, uow.tenant_id, memory_id)
@@ -198,6 +174,41 @@ class MemoryWriter:
         if not old["is_latest"]:
             raise Conflict(f"memory {memory_id} is already superseded; supersede its current version instead")
         return old
+
+    def _apply(
+        self, uow: UnitOfWork, link: Link, valid_from: datetime, provenance: Mapping[str, Any]
+    ) -> bool:
+        """Record one graph-link decision; `updates` only while the older memory is still current."""
+        meta = {"linker": self.linker.name, **provenance, "reason": link.reason}
+        if link.relationship != "updates":
+            return relationships.add(
+                uow.cur,
+                uow.tenant_id,
+                link.source_id,
+                link.target_id,
+                link.relationship,
+                link.confidence,
+                meta,
+            )
+        older = repo.lock_memory(uow.cur, uow.tenant_id, link.target_id)
+        if older is None or not older["is_latest"]:
+            return False
+        self._retire(uow, link.target_id, link.source_id, valid_from, link.confidence, meta)
+        return True
+
+    def _retire(
+        self,
+        uow: UnitOfWork,
+        older: UUID,
+        newer: UUID,
+        valid_to: datetime | None,
+        confidence: float,
+        metadata: Mapping[str, Any],
+    ) -> None:
+        """`newer` updates `older`: the older stays as history, valid until `valid_to` (None: now),
+        no longer current, and the `updates` link records it."""
+        repo.end_version(uow.cur, uow.tenant_id, older, valid_to)
+        relationships.add(uow.cur, uow.tenant_id, newer, older, "updates", confidence, metadata)
 
     def _embedding(self, uow: UnitOfWork, memory: NewMemory) -> Embedding:
         """The memory's vector: the caller's (checked against the size of the model's stored vectors),
@@ -215,26 +226,12 @@ class MemoryWriter:
         return given
 
     def _insert(self, uow: UnitOfWork, memory: NewMemory) -> dict[str, Any]:
-        embedding = self._embedding(uow, memory)
-        row = repo.insert_memory(
-            uow.cur,
-            uow.tenant_id,
-            container=memory.container,
-            content=memory.content,
-            memory_type=memory.memory_type,
-            tags=memory.tags,
-            metadata=memory.metadata,
-            agent_id=memory.agent_id,
-            conversation_id=memory.conversation_id,
-            user_id=memory.owner.user_id,
-            visibility=memory.owner.visibility,
-            confidence=memory.confidence,
-            valid_from=memory.valid_from,
-            expires_at=memory.expires_at,
-            embedding=embedding.vector,
-            embedding_model=embedding.model,
-        )
+        row = repo.insert_memory(uow.cur, uow.tenant_id, memory, self._embedding(uow, memory))
         if memory.mentions:
             m = memory.mentions
             link_memory(uow.cur, uow.tenant_id, row["id"], m.entities, m.relations, m.subject)
         return row
+
+
+def _not_found(memory_id: UUID) -> NotFound:
+    return NotFound(f"memory {memory_id} not found")

@@ -13,10 +13,11 @@ from typing import Any
 
 from engram.db.database import Database
 from engram.documents import repo as documents
+from engram.documents.outputs import purge_memories, purge_outputs
 from engram.errors import ExtractionFailed, InvalidInput
 from engram.extraction import make_extractor
 from engram.instructions.service import instructions_for
-from engram.memories.writer import Embedding, Mentions, NewMemory, Peers
+from engram.memories.new_memory import Embedding, Mentions, NewMemory, Peers
 from engram.observability import logger
 from engram.pipeline.blobs import sha256_hex, work_key, work_prefix_of
 from engram.pipeline.chunking import chunk
@@ -196,7 +197,7 @@ def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
     with ctx.db.unit_of_work(ref.tenant_id) as uow:
         _current(uow.cur, ref)
         # An earlier attempt of this step may have committed: start from a clean slate.
-        documents.purge_memories(uow.cur, ref.tenant_id, ref.document_id)
+        purge_memories(uow.cur, ref.tenant_id, ref.document_id)
         stored = ctx.writer.store(uow, new, Peers(same_owner=False))
         for candidate, memory in zip(candidates, stored, strict=True):
             documents.add_memory_source(
@@ -231,8 +232,8 @@ def _current_or_none(cur: Any, ref: DocumentRef) -> dict[str, Any] | None:
 def graph_link_step(ctx: PipelineContext, ref: DocumentRef) -> None:
     """How each new memory relates to the container's existing memories nearest to it (by vector and
     by shared entities): `updates` (retires the older one, as an explicit `supersedes` does; only
-    between memories about one subject), `extends`, `derives`, or nothing (engram.graph.autolink).
-    One transaction."""
+    between memories about one subject), `extends`, `derives`, or nothing (engram.graph.graph_link
+    decides, the memory writer records). One transaction."""
     _claim(ctx, ref, "indexing")
     peers = Peers(
         same_owner=False, document_id=ref.document_id, provenance={"document_id": str(ref.document_id)}
@@ -273,7 +274,7 @@ def fail_document(db: Database, ref: DocumentRef, code: str, message: str) -> bo
         row = documents.get_document(cur, ref.tenant_id, ref.document_id, for_update=True)
         if row is None or row["revision"] != ref.revision or row["status"] in ("done", "failed"):
             return False
-        documents.purge_outputs(cur, ref.tenant_id, ref.document_id)
+        purge_outputs(cur, ref.tenant_id, ref.document_id)
         documents.finish(cur, ref.tenant_id, ref.document_id, ref.revision, "failed", code, message[:2000])
     return True
 

@@ -36,7 +36,8 @@ from engram.extraction import (
 )
 from engram.extraction.schema import ExtractedMemory
 from engram.instructions.service import instructions_for
-from engram.memories.writer import Embedding, MemoryWriter, Mentions, NewMemory, Owner, Peers
+from engram.memories.new_memory import Embedding, Mentions, NewMemory, Owner, Peers
+from engram.memories.writer import MemoryWriter
 from engram.observability import logger
 from engram.providers.embeddings import Embedder
 from engram.providers.llm import LLM

@@ -7,8 +7,8 @@ import json
 import uuid
 
 from engram.extraction import HeuristicExtractor
+from engram.graph.link_rules import LinkCandidate, LinkSubject, RuleLinker
 from engram.pipeline.handlers import describe_failure
-from engram.pipeline.linking import LinkCandidate, LinkSubject, RuleLinker
 from engram.pipeline.memory_extraction import ChunkInfo, DocumentInfo, extract_memories
 from engram.pipeline.steps import FINAL_STATUSES, STATUSES, STEPS
 

@@ -1,0 +1,28 @@
+"""What a document's run leaves behind (chunks, memory sources, the memories that come only from the
+document) and removing it, in the caller's transaction: for a retried llm-extract step, a failed run,
+a new revision and DELETE alike, so a failure never leaves partial rows."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from engram.db.database import TenantTx
+from engram.documents import repo
+from engram.graph import relationships
+from engram.memories import repo as memories
+
+
+def purge_outputs(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
+    """Everything the pipeline wrote for the document: its memories (purge_memories) and chunks."""
+    purge_memories(cur, tenant_id, document_id)
+    repo.delete_chunks(cur, tenant_id, document_id)
+
+
+def purge_memories(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
+    """Remove the memories that come only from this document, restoring what they had retired
+    (unless something else still retires it), and the document's memory sources."""
+    own = repo.memories_only_from(cur, tenant_id, document_id)
+    if own:
+        memories.make_current(cur, tenant_id, relationships.retired_only_by(cur, tenant_id, own))
+        memories.delete_memories(cur, tenant_id, own)
+    repo.delete_sources(cur, tenant_id, document_id)

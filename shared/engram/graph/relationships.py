@@ -1,0 +1,131 @@
+"""The only code that runs SQL on memory_relationships: how memories relate to each other.
+
+`updates` (the source is a newer version of the target, which stays as history), `extends`, `derives`.
+The memories themselves change through engram.memories.repo; engram.memories.writer does both in one
+unit of work."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from uuid import UUID
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from engram.db.database import TenantTx
+from engram.graph.link_rules import RelationshipType
+from engram.memories.repo import MEMORY_COLUMNS
+
+
+def add(
+    cur: TenantTx,
+    tenant_id: UUID,
+    source_id: UUID,
+    target_id: UUID,
+    relationship: RelationshipType,
+    confidence: float,
+    metadata: Mapping[str, Any],
+) -> bool:
+    """`source_id` relates to `target_id` (newer to older); False when that link already exists."""
+    cur.execute(
+        """INSERT INTO memory_relationships
+               (tenant_id, source_id, target_id, relationship_type, confidence, metadata)
+           VALUES (%s, %s, %s, %s, %s, %s)
+           ON CONFLICT (source_id, target_id, relationship_type) DO NOTHING""",
+        (
+            tenant_id,
+            source_id,
+            target_id,
+            relationship,
+            max(0.0, min(1.0, confidence)),
+            Jsonb(dict(metadata)),
+        ),
+    )
+    return cur.rowcount == 1
+
+
+def replacement_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> UUID | None:
+    """The memory that retired this one (the source of an `updates` link to it), if any."""
+    row = cur.execute(
+        "SELECT r.source_id FROM memory_relationships r JOIN memories m ON m.id = r.source_id "
+        "WHERE r.tenant_id = %s AND r.target_id = %s AND r.relationship_type = 'updates' "
+        "AND m.reverted_at IS NULL ORDER BY r.created_at DESC LIMIT 1",
+        (tenant_id, memory_id),
+    ).fetchone()
+    return row["source_id"] if row else None
+
+
+def mark_update_reverted(cur: TenantTx, tenant_id: UUID, replacement_id: UUID, memory_id: UUID) -> None:
+    cur.execute(
+        "UPDATE memory_relationships SET metadata = metadata || jsonb_build_object('reverted_at', now()) "
+        "WHERE tenant_id = %s AND source_id = %s AND target_id = %s AND relationship_type = 'updates'",
+        (tenant_id, replacement_id, memory_id),
+    )
+
+
+def retired_only_by(cur: TenantTx, tenant_id: UUID, sources: Sequence[UUID]) -> list[UUID]:
+    """The memories that `sources` retired (`updates`) and that nothing else retires: current again
+    once `sources` are gone."""
+    if not sources:
+        return []
+    rows = cur.execute(
+        """SELECT DISTINCT r.target_id AS id FROM memory_relationships r
+           WHERE r.tenant_id = %(t)s AND r.relationship_type = 'updates' AND r.source_id = ANY(%(own)s)
+             AND NOT (r.target_id = ANY(%(own)s))
+             AND NOT EXISTS (SELECT 1 FROM memory_relationships r2
+                             WHERE r2.target_id = r.target_id AND r2.relationship_type = 'updates'
+                               AND NOT (r2.source_id = ANY(%(own)s)))""",
+        {"t": tenant_id, "own": list(sources)},
+    ).fetchall()
+    return [row["id"] for row in rows]
+
+
+def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
+    """Every version linked to this memory by `updates`, in either direction, oldest first."""
+    return cur.execute(
+        sql.SQL(
+            """WITH RECURSIVE chain(id) AS (
+                   SELECT %s::uuid
+                   UNION  -- not UNION ALL: an id seen once is not walked again, so cycles end
+                   SELECT CASE WHEN r.source_id = c.id THEN r.target_id ELSE r.source_id END
+                   FROM chain c JOIN memory_relationships r
+                     ON r.tenant_id = %s AND r.relationship_type = 'updates'
+                    AND (r.source_id = c.id OR r.target_id = c.id))
+               SELECT {columns} FROM memories m
+               WHERE m.tenant_id = %s AND m.id IN (SELECT id FROM chain)
+               ORDER BY m.valid_from, m.created_at, m.id"""
+        ).format(columns=MEMORY_COLUMNS),
+        (memory_id, tenant_id, tenant_id),
+    ).fetchall()
+
+
+def related_memories(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, depth: int, limit: int
+) -> list[dict[str, Any]]:
+    """Memories reached from `memory_id` over memory relationships (either direction), up to `depth`
+    steps, each at its shortest distance; a path never visits a memory twice."""
+    return cur.execute(
+        sql.SQL(
+            """WITH RECURSIVE walk(id, depth, via, relationship, direction, path) AS (
+                   SELECT %(m)s::uuid, 0, NULL::uuid, NULL::text, NULL::text, ARRAY[%(m)s::uuid]
+                   UNION ALL
+                   SELECT n.id, w.depth + 1, w.id, r.relationship_type, n.direction, w.path || n.id
+                   FROM walk w
+                   JOIN memory_relationships r
+                     ON r.tenant_id = %(t)s AND (r.source_id = w.id OR r.target_id = w.id)
+                   CROSS JOIN LATERAL (
+                       SELECT CASE WHEN r.source_id = w.id THEN r.target_id ELSE r.source_id END AS id,
+                              CASE WHEN r.source_id = w.id THEN 'outgoing' ELSE 'incoming' END AS direction
+                   ) n
+                   WHERE w.depth < %(d)s AND NOT n.id = ANY(w.path))
+               SELECT * FROM (
+                   SELECT DISTINCT ON (m.id) {columns}, w.depth, w.via, w.relationship, w.direction
+                   FROM walk w JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
+                   WHERE w.depth > 0
+                   ORDER BY m.id, w.depth, w.relationship) found
+               ORDER BY depth, created_at DESC, id
+               LIMIT %(k)s"""
+        ).format(columns=MEMORY_COLUMNS),
+        {"m": memory_id, "t": tenant_id, "d": depth, "k": limit},
+    ).fetchall()
