@@ -9,16 +9,14 @@ from uuid import UUID
 from psycopg import sql
 
 from engram.db.database import TenantTx
+from engram.memories import predicates
+from engram.memories.predicates import ContainerScope
 from engram.memories.repo import ensure_container
 
-_LIVE_CURRENT = sql.SQL("m.is_latest AND (m.expires_at IS NULL OR m.expires_at > now())")
 
-
-def _subtree(column: str, name: str) -> sql.Composable:
-    # `name` and everything below it: a range on the "C"-collated name ('.' + 1 = '/').
-    return sql.SQL("({col} = {name} OR ({col} > {lo} AND {col} < {hi}))").format(
-        col=sql.SQL(column), name=sql.Literal(name), lo=sql.Literal(name + "."), hi=sql.Literal(name + "/")
-    )
+def _subtree(alias: str, column: str, name: str) -> sql.Composable:
+    """`name` and everything below it."""
+    return predicates.in_container(ContainerScope.subtree(name), alias, column)
 
 
 def tree_rows(cur: TenantTx, tenant_id: UUID) -> list[dict[str, Any]]:
@@ -29,7 +27,7 @@ def tree_rows(cur: TenantTx, tenant_id: UUID) -> list[dict[str, Any]]:
             "FROM containers c LEFT JOIN (SELECT m.container, count(*) AS count FROM memories m "
             "  WHERE m.tenant_id = %(tenant)s AND {live} GROUP BY m.container) n ON n.container = c.name "
             "WHERE c.tenant_id = %(tenant)s ORDER BY c.name"
-        ).format(live=_LIVE_CURRENT),
+        ).format(live=predicates.current()),
         {"tenant": tenant_id},
     ).fetchall()
 
@@ -65,7 +63,7 @@ def count_contents(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int]
             "AS memories, "
             "(SELECT count(*) FROM containers c WHERE c.tenant_id = %(tenant)s AND {containers}) - 1 "
             "AS containers"
-        ).format(memories=_subtree("m.container", name), containers=_subtree("c.name", name)),
+        ).format(memories=_subtree("m", "container", name), containers=_subtree("c", "name", name)),
         {"tenant": tenant_id},
     ).fetchone()
     assert row is not None
@@ -75,13 +73,15 @@ def count_contents(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int]
 def delete_subtree(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int]:
     """Delete `name`, everything below it and all their memories (relationships cascade)."""
     cur.execute(
-        sql.SQL("DELETE FROM memories m WHERE m.tenant_id = %s AND {}").format(_subtree("m.container", name)),
+        sql.SQL("DELETE FROM memories m WHERE m.tenant_id = %s AND {}").format(
+            _subtree("m", "container", name)
+        ),
         (tenant_id,),
     )
     memories = cur.rowcount
     # One statement: the parent/child foreign key is checked at its end, when all are gone.
     cur.execute(
-        sql.SQL("DELETE FROM containers c WHERE c.tenant_id = %s AND {}").format(_subtree("c.name", name)),
+        sql.SQL("DELETE FROM containers c WHERE c.tenant_id = %s AND {}").format(_subtree("c", "name", name)),
         (tenant_id,),
     )
     return cur.rowcount, memories
@@ -96,19 +96,19 @@ def archive_subtree(cur: TenantTx, tenant_id: UUID, name: str, into: str) -> tup
             "  m.metadata || jsonb_build_object('archived_at', to_jsonb(now())), '{{archived_from}}', "
             "  coalesce(m.metadata -> 'archived_from', '[]'::jsonb) || to_jsonb(m.container::text)) "
             "WHERE m.tenant_id = %(tenant)s AND {subtree}"
-        ).format(subtree=_subtree("m.container", name)),
+        ).format(subtree=_subtree("m", "container", name)),
         {"tenant": tenant_id, "into": into},
     )
     moved = cur.rowcount
     cur.execute(
         sql.SQL("UPDATE sessions s SET container = %s WHERE s.tenant_id = %s AND {}").format(
-            _subtree("s.container", name)
+            _subtree("s", "container", name)
         ),
         (into, tenant_id),
     )
     removed = cur.execute(
         sql.SQL("DELETE FROM containers c WHERE c.tenant_id = %s AND {} RETURNING c.name").format(
-            _subtree("c.name", name)
+            _subtree("c", "name", name)
         ),
         (tenant_id,),
     ).fetchall()

@@ -16,7 +16,9 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
-from engram.memories.repo import RRF_K, ContainerScope, SearchPlan, ensure_container
+from engram.memories import predicates
+from engram.memories.predicates import ContainerScope
+from engram.memories.repo import RRF_K, SearchPlan, ensure_container
 
 DOCUMENT_COLUMNS = sql.SQL(
     "d.id, d.container, d.status, d.content_type, d.source_kind, d.source, d.filename, d.title, d.tags, "
@@ -168,17 +170,10 @@ def list_documents(
     limit: int,
     after: tuple[datetime, UUID] | None,
 ) -> list[dict[str, Any]]:
-    clauses: list[sql.Composable] = [sql.SQL("d.tenant_id = {}").format(sql.Literal(tenant_id))]
-    if container is not None and container.include_children:
-        clauses.append(
-            sql.SQL("(d.container = {n} OR (d.container > {lo} AND d.container < {hi}))").format(
-                n=sql.Literal(container.name),
-                lo=sql.Literal(container.name + "."),
-                hi=sql.Literal(container.name + "/"),
-            )
-        )
-    elif container is not None:
-        clauses.append(sql.SQL("d.container = {}").format(sql.Literal(container.name)))
+    clauses: list[sql.Composable] = [
+        sql.SQL("d.tenant_id = {}").format(sql.Literal(tenant_id)),
+        predicates.in_container(container, "d"),
+    ]
     if status is not None:
         clauses.append(sql.SQL("d.status = {}").format(sql.Literal(status)))
     if after is not None:
@@ -389,7 +384,7 @@ def count_chunks_up_to(
         ).format(
             t=sql.Literal(tenant_id),
             m=sql.Literal(model),
-            c=_container_sql(container),
+            c=predicates.in_container(container, "c"),
             cap=sql.Literal(cap + 1),
         )
     ).fetchone()
@@ -474,7 +469,7 @@ def _chunk_vector_leg(plan: SearchPlan) -> sql.Composable:
     clauses: list[sql.Composable] = [
         sql.SQL("c.tenant_id = {}").format(sql.Literal(plan.tenant_id)),
         sql.SQL("c.embedding_model = {}").format(sql.Literal(plan.vector.model)),
-        _container_sql(plan.container),
+        predicates.in_container(plan.container, "c"),
     ]
     if plan.filters.tags:
         clauses.append(sql.SQL("c.tags @> {}::text[]").format(sql.Literal(list(plan.filters.tags))))
@@ -482,16 +477,4 @@ def _chunk_vector_leg(plan: SearchPlan) -> sql.Composable:
         clauses.append(sql.SQL("c.metadata @> {}::jsonb").format(sql.Literal(Jsonb(plan.filters.metadata))))
     return sql.SQL("SELECT c.id, {d} AS distance FROM chunks c WHERE {w} ORDER BY {d} LIMIT {k}").format(
         d=distance, w=sql.SQL(" AND ").join(clauses), k=sql.Literal(plan.candidates)
-    )
-
-
-def _container_sql(container: ContainerScope | None) -> sql.Composable:
-    if container is None:
-        return sql.SQL("true")
-    if not container.include_children:
-        return sql.SQL("c.container = {}").format(sql.Literal(container.name))
-    return sql.SQL("(c.container = {n} OR (c.container > {lo} AND c.container < {hi}))").format(
-        n=sql.Literal(container.name),
-        lo=sql.Literal(container.name + "."),
-        hi=sql.Literal(container.name + "/"),
     )

@@ -25,7 +25,7 @@ from engram.documents.models import (
 )
 from engram.documents.outputs import purge_outputs
 from engram.errors import InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
-from engram.memories.repo import ContainerScope
+from engram.memories.predicates import ContainerScope
 from engram.observability import logger
 from engram.pipeline.blobs import BlobStore, sha256_hex, work_key, work_prefix_of
 from engram.pipeline.refs import DocumentRef, execution_name

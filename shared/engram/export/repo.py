@@ -15,9 +15,9 @@ from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
 from engram.errors import InvalidInput
-from engram.memories.repo import ContainerScope
+from engram.memories import predicates
+from engram.memories.predicates import ContainerScope
 
-_LIVE = "(m.expires_at IS NULL OR m.expires_at > now())"
 _ITERSIZE = 1000
 
 
@@ -26,19 +26,6 @@ def _stream(cur: TenantTx, name: str, query: sql.Composed) -> Iterator[dict[str,
         server_side.itersize = _ITERSIZE
         server_side.execute(query)
         yield from server_side
-
-
-def _scope(column: str, scope: ContainerScope | None) -> sql.Composable:
-    if scope is None:
-        return sql.SQL("true")
-    if not scope.include_children:
-        return sql.SQL("{} = {}").format(sql.SQL(column), sql.Literal(scope.name))
-    return sql.SQL("({col} = {name} OR ({col} > {lo} AND {col} < {hi}))").format(
-        col=sql.SQL(column),
-        name=sql.Literal(scope.name),
-        lo=sql.Literal(scope.name + "."),
-        hi=sql.Literal(scope.name + "/"),
-    )
 
 
 def containers(cur: TenantTx, tenant_id: UUID, scope: ContainerScope | None) -> Iterator[dict[str, Any]]:
@@ -50,7 +37,9 @@ def containers(cur: TenantTx, tenant_id: UUID, scope: ContainerScope | None) -> 
     where = (
         sql.SQL("true")
         if scope is None
-        else sql.SQL("({} OR c.name = ANY({}))").format(_scope("c.name", scope), sql.Literal(ancestors))
+        else sql.SQL("({} OR c.name = ANY({}))").format(
+            predicates.in_container(scope, "c", "name"), sql.Literal(ancestors)
+        )
     )
     return _stream(
         cur,
@@ -72,7 +61,7 @@ def memories(cur: TenantTx, tenant_id: UUID, scope: ContainerScope | None) -> It
             "m.valid_to, m.expires_at, "
             "m.embedding::text AS embedding, m.embedding_model, m.created_at, m.updated_at FROM memories m "
             "WHERE m.tenant_id = {tenant} AND {live} AND {scope} ORDER BY m.created_at, m.id"
-        ).format(tenant=sql.Literal(tenant_id), live=sql.SQL(_LIVE), scope=_scope("m.container", scope)),
+        ).format(tenant=sql.Literal(tenant_id), live=predicates.live(), scope=predicates.in_container(scope)),
     )
 
 
@@ -81,7 +70,7 @@ def relationships(cur: TenantTx, tenant_id: UUID, scope: ContainerScope | None) 
 
     def end(alias: str) -> sql.Composable:
         return sql.SQL("{live} AND {scope}").format(
-            live=sql.SQL(_LIVE.replace("m.", alias + ".")), scope=_scope(alias + ".container", scope)
+            live=predicates.live(alias), scope=predicates.in_container(scope, alias)
         )
 
     return _stream(

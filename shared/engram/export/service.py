@@ -36,7 +36,7 @@ from engram.export.models import (
     WorkingRecord,
     dump,
 )
-from engram.memories.repo import ContainerScope
+from engram.memories.predicates import ContainerScope
 
 _RECORD: TypeAdapter[Any] = TypeAdapter(Record)
 _WITH_EMBEDDING = ("memory", "message", "procedure")

@@ -22,6 +22,7 @@ from uuid import UUID
 from psycopg import sql
 
 from engram.db.database import TenantTx
+from engram.memories import predicates
 from engram.memories.repo import MEMORY_COLUMNS
 
 ENTITY_COLUMNS = sql.SQL(
@@ -265,18 +266,20 @@ def nearest_older_memories(
     leaving out every memory that came from `document_id` itself; with `same_owner`, only those of the
     same user and visibility (a user's conversation never retires someone else's memory)."""
     return cur.execute(
-        """SELECT o.id, o.content, 1 - (o.embedding <=> n.embedding) AS similarity
-           FROM memories n
-           JOIN memories o ON o.tenant_id = n.tenant_id AND o.container = n.container
-                          AND o.embedding_model = n.embedding_model
-           WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND n.embedding IS NOT NULL
-             AND o.id <> n.id AND o.is_latest AND o.created_at < n.created_at
-             AND (o.expires_at IS NULL OR o.expires_at > now())
-             AND NOT EXISTS (SELECT 1 FROM memory_sources s
-                             WHERE s.memory_id = o.id AND s.document_id = %(d)s)
-             AND (NOT %(owner)s OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))
-           ORDER BY o.embedding <=> n.embedding, o.id
-           LIMIT %(k)s""",
+        sql.SQL(
+            """SELECT o.id, o.content, 1 - (o.embedding <=> n.embedding) AS similarity
+               FROM memories n
+               JOIN memories o ON o.tenant_id = n.tenant_id AND o.container = n.container
+                              AND o.embedding_model = n.embedding_model
+               WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND n.embedding IS NOT NULL
+                 AND o.id <> n.id AND {current} AND o.created_at < n.created_at
+                 AND NOT EXISTS (SELECT 1 FROM memory_sources s
+                                 WHERE s.memory_id = o.id AND s.document_id = %(d)s)
+                 AND (NOT %(owner)s
+                      OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))
+               ORDER BY o.embedding <=> n.embedding, o.id
+               LIMIT %(k)s"""
+        ).format(current=predicates.current("o")),
         {"t": tenant_id, "m": memory_id, "d": document_id, "owner": same_owner, "k": limit},
     ).fetchall()
 
@@ -294,21 +297,25 @@ def memories_sharing_entities(
     most shared entities first, leaving out every memory that came from `document_id` itself; with
     `same_owner`, only those of the same user and visibility."""
     return cur.execute(
-        """SELECT o.id, o.content, count(*) AS shared,
-                  CASE WHEN o.embedding_model = n.embedding_model
-                       THEN 1 - (o.embedding <=> n.embedding) ELSE 0 END AS similarity
-           FROM memories n
-           JOIN entity_mentions nm ON nm.tenant_id = n.tenant_id AND nm.memory_id = n.id
-           JOIN entity_mentions om ON om.tenant_id = n.tenant_id AND om.entity_id = nm.entity_id
-           JOIN memories o ON o.id = om.memory_id AND o.tenant_id = n.tenant_id AND o.container = n.container
-           WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND o.id <> n.id AND o.is_latest
-             AND o.created_at < n.created_at AND (o.expires_at IS NULL OR o.expires_at > now())
-             AND NOT EXISTS (SELECT 1 FROM memory_sources s
-                             WHERE s.memory_id = o.id AND s.document_id = %(d)s)
-             AND (NOT %(owner)s OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))
-           GROUP BY o.id, o.content, o.embedding_model, o.embedding, n.embedding_model, n.embedding
-           ORDER BY count(*) DESC, o.created_at DESC, o.id
-           LIMIT %(k)s""",
+        sql.SQL(
+            """SELECT o.id, o.content, count(*) AS shared,
+                      CASE WHEN o.embedding_model = n.embedding_model
+                           THEN 1 - (o.embedding <=> n.embedding) ELSE 0 END AS similarity
+               FROM memories n
+               JOIN entity_mentions nm ON nm.tenant_id = n.tenant_id AND nm.memory_id = n.id
+               JOIN entity_mentions om ON om.tenant_id = n.tenant_id AND om.entity_id = nm.entity_id
+               JOIN memories o
+                 ON o.id = om.memory_id AND o.tenant_id = n.tenant_id AND o.container = n.container
+               WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND o.id <> n.id AND {current}
+                 AND o.created_at < n.created_at
+                 AND NOT EXISTS (SELECT 1 FROM memory_sources s
+                                 WHERE s.memory_id = o.id AND s.document_id = %(d)s)
+                 AND (NOT %(owner)s
+                      OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))
+               GROUP BY o.id, o.content, o.embedding_model, o.embedding, n.embedding_model, n.embedding
+               ORDER BY count(*) DESC, o.created_at DESC, o.id
+               LIMIT %(k)s"""
+        ).format(current=predicates.current("o")),
         {"t": tenant_id, "m": memory_id, "d": document_id, "owner": same_owner, "k": limit},
     ).fetchall()
 

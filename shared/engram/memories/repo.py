@@ -18,8 +18,10 @@ from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
 from engram.db.migrate import embedding_index_name
-from engram.memories.models import ContainerQuery, MemoryPatch, SearchFilters
+from engram.memories import predicates
+from engram.memories.models import MemoryPatch, SearchFilters
 from engram.memories.new_memory import Embedding, NewMemory
+from engram.memories.predicates import CURRENT, ContainerScope, TimeScope
 
 MEMORY_COLUMNS = sql.SQL(
     "m.id, m.content, m.container, m.memory_type, m.tags, m.metadata, m.agent_id, m.conversation_id, "
@@ -33,39 +35,10 @@ RRF_K = 5
 
 
 @dataclass(frozen=True)
-class ContainerScope:
-    """`name` exactly, or with `include_children` also everything below it ('a.b.*')."""
-
-    name: str
-    include_children: bool
-    # With `include_children`: match the single range [name, name + '/') (see count_vector_population).
-    as_one_range: bool = False
-
-    @classmethod
-    def parse(cls, query: ContainerQuery | None) -> ContainerScope | None:
-        if query is None:
-            return None
-        if query.endswith(".*"):
-            return cls(query[:-2], True)
-        return cls(query, False)
-
-
-@dataclass(frozen=True)
 class VectorQuery:
     vector: Sequence[float]
     model: str
     exact: bool
-
-
-@dataclass(frozen=True)
-class TimeScope:
-    """Which versions count: current ones (default), those valid at `as_of`, or all but reverted."""
-
-    as_of: datetime | None = None
-    include_history: bool = False
-
-
-CURRENT = TimeScope()
 
 
 @dataclass(frozen=True)
@@ -137,7 +110,7 @@ def insert_memory(cur: TenantTx, tenant_id: UUID, memory: NewMemory, embedding: 
 def get_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, Any] | None:
     return cur.execute(
         sql.SQL("SELECT {columns} FROM memories m WHERE m.tenant_id = %s AND m.id = %s AND {live}").format(
-            columns=MEMORY_COLUMNS, live=_LIVE
+            columns=MEMORY_COLUMNS, live=predicates.live()
         ),
         (tenant_id, memory_id),
     ).fetchone()
@@ -161,7 +134,7 @@ def update_memory(
         sql.SQL(
             "UPDATE memories AS m SET {assignments} WHERE m.tenant_id = %s AND m.id = %s AND {live} "
             "RETURNING {columns}"
-        ).format(assignments=sql.SQL(", ").join(assignments), live=_LIVE, columns=MEMORY_COLUMNS),
+        ).format(assignments=sql.SQL(", ").join(assignments), live=predicates.live(), columns=MEMORY_COLUMNS),
         (*params, tenant_id, memory_id),
     ).fetchone()
 
@@ -174,7 +147,7 @@ def list_memories(
     limit: int,
     after: tuple[datetime, UUID] | None,
 ) -> list[dict[str, Any]]:
-    where = _where(tenant_id, container, filters)
+    where = predicates.where(tenant_id, container, filters)
     if after is not None:
         where = sql.SQL("{} AND (m.created_at, m.id) < ({}, {})").format(
             where, sql.Literal(after[0]), sql.Literal(after[1])
@@ -209,10 +182,10 @@ def nearest_same_owner(
     return cur.execute(
         sql.SQL(
             "SELECT {columns}, 1 - (m.embedding <=> %s::vector) AS similarity FROM memories m "
-            "WHERE m.tenant_id = %s AND m.container = %s AND m.embedding_model = %s AND m.is_latest "
-            "AND {live} AND m.user_id IS NOT DISTINCT FROM %s AND m.visibility = %s "
+            "WHERE m.tenant_id = %s AND m.container = %s AND m.embedding_model = %s AND {current} "
+            "AND m.user_id IS NOT DISTINCT FROM %s AND m.visibility = %s "
             "ORDER BY m.embedding <=> %s::vector, m.created_at, m.id LIMIT 1"
-        ).format(columns=MEMORY_COLUMNS, live=_LIVE),
+        ).format(columns=MEMORY_COLUMNS, current=predicates.current()),
         (_vector_literal(vector), tenant_id, container, model, user_id, visibility, _vector_literal(vector)),
     ).fetchone()
 
@@ -222,16 +195,12 @@ def current_with_content(
 ) -> UUID | None:
     """The oldest current memory of the container with exactly this text: among those of `owner`
     (user_id, visibility), or with None among every memory the transaction's party sees."""
-    same_owner: sql.Composable = sql.SQL("true")
-    if owner is not None:
-        same_owner = sql.SQL("m.user_id IS NOT DISTINCT FROM {} AND m.visibility = {}").format(
-            sql.Literal(owner[0]), sql.Literal(owner[1])
-        )
+    owned = sql.SQL("true") if owner is None else predicates.same_owner(*owner)
     row = cur.execute(
         sql.SQL(
-            "SELECT m.id FROM memories m WHERE m.tenant_id = %s AND m.container = %s AND m.is_latest "
-            "AND {live} AND m.content = %s AND {same_owner} ORDER BY m.created_at, m.id LIMIT 1"
-        ).format(live=_LIVE, same_owner=same_owner),
+            "SELECT m.id FROM memories m WHERE m.tenant_id = %s AND m.container = %s AND {current} "
+            "AND m.content = %s AND {owned} ORDER BY m.created_at, m.id LIMIT 1"
+        ).format(current=predicates.current(), owned=owned),
         (tenant_id, container, content),
     ).fetchone()
     return row["id"] if row else None
@@ -337,7 +306,7 @@ def count_vector_population(
             # It also takes siblings named 'a.b-...': an upper bound all the same.
             counted = ContainerScope(container.name, include_children=True, as_one_range=True)
         inner = rows.format(
-            where=_where(tenant_id, counted, filters, None),
+            where=predicates.where(tenant_id, counted, filters, None),
             model=sql.Literal(model),
             n=sql.Literal(cap + 1),
         )
@@ -485,7 +454,7 @@ def _graph_leg(plan: SearchPlan) -> sql.Composable:
     ).format(
         t=sql.Literal(plan.tenant_id),
         entities=sql.Literal(list(plan.graph_entities)),
-        where=_where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
         k=sql.Literal(plan.candidates),
     )
 
@@ -504,7 +473,7 @@ def _vector_leg(plan: SearchPlan) -> sql.Composable:
         return sql.SQL("SELECT c.id FROM memory_filter_candidates({args}, {q}::vector) c").format(
             args=args, q=literal
         )
-    where = _where(plan.tenant_id, plan.container, plan.filters, plan.time)
+    where = predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time)
     if plan.vector.exact:
         # The uncast column does not match the HNSW index expression: an exact scan of the
         # (small) filtered set, so a small tenant or container always gets its true top-k.
@@ -546,9 +515,6 @@ def _text_leg(plan: SearchPlan) -> sql.Composable:
     )
 
 
-_LIVE = sql.SQL("(m.expires_at IS NULL OR m.expires_at > now())")
-
-
 def _needs_filter_function(filters: SearchFilters) -> bool:
     """Filters whose operators are not leakproof, so that RLS keeps their indexes from the app."""
     return bool(filters.tags or filters.metadata)
@@ -575,70 +541,6 @@ def _filter_function_args(
     )
 
 
-def _container_sql(container: ContainerScope | None) -> sql.Composable:
-    if container is None:
-        return sql.SQL("true")
-    if not container.include_children:
-        return sql.SQL("m.container = {}").format(sql.Literal(container.name))
-    # A range on the "C"-collated name: unlike LIKE, these operators are leakproof, so the B-tree
-    # index stays usable under RLS. '.' + 1 = '/'.
-    if container.as_one_range:
-        return sql.SQL("(m.container >= {name} AND m.container < {hi})").format(
-            name=sql.Literal(container.name), hi=sql.Literal(container.name + "/")
-        )
-    return sql.SQL("(m.container = {name} OR (m.container > {lo} AND m.container < {hi}))").format(
-        name=sql.Literal(container.name),
-        lo=sql.Literal(container.name + "."),
-        hi=sql.Literal(container.name + "/"),
-    )
-
-
-def container_clause(container: ContainerScope | None) -> sql.Composable:
-    """The index-friendly predicate for a container scope on alias `m` (for other read models)."""
-    return _container_sql(container)
-
-
-def _time_sql(time: TimeScope) -> sql.Composable:
-    # Keep in step with the same three cases in memory_text_candidates (migrations/0005) and
-    # memory_filter_candidates (migrations/0009).
-    if time.as_of is not None:
-        return sql.SQL(
-            "m.reverted_at IS NULL AND m.valid_from <= {t} AND (m.valid_to IS NULL OR m.valid_to > {t}) "
-            "AND (m.expires_at IS NULL OR m.expires_at > {t})"
-        ).format(t=sql.Literal(time.as_of))
-    if time.include_history:
-        return sql.SQL("m.reverted_at IS NULL AND {}").format(_LIVE)
-    return sql.SQL("m.is_latest AND {}").format(_LIVE)
-
-
-def _where(
-    tenant_id: UUID,
-    container: ContainerScope | None,
-    filters: SearchFilters,
-    time: TimeScope | None = CURRENT,
-) -> sql.Composable:
-    """`time` None: versions of every time, superseded, reverted and expired ones included."""
-    clauses: list[sql.Composable] = [
-        sql.SQL("m.tenant_id = {}").format(sql.Literal(tenant_id)),
-        _container_sql(container),
-    ]
-    if time is not None:
-        clauses.insert(1, _time_sql(time))
-    if filters.memory_type:
-        clauses.append(
-            sql.SQL("m.memory_type = ANY({}::text[])").format(sql.Literal(list(filters.memory_type)))
-        )
-    if filters.tags:
-        clauses.append(sql.SQL("m.tags @> {}::text[]").format(sql.Literal(list(filters.tags))))
-    if filters.agent_id is not None:
-        clauses.append(sql.SQL("m.agent_id = {}").format(sql.Literal(filters.agent_id)))
-    if filters.conversation_id is not None:
-        clauses.append(sql.SQL("m.conversation_id = {}").format(sql.Literal(filters.conversation_id)))
-    if filters.metadata:
-        clauses.append(sql.SQL("m.metadata @> {}::jsonb").format(sql.Literal(Jsonb(filters.metadata))))
-    return sql.SQL(" AND ").join(clauses)
-
-
 def _vector_literal(vector: Sequence[float] | None) -> str | None:
     if vector is None:
         return None
@@ -653,14 +555,14 @@ def stats(cur: TenantTx, tenant_id: UUID) -> dict[str, Any]:
         sql.SQL(
             "SELECT m.container, m.memory_type, count(*) AS count FROM memories m "
             "WHERE m.tenant_id = %s AND {live} GROUP BY 1, 2 ORDER BY 1, 2"
-        ).format(live=_LIVE),
+        ).format(live=predicates.live()),
         (tenant_id,),
     ).fetchall()
     models = cur.execute(
         sql.SQL(
             "SELECT coalesce(m.embedding_model, '') AS model, count(*) AS count FROM memories m "
             "WHERE m.tenant_id = %s AND {live} GROUP BY 1"
-        ).format(live=_LIVE),
+        ).format(live=predicates.live()),
         (tenant_id,),
     ).fetchall()
     return {"by_container_type": by_container_type, "models": models}

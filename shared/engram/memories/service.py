@@ -37,7 +37,8 @@ from engram.memories.models import (
     UpsertResult,
 )
 from engram.memories.new_memory import NewMemory
-from engram.memories.repo import ContainerScope, SearchPlan, TimeScope, VectorQuery
+from engram.memories.predicates import ContainerScope, TimeScope
+from engram.memories.repo import SearchPlan, VectorQuery
 from engram.memories.writer import MemoryWriter
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions

@@ -9,7 +9,8 @@ from uuid import UUID
 from psycopg import sql
 
 from engram.db.database import TenantTx
-from engram.memories.repo import ContainerScope, container_clause
+from engram.memories import predicates
+from engram.memories.predicates import ContainerScope
 
 _COLUMNS = sql.SQL(
     "m.id, m.content, m.memory_type, m.container, m.created_at, m.embedding, m.embedding_model"
@@ -28,9 +29,9 @@ def latest_of_types(
     """Current, unexpired memories of these types about the subject, newest first."""
     clauses: list[sql.Composable] = [
         sql.SQL("m.tenant_id = {}").format(sql.Literal(tenant_id)),
-        sql.SQL("m.is_latest AND (m.expires_at IS NULL OR m.expires_at > now())"),
+        predicates.current(),
         sql.SQL("m.memory_type = ANY({}::text[])").format(sql.Literal(types)),
-        container_clause(container),
+        predicates.in_container(container),
     ]
     if user_id is not None:
         clauses.append(sql.SQL("m.user_id = {}").format(sql.Literal(user_id)))

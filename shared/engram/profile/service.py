@@ -12,7 +12,7 @@ import numpy as np
 
 from engram.db.database import Database, Party
 from engram.memories.models import SearchFilters, SearchRequest
-from engram.memories.repo import ContainerScope
+from engram.memories.predicates import ContainerScope
 from engram.memories.service import MemoryService
 from engram.profile import repo
 from engram.profile.models import Profile, ProfileItem, ProfileSubject
