@@ -23,7 +23,7 @@ def search(body: SearchRequest) -> SearchResponse | MessageSearchResponse:
     metrics.add_metric(name="Searches", unit="Count", value=1)
     if body.scope == "messages":
         return deps.session_service().search_messages(tenant_id, body)
-    found = deps.memory_service().search(tenant_id, body)
+    found = deps.memory_search().search(tenant_id, body)
     if body.include_related:
         return deps.graph_service().attach_related(tenant_id, found, user_id=body.user_id)
     return found

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from engram.export.service import ExportService
     from engram.graph.service import GraphService
     from engram.instructions.service import InstructionsService
+    from engram.memories.search.service import MemorySearch
     from engram.memories.service import MemoryService
     from engram.memories.writer import MemoryWriter
     from engram.pipeline.blobs import BlobStore
@@ -95,22 +96,24 @@ def embedder() -> Embedder:
 
 
 def memory_service() -> MemoryService:
-    from engram.documents.search import ChunkSearcher
     from engram.memories.service import MemoryService
 
+    return MemoryService(database(), memory_writer())
+
+
+def memory_search() -> MemorySearch:
+    """Search over memories and document chunks (POST /v1/search)."""
+    from engram.documents.repo import CHUNKS
+    from engram.memories.search.service import MemorySearch
+
     s = current().settings
-    return MemoryService(
+    return MemorySearch(
         database(),
         embedder(),
-        memory_writer(),
         exact_scan_threshold=s.exact_scan_threshold,
         ef_search=s.hnsw_ef_search,
         max_scan_tuples=s.hnsw_max_scan_tuples,
-        chunks=ChunkSearcher(
-            exact_scan_threshold=s.exact_scan_threshold,
-            ef_search=s.hnsw_ef_search,
-            max_scan_tuples=s.hnsw_max_scan_tuples,
-        ),
+        chunks=CHUNKS,
     )
 
 
@@ -244,7 +247,7 @@ def container_service() -> ContainerService:
 def profile_service() -> ProfileService:
     from engram.profile.service import ProfileService
 
-    return ProfileService(database(), memory_service())
+    return ProfileService(database(), memory_search())
 
 
 def export_service() -> ExportService:

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_dir: Path = args.bench_dir.resolve()
     bench_dir.mkdir(parents=True, exist_ok=True)
     from engram import deps
-    from engram.memories.service import MemoryService
+    from engram.memories.search.service import MemorySearch
     from engram.providers.local_embeddings import LocalEmbedder
 
     embedder = LocalEmbedder(model_dir=bench_dir / "models")
@@ -139,10 +139,9 @@ def main(argv: list[str] | None = None) -> int:
             if "latency" in args.sections:
                 result.extend(latency.search_latency(handlers, world, dataset, args.options["queries"], log))
             if "recall" in args.sections:
-                forced = MemoryService(
+                forced = MemorySearch(
                     local.app,
                     embedder,
-                    deps.memory_writer(),
                     exact_scan_threshold=0,
                     ef_search=settings.hnsw_ef_search,
                     max_scan_tuples=settings.hnsw_max_scan_tuples,

@@ -12,7 +12,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from engram.memories.models import SearchFilters, SearchRequest
-from engram.memories.service import MemoryService
+from engram.memories.search.service import MemorySearch
 from engram.settings import LOCAL_EMBEDDING_MODEL
 from tests.bench.harness import Handlers, check
 from tests.bench.latency import search_body
@@ -51,7 +51,7 @@ def filtered_recall(
     world: World,
     dataset: Dataset,
     admin_conninfo: str,
-    index_only: MemoryService,
+    index_only: MemorySearch,
     queries: int,
     log: Callable[[str], None],
 ) -> list[Figure]:

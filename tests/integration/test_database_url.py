@@ -28,7 +28,7 @@ def test_an_existing_postgres_via_database_url(
     external = open_database(Settings(database_url=url, data_dir=tmp_path, local_model_dir=tmp_path))
     try:
         issued = tenants.issue_key(external.admin, "external")
-        service = MemoryService(external.app, embedder, MemoryWriter(embedder, RuleLinker()))
+        service = MemoryService(external.app, MemoryWriter(embedder, RuleLinker()))
         service.create(issued.tenant_id, MemoryCreate(content="stored through DATABASE_URL"))
 
         # Then it is migrated, and the app connection is the RLS-bound app role

@@ -10,7 +10,7 @@ import pytest
 from engram import deps
 from engram.local.stack import LocalDatabase
 from engram.memories.models import SearchRequest
-from engram.memories.service import MemoryService
+from engram.memories.search.service import MemorySearch
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api
@@ -218,15 +218,15 @@ def crowded_tenant(local_db: LocalDatabase, tenant: IssuedKey) -> Iterator[Issue
 def test_a_small_container_gets_its_true_top_k(
     crowded_tenant: IssuedKey, local_db: LocalDatabase, embedder: LocalEmbedder, threshold: int
 ) -> None:
-    service = MemoryService(local_db.app, embedder, deps.memory_writer(), exact_scan_threshold=threshold)
+    service = MemorySearch(local_db.app, embedder, exact_scan_threshold=threshold)
     rng = random.Random(11)
     query = [rng.gauss(0, 1) for _ in range(384)]
     request = SearchRequest(query="row", container="small", limit=10, mode="vector")
 
     got = service.search_with_vector(crowded_tenant.tenant_id, request, query, MODEL)
-    exact = MemoryService(
-        local_db.app, embedder, deps.memory_writer(), exact_scan_threshold=10**9
-    ).search_with_vector(crowded_tenant.tenant_id, request, query, MODEL)
+    exact = MemorySearch(local_db.app, embedder, exact_scan_threshold=10**9).search_with_vector(
+        crowded_tenant.tenant_id, request, query, MODEL
+    )
 
     assert len(got.results) == 10
     recall = len({r.id for r in got.results} & {r.id for r in exact.results}) / 10

@@ -8,10 +8,9 @@ from uuid import UUID
 
 import pytest
 
-from engram import deps
 from engram.local.stack import LocalDatabase
 from engram.memories.models import SearchFilters, SearchRequest
-from engram.memories.service import MemoryService
+from engram.memories.search.service import MemorySearch
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import LOCAL_EMBEDDING_MODEL
 from tests.conftest import Api
@@ -90,7 +89,7 @@ def test_hnsw_path_with_a_tag_filter_finds_the_tagged_memories(
     vectors: list[list[float]],  # type: ignore[no-untyped-def]
 ) -> None:
     ids = _store(api, vectors, tagged={5, 6})
-    service = MemoryService(local_db.app, embedder, deps.memory_writer(), exact_scan_threshold=0)
+    service = MemorySearch(local_db.app, embedder, exact_scan_threshold=0)
     request = SearchRequest(query="note", mode="vector", filters=SearchFilters(tags=["rare"]))
 
     found = service.search_with_vector(tenant.tenant_id, request, vectors[6], LOCAL_EMBEDDING_MODEL)

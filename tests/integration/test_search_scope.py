@@ -3,7 +3,12 @@ the chunk full-text path under RLS."""
 
 from __future__ import annotations
 
+from engram.documents.repo import CHUNKS
 from engram.local.stack import LocalDatabase
+from engram.memories.models import SearchRequest
+from engram.memories.search import repo as search_repo
+from engram.memories.search.service import MemorySearch
+from engram.providers.local_embeddings import LocalEmbedder
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api
 from tests.integration.documents_helpers import ingest
@@ -71,3 +76,38 @@ def test_chunk_candidates_see_only_the_transactions_tenant(
 
     assert theirs == [] and nobody == [] and visible == {"n": 0}
     assert len(mine) == 1
+
+
+def test_chunks_whose_memories_name_the_querys_entity_join_the_graph_leg(api: Api) -> None:
+    # Given a document whose extracted memories mention Alice Moreau, and one that does not
+    doc = ingest(api, {"content": "Alice Moreau lives in Lisbon with her two cats."})
+    ingest(api, {"content": "The Lisbon office moved to a larger building in spring."})
+
+    # When a hybrid search over chunks names her
+    results = api.post("/v1/search", {"query": "Where does Alice Moreau live?", "scope": "chunks"}).json[
+        "results"
+    ]
+
+    # Then her document's chunk comes first, with its graph score; the other has none
+    assert results[0]["document_id"] == doc["id"] and results[0]["scores"]["graph"] == 1.0
+    assert all(r["scores"]["graph"] is None for r in results[1:])
+
+
+def test_chunk_search_walks_the_hnsw_index_when_the_planner_says_so(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase, embedder: LocalEmbedder
+) -> None:
+    # Given chunks of several documents
+    for text in (TEXT, "Quarterly revenue grew in every region.", "The cafeteria serves soup on Fridays."):
+        ingest(api, {"content": text})
+    request = SearchRequest(query="why did the ingestion cluster fail", scope="chunks", mode="vector")
+
+    # When the planner must walk the HNSW index (no population is small enough), and when it scans
+    hnsw = MemorySearch(local_db.app, embedder, exact_scan_threshold=0, chunks=CHUNKS)
+    exact = MemorySearch(local_db.app, embedder, exact_scan_threshold=10**9, chunks=CHUNKS)
+    walked = hnsw.search(tenant.tenant_id, request).results
+    scanned = exact.search(tenant.tenant_id, request).results
+
+    # Then both find the same chunks in the same order (and there was an index to walk)
+    with local_db.app.tenant(tenant.tenant_id) as cur:
+        assert search_repo.index_rows(cur, "chunks", embedder.model_id, embedder.dimensions) is not None
+    assert [r.id for r in walked] == [r.id for r in scanned] and walked[0].content == TEXT

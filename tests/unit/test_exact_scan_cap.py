@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engram.memories.service import exact_scan_cap
+from engram.memories.search.planner import exact_scan_cap
 
 
 def test_the_threshold_is_the_floor_for_a_small_index() -> None:

@@ -17,8 +17,11 @@ from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
 from engram.memories import predicates
+from engram.memories.models import SearchFilters
 from engram.memories.predicates import ContainerScope
-from engram.memories.repo import RRF_K, SearchPlan, ensure_container
+from engram.memories.repo import ensure_container
+from engram.memories.search.plan import SearchPlan
+from engram.memories.search.repo import Corpus, counted_scope, text_query, vector_distance
 
 DOCUMENT_COLUMNS = sql.SQL(
     "d.id, d.container, d.status, d.content_type, d.source_kind, d.source, d.filename, d.title, d.tags, "
@@ -371,110 +374,109 @@ def delete_chunks(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
     cur.execute("DELETE FROM chunks WHERE tenant_id = %s AND document_id = %s", (tenant_id, document_id))
 
 
-# --- chunk search -----------------------------------------------------------------------------
+# --- chunk search: the chunks' legs of the fused query (engram.memories.search) --------------------
 
 
-def count_chunks_up_to(
-    cur: TenantTx, tenant_id: UUID, model: str, container: ContainerScope | None, cap: int
-) -> int:
-    row = cur.execute(
-        sql.SQL(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM chunks c WHERE c.tenant_id = {t} "
-            "AND c.embedding_model = {m} AND {c} LIMIT {cap}) s"
-        ).format(
-            t=sql.Literal(tenant_id),
-            m=sql.Literal(model),
-            c=predicates.in_container(container, "c"),
-            cap=sql.Literal(cap + 1),
-        )
-    ).fetchone()
-    assert row is not None
-    return int(row["n"])
-
-
-def search_chunks(cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]:
-    """Hybrid retrieval over chunks, shaped like memory search rows (see MemoryService.ChunkSearch)."""
-    legs: list[sql.Composable] = []
-    if plan.vector is not None:
-        legs.append(
-            sql.SQL("vec AS MATERIALIZED ({}), vec_ranked AS ({})").format(
-                _chunk_vector_leg(plan),
-                sql.SQL(
-                    "SELECT id, 1 - distance AS similarity, "
-                    "row_number() OVER (ORDER BY distance, id) AS rank FROM vec"
-                ),
-            )
-        )
-    if plan.text is not None:
-        legs.append(
-            sql.SQL(
-                "txt AS (SELECT c.id, c.rank AS text_rank, "
-                "row_number() OVER (ORDER BY c.rank DESC, c.id) AS rank FROM chunk_text_candidates("
-                "replace(plainto_tsquery('english', {q})::text, ' & ', ' | ')::tsquery, "
-                "{k}, {container}, {children}, {tags}::text[], {metadata}::jsonb) c)"
-            ).format(
-                q=sql.Literal(plan.text),
-                k=sql.Literal(plan.candidates),
-                container=sql.Literal(plan.container.name if plan.container else None),
-                children=sql.Literal(bool(plan.container and plan.container.include_children)),
-                tags=sql.Literal(list(plan.filters.tags) or None),
-                metadata=sql.Literal(Jsonb(plan.filters.metadata) if plan.filters.metadata else None),
-            )
-        )
-    if plan.vector is not None and plan.text is not None:
-        fused = sql.SQL(
-            "SELECT coalesce(v.id, t.id) AS id, v.similarity, t.text_rank, "
-            "coalesce(1.0 / ({k} + v.rank), 0) + coalesce(1.0 / ({k} + t.rank), 0) AS rrf "
-            "FROM vec_ranked v FULL JOIN txt t ON v.id = t.id"
-        )
-    elif plan.vector is not None:
-        fused = sql.SQL(
-            "SELECT id, similarity, NULL::real AS text_rank, 1.0 / ({k} + rank) AS rrf FROM vec_ranked"
-        )
-    else:
-        fused = sql.SQL(
-            "SELECT id, NULL::float8 AS similarity, text_rank, 1.0 / ({k} + rank) AS rrf FROM txt"
-        )
-    return cur.execute(
-        sql.SQL(
-            """WITH {legs}, fused AS ({fused})
-           SELECT c.id, c.content, NULL::text AS memory_type, c.container, c.tags, c.metadata,
-                  NULL::text AS agent_id, NULL::text AS conversation_id, c.created_at,
-                  true AS is_latest, c.created_at AS valid_from, NULL::timestamptz AS valid_to,
-                  NULL::text AS user_id, 'tenant' AS visibility,
-                  f.similarity, f.text_rank, f.rrf, 'chunk' AS kind, c.document_id
-           FROM fused f JOIN chunks c ON c.id = f.id
-           WHERE c.tenant_id = {tenant}
-           ORDER BY f.rrf DESC, c.id
-           LIMIT {limit}"""
-        ).format(
-            legs=sql.SQL(", ").join(legs),
-            fused=fused.format(k=sql.Literal(RRF_K)),
-            tenant=sql.Literal(plan.tenant_id),
-            limit=sql.Literal(plan.limit),
-        )
-    ).fetchall()
-
-
-def _chunk_vector_leg(plan: SearchPlan) -> sql.Composable:
-    assert plan.vector is not None
-    dims = len(plan.vector.vector)
-    literal = sql.Literal("[" + ",".join(repr(float(x)) for x in plan.vector.vector) + "]")
-    if plan.vector.exact:
-        distance = sql.SQL("c.embedding <=> {}::vector").format(literal)
-    else:
-        distance = sql.SQL("c.embedding::vector({d}) <=> {q}::vector({d})").format(
-            d=sql.Literal(dims), q=literal
-        )
+def _chunk_where(plan: SearchPlan, container: ContainerScope | None) -> sql.Composable:
+    """Chunks have a container, tags and metadata; they are never superseded or private."""
     clauses: list[sql.Composable] = [
         sql.SQL("c.tenant_id = {}").format(sql.Literal(plan.tenant_id)),
-        sql.SQL("c.embedding_model = {}").format(sql.Literal(plan.vector.model)),
-        predicates.in_container(plan.container, "c"),
+        predicates.in_container(container, "c"),
     ]
     if plan.filters.tags:
         clauses.append(sql.SQL("c.tags @> {}::text[]").format(sql.Literal(list(plan.filters.tags))))
     if plan.filters.metadata:
         clauses.append(sql.SQL("c.metadata @> {}::jsonb").format(sql.Literal(Jsonb(plan.filters.metadata))))
-    return sql.SQL("SELECT c.id, {d} AS distance FROM chunks c WHERE {w} ORDER BY {d} LIMIT {k}").format(
-        d=distance, w=sql.SQL(" AND ").join(clauses), k=sql.Literal(plan.candidates)
+    return sql.SQL(" AND ").join(clauses)
+
+
+def _chunk_vector_leg(plan: SearchPlan) -> sql.Composable:
+    assert plan.vector is not None
+    return sql.SQL(
+        "SELECT c.id FROM chunks c WHERE {where} AND c.embedding_model = {model} "
+        "ORDER BY {distance} LIMIT {k}"
+    ).format(
+        where=_chunk_where(plan, plan.container),
+        model=sql.Literal(plan.vector.model),
+        distance=vector_distance("c", plan),
+        k=sql.Literal(plan.candidates),
     )
+
+
+def _chunk_text_leg(plan: SearchPlan) -> sql.Composable:
+    return sql.SQL(
+        "SELECT c.id, c.rank AS text_rank FROM chunk_text_candidates({q}, {k}, {container}, {children}, "
+        "{tags}::text[], {metadata}::jsonb) c"
+    ).format(
+        q=text_query(plan),
+        k=sql.Literal(plan.candidates),
+        container=sql.Literal(plan.container.name if plan.container else None),
+        children=sql.Literal(bool(plan.container and plan.container.include_children)),
+        tags=sql.Literal(list(plan.filters.tags) or None),
+        metadata=sql.Literal(Jsonb(plan.filters.metadata) if plan.filters.metadata else None),
+    )
+
+
+def _chunk_graph_leg(plan: SearchPlan) -> sql.Composable:
+    """The chunks whose extracted memories mention the most of the query's entities."""
+    return sql.SQL(
+        """SELECT s.chunk_id AS id FROM entity_mentions em
+           JOIN memory_sources s ON s.memory_id = em.memory_id
+           JOIN chunks c ON c.id = s.chunk_id
+           WHERE em.tenant_id = {t} AND em.entity_id = ANY({entities}::uuid[]) AND {where}
+           GROUP BY s.chunk_id
+           ORDER BY count(DISTINCT em.entity_id) DESC, max(c.created_at) DESC, s.chunk_id
+           LIMIT {k}"""
+    ).format(
+        t=sql.Literal(plan.tenant_id),
+        entities=sql.Literal(list(plan.graph_entities)),
+        where=_chunk_where(plan, plan.container),
+        k=sql.Literal(plan.candidates),
+    )
+
+
+def _chunk_graph_hits(plan: SearchPlan) -> sql.Composable:
+    # Through the document's sources (indexed by document): memory_sources has no chunk index.
+    return sql.SQL(
+        "NULLIF((SELECT count(DISTINCT em.entity_id) FROM memory_sources s "
+        "JOIN entity_mentions em ON em.memory_id = s.memory_id "
+        "WHERE s.document_id = c.document_id AND s.chunk_id = c.id AND em.tenant_id = {t} "
+        "AND em.entity_id = ANY({entities}::uuid[])), 0)"
+    ).format(t=sql.Literal(plan.tenant_id), entities=sql.Literal(list(plan.graph_entities)))
+
+
+def _chunk_population(plan: SearchPlan, n: int) -> sql.Composable:
+    """Every embedded chunk of the container scope, tags and metadata aside: an upper bound."""
+    assert plan.vector is not None
+    return sql.SQL("SELECT 1 FROM chunks c WHERE {where} AND c.embedding_model = {model} LIMIT {n}").format(
+        where=sql.SQL("c.tenant_id = {} AND {}").format(
+            sql.Literal(plan.tenant_id), predicates.in_container(counted_scope(plan.container), "c")
+        ),
+        model=sql.Literal(plan.vector.model),
+        n=sql.Literal(n),
+    )
+
+
+def _chunks_can_match(filters: SearchFilters) -> bool:
+    """Chunks have no memory type, agent or conversation: a filter on one matches none."""
+    return not (filters.memory_type or filters.agent_id is not None or filters.conversation_id is not None)
+
+
+CHUNKS = Corpus(
+    kind="chunk",
+    table="chunks",
+    alias="c",
+    columns=sql.SQL(
+        "c.id, c.content, NULL::text AS memory_type, c.container, c.tags, c.metadata, "
+        "NULL::text AS agent_id, NULL::text AS conversation_id, c.created_at, true AS is_latest, "
+        "c.created_at AS valid_from, "
+        "NULL::timestamptz AS valid_to, NULL::text AS user_id, 'tenant' AS visibility, 'chunk' AS kind, "
+        "c.document_id"
+    ),
+    vector_leg=_chunk_vector_leg,
+    text_leg=_chunk_text_leg,
+    population=_chunk_population,
+    graph_leg=_chunk_graph_leg,
+    graph_hits=_chunk_graph_hits,
+    can_match=_chunks_can_match,
+)

@@ -1,21 +1,17 @@
-"""Memory logic: validation beyond the models, embeddings, hybrid search. No SQL here."""
+"""Memories through the API: reads, history, stats, and the writes the writer makes. No SQL here
+(search: engram.memories.search)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
-import math
-import time
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol
 from uuid import UUID
 
-from engram.db.database import EVERYONE, Database, Party, TenantTx
+from engram.db.database import EVERYONE, Database, Party
 from engram.errors import InvalidInput, NotFound
 from engram.graph import relationships
-from engram.graph.names import query_keys
 from engram.memories import repo
 from engram.memories.models import (
     ContainerCount,
@@ -28,75 +24,22 @@ from engram.memories.models import (
     MemoryPage,
     MemoryPatch,
     MemoryUpsert,
-    Scores,
-    SearchRequest,
-    SearchResponse,
-    SearchResult,
     Stats,
     TypeCount,
     UpsertResult,
 )
 from engram.memories.new_memory import NewMemory
-from engram.memories.predicates import ContainerScope, TimeScope
-from engram.memories.repo import SearchPlan, VectorQuery
+from engram.memories.predicates import ContainerScope
 from engram.memories.writer import MemoryWriter
 from engram.observability import tracer
-from engram.providers.embeddings import Embedder, check_dimensions
-
-# How many candidates each leg hands to fusion, per result asked for.
-CANDIDATES_PER_RESULT = 4
-MIN_CANDIDATES = 40
-# Pages an HNSW search reads per index entry it visits, relative to an exact scan's per row (measured).
-HNSW_COST_RATIO = 8
-# The size of each model's HNSW index changes slowly: look it up at most this often per process.
-INDEX_ROWS_TTL_S = 300.0
-_INDEX_ROWS: dict[tuple[int, str, int], tuple[float | None, float]] = {}
-
-
-def exact_scan_cap(threshold: int, index_rows: float | None, candidates: int, max_scan_tuples: int) -> int:
-    """The largest filtered population that is scanned exactly rather than through HNSW.
-
-    An exact scan reads about one page per row of the population P. The HNSW index is shared by
-    every tenant of a model (N rows); walking it until `candidates` rows pass the filters visits
-    about candidates * N / P entries, each several pages. The two costs meet at
-    P = sqrt(HNSW_COST_RATIO * candidates * N): ~18K rows at N = 1M for the default 40 candidates,
-    which is where `make bench` measured them to meet (buffers read per search). The iterative scan
-    also stops after `max_scan_tuples`, so a population below 2 * candidates * N / max_scan_tuples
-    could not fill the top-k through it: that is scanned exactly as well. `threshold` is the floor.
-    A model without an HNSW index is always scanned exactly."""
-    if index_rows is None:
-        return 2**31 - 2
-    crossover = math.isqrt(int(HNSW_COST_RATIO * candidates * index_rows))
-    needed_for_recall = math.ceil(2 * candidates * index_rows / max_scan_tuples)
-    return max(threshold, crossover, needed_for_recall)
-
-
-class ChunkSearch(Protocol):
-    """Search over document chunks with the same plan (engram.documents supplies it). Rows have the
-    memory rows' columns (memory_type, agent_id and conversation_id null) plus kind and document_id."""
-
-    def search(self, cur: TenantTx, plan: SearchPlan) -> list[dict[str, Any]]: ...
 
 
 class MemoryService:
-    def __init__(
-        self,
-        db: Database,
-        embedder: Embedder,
-        writer: MemoryWriter,
-        *,
-        exact_scan_threshold: int = 5_000,
-        ef_search: int = 100,
-        max_scan_tuples: int = 40_000,
-        chunks: ChunkSearch | None = None,
-    ) -> None:
+    """Reads of memories, and the API's writes: each in its own unit of work, handed to the writer."""
+
+    def __init__(self, db: Database, writer: MemoryWriter) -> None:
         self.db = db
-        self.embedder = embedder
         self.writer = writer
-        self.chunks = chunks
-        self.exact_scan_threshold = exact_scan_threshold
-        self.ef_search = ef_search
-        self.max_scan_tuples = max_scan_tuples
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -162,85 +105,6 @@ class MemoryService:
         )
         return MemoryPage(memories=memories, next_cursor=next_cursor)
 
-    @tracer.capture_method
-    def search(self, tenant_id: UUID, request: SearchRequest) -> SearchResponse:
-        query_vector: Sequence[float] | None = None
-        model = self.embedder.model_id
-        if request.mode != "text":
-            if request.embedding is not None and request.embedding_model is not None:
-                query_vector, model = request.embedding, request.embedding_model
-                if model == self.embedder.model_id:
-                    check_dimensions(query_vector, self.embedder.dimensions)
-            else:
-                query_vector = self.embedder.embed_query(request.query)
-        return self.search_with_vector(tenant_id, request, query_vector, model)
-
-    def search_with_vector(
-        self, tenant_id: UUID, request: SearchRequest, query_vector: Sequence[float] | None, model: str
-    ) -> SearchResponse:
-        """Search with the query already embedded (the benchmark times this part alone)."""
-        container = ContainerScope.parse(request.container)
-        candidates = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
-        time_scope = TimeScope(as_of=request.as_of, include_history=request.include_history)
-        with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
-            vector: VectorQuery | None = None
-            if query_vector is not None:
-                if model != self.embedder.model_id:
-                    dims = repo.stored_dimensions(cur, tenant_id, model)
-                    if dims is not None:
-                        check_dimensions(query_vector, dims)
-                indexed = self._index_rows(cur, model, len(query_vector))
-                cap = exact_scan_cap(self.exact_scan_threshold, indexed, candidates, self.max_scan_tuples)
-                # The HNSW settings travel with the count (used only if the plan turns out HNSW).
-                population = repo.count_vector_population(
-                    cur,
-                    tenant_id,
-                    model,
-                    container,
-                    request.filters,
-                    cap,
-                    time_scope,
-                    scan=(max(self.ef_search, candidates), self.max_scan_tuples),
-                )
-                exact = population <= cap
-                vector = VectorQuery(vector=query_vector, model=model, exact=exact)
-            plan = SearchPlan(
-                tenant_id=tenant_id,
-                text=request.query if request.mode != "vector" else None,
-                vector=vector,
-                container=container,
-                filters=request.filters,
-                candidates=candidates,
-                limit=request.limit,
-                time=time_scope,
-                graph_entities=(
-                    repo.query_entities(cur, tenant_id, *query_keys(request.query))
-                    if request.mode == "hybrid"
-                    else ()
-                ),
-            )
-            rows = repo.search(cur, plan) if request.scope != "chunks" else []
-            if request.scope != "memories" and self.chunks is not None:
-                rows = rows + self.chunks.search(cur, plan)
-        legs = (vector is not None) + (plan.text is not None) + bool(plan.graph_entities)
-        results = [_result(row, request.mode, legs, len(plan.graph_entities)) for row in rows]
-        if request.scope == "all" and self.chunks is not None:
-            # Both kinds are scored alike (RRF scaled the same way, or the same similarity / rank).
-            results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))
-            results = results[: request.limit]
-        if request.score_threshold is not None:
-            results = [r for r in results if r.score >= request.score_threshold]
-        return SearchResponse(query=request.query, results=results, total=len(results))
-
-    def _index_rows(self, cur: Any, model: str, dimensions: int) -> float | None:
-        key = (id(self.db), model, dimensions)
-        cached = _INDEX_ROWS.get(key)
-        now = time.monotonic()
-        if cached is None or now - cached[1] > INDEX_ROWS_TTL_S:
-            cached = (repo.index_rows(cur, model, dimensions), now)
-            _INDEX_ROWS[key] = cached
-        return cached[0]
-
     def stats(self, tenant_id: UUID) -> Stats:
         # Counts of the whole tenant, every user's private memories included (no content).
         with self.db.tenant(tenant_id, EVERYONE) as cur:
@@ -265,36 +129,6 @@ class MemoryService:
                 models=models,
             ),
         )
-
-
-def _result(row: dict[str, Any], mode: str, legs: int, query_entities: int) -> SearchResult:
-    fused = float(row["rrf"]) * (repo.RRF_K + 1) / max(legs, 1)
-    similarity = None if row["similarity"] is None else round(float(row["similarity"]), 6)
-    text_rank = None if row["text_rank"] is None else round(float(row["text_rank"]), 6)
-    score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
-    graph = None
-    if row.get("graph_hits") and query_entities:
-        graph = round(min(1.0, int(row["graph_hits"]) / query_entities), 6)
-    return SearchResult(
-        id=row["id"],
-        kind=row.get("kind", "memory"),
-        document_id=row.get("document_id"),
-        content=row["content"],
-        memory_type=row["memory_type"],
-        container=row["container"],
-        tags=row["tags"],
-        metadata=row["metadata"],
-        agent_id=row["agent_id"],
-        conversation_id=row["conversation_id"],
-        is_latest=row["is_latest"],
-        valid_from=row["valid_from"],
-        valid_to=row["valid_to"],
-        user_id=row["user_id"],
-        visibility=row["visibility"],
-        created_at=row["created_at"],
-        score=round(score if score is not None else 0.0, 6),
-        scores=Scores(vector=similarity, text=text_rank, graph=graph, fused=round(fused, 6)),
-    )
 
 
 def _not_found(memory_id: UUID) -> NotFound:

@@ -13,7 +13,7 @@ import numpy as np
 from engram.db.database import Database, Party
 from engram.memories.models import SearchFilters, SearchRequest
 from engram.memories.predicates import ContainerScope
-from engram.memories.service import MemoryService
+from engram.memories.search.service import MemorySearch
 from engram.profile import repo
 from engram.profile.models import Profile, ProfileItem, ProfileSubject
 
@@ -31,7 +31,7 @@ def estimate_tokens(text: str) -> int:
 
 
 class ProfileService:
-    def __init__(self, db: Database, memories: MemoryService) -> None:
+    def __init__(self, db: Database, memories: MemorySearch) -> None:
         self.db = db
         self.memories = memories
 
