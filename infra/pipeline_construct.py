@@ -37,9 +37,11 @@ from constructs import Construct
 
 try:
     from engram.pipeline import steps as pipeline
+    from engram.settings import WORK_PREFIX
 except ImportError:  # the CDK app runs from infra/ without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
     from engram.pipeline import steps as pipeline
+    from engram.settings import WORK_PREFIX
 
 IDS = {"tenant_id.$": "$.tenant_id", "document_id.$": "$.document_id", "revision.$": "$.revision"}
 
@@ -222,7 +224,7 @@ class PipelineStateMachine(Construct):
         for function in dict.fromkeys(functions):
             if isinstance(function, lambda_.Function):
                 function.add_environment("ENGRAM_DOCUMENTS_BUCKET", bucket.bucket_name)
-                function.add_environment("ENGRAM_WORK_PREFIX", pipeline.WORK_PREFIX)
+                function.add_environment("ENGRAM_WORK_PREFIX", WORK_PREFIX)
         for function in starters:
             if isinstance(function, lambda_.Function):
                 function.add_environment("ENGRAM_STATE_MACHINE_ARN", self.state_machine.state_machine_arn)
@@ -246,7 +248,7 @@ class PipelineStateMachine(Construct):
                 detail_type=["Object Created"],
                 detail={
                     "bucket": {"name": [bucket.bucket_name]},
-                    "object": {"key": [{"anything-but": {"prefix": pipeline.WORK_PREFIX}}]},
+                    "object": {"key": [{"anything-but": {"prefix": WORK_PREFIX}}]},
                 },
             ),
             targets=[targets.LambdaFunction(trigger, retry_attempts=8, max_event_age=Duration.hours(6))],

@@ -17,8 +17,6 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from engram.pipeline.steps import WORK_PREFIX
-
 EmbeddingProviderName = Literal["local", "openai", "bedrock"]
 OcrProviderName = Literal["auto", "textract", "tesseract", "none"]
 TranscriptionProviderName = Literal["none", "transcribe", "openai"]
@@ -52,6 +50,9 @@ def _repo_root() -> Path:
 
 
 ENV_PREFIX = "ENGRAM_"
+# Work files (stored sources, extracted text, transcripts) live under this prefix of the documents
+# bucket; the S3 trigger ignores it, so the pipeline never triggers itself.
+WORK_PREFIX = "_engram/"
 
 
 class Settings(BaseModel):

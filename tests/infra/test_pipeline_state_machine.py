@@ -17,6 +17,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 
 from engram.pipeline import steps
+from engram.settings import WORK_PREFIX
 from infra.pipeline_construct import PipelineStateMachine
 
 IDS = {"tenant_id.$": "$.tenant_id", "document_id.$": "$.document_id", "revision.$": "$.revision"}
@@ -128,7 +129,7 @@ def test_s3_drops_outside_the_work_prefix_reach_the_trigger(template: Template) 
                 "source": ["aws.s3"],
                 "detail-type": ["Object Created"],
                 "detail": {
-                    "object": {"key": [{"anything-but": {"prefix": steps.WORK_PREFIX}}]},
+                    "object": {"key": [{"anything-but": {"prefix": WORK_PREFIX}}]},
                     "bucket": {"name": [Match.any_value()]},
                 },
             },

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from engram.pipeline import steps
+from engram.settings import WORK_PREFIX
 from tests.infra.conftest import Synth
 from tests.infra.helpers import engram_functions, ref, refs_in
 
@@ -97,7 +98,7 @@ def test_every_pipeline_lambda_runs_in_the_vpc_with_the_database_settings(dev: S
     assert connects and "engram_app" in json.dumps(connects), name
     if name != "cleanup":
         assert ref(env["ENGRAM_DOCUMENTS_BUCKET"]) == _bucket(dev, "BucketsDocuments")
-        assert env["ENGRAM_WORK_PREFIX"] == steps.WORK_PREFIX
+        assert env["ENGRAM_WORK_PREFIX"] == WORK_PREFIX
 
 
 def test_the_trigger_and_the_documents_api_start_the_state_machine(dev: Synth) -> None:

@@ -40,10 +40,6 @@ PIPELINE_FUNCTIONS: tuple[str, ...] = (
     SWEEPER_FUNCTION,
 )
 
-# Work files (stored sources, extracted text, transcripts) live under this prefix of the documents
-# bucket; the S3 trigger ignores it, so the pipeline never triggers itself.
-WORK_PREFIX = "_engram/"
-
 TASK_TIMEOUT_MARGIN_SECONDS = 30
 EXECUTION_TIMEOUT_SECONDS = 2 * 3600
 
