@@ -193,7 +193,7 @@ def llm() -> LLM | None:
     deps = current()
     with deps._lock:
         if deps.llm is None and deps.settings.llm_provider != "none":
-            from engram.providers.llm import make_llm
+            from engram.providers.llm_factory import make_llm
 
             deps.llm = make_llm(deps.settings)
         return deps.llm

@@ -16,9 +16,10 @@ import pytest
 from botocore.stub import Stubber
 
 from engram.errors import ProviderError, TransientError
-from engram.providers.llm import LLM, Message, TokenUsage, make_llm
+from engram.providers.llm import LLM, Message, TokenUsage
 from engram.providers.llm_anthropic import AnthropicLLM
 from engram.providers.llm_bedrock import BedrockLLM
+from engram.providers.llm_factory import make_llm
 from engram.providers.llm_openai import OpenAILLM
 from engram.settings import Settings
 from tests.llm_fakes import (

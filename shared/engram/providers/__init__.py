@@ -1,1 +1,1 @@
-"""Embedding (and, later, LLM) providers behind small Protocols."""
+"""Embedding and LLM providers behind small Protocols."""

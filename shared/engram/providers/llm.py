@@ -16,13 +16,10 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from engram.errors import ProviderError, TransientError
 from engram.observability import logger
-
-if TYPE_CHECKING:
-    from engram.settings import Settings
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 StopReason = Literal["stop", "length", "other"]
@@ -184,20 +181,3 @@ class RetryingLLM:
 
 def permanent(provider: str, message: str) -> ProviderError:
     return ProviderError(f"{provider}: {message}", transient=False, details={"provider": provider})
-
-
-def make_llm(settings: Settings) -> LLM | None:
-    """The configured provider, or None when `ENGRAM_LLM_PROVIDER=none`."""
-    if settings.llm_provider == "openai":
-        from engram.providers.llm_openai import OpenAILLM
-
-        return OpenAILLM.from_settings(settings)
-    if settings.llm_provider == "anthropic":
-        from engram.providers.llm_anthropic import AnthropicLLM
-
-        return AnthropicLLM.from_settings(settings)
-    if settings.llm_provider == "bedrock":
-        from engram.providers.llm_bedrock import BedrockLLM
-
-        return BedrockLLM.from_settings(settings)
-    return None
