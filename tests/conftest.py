@@ -18,6 +18,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 from engram import deps
+from engram.local.functions import invoke_pipeline_step
 from engram.local.gateway import HttpResponse, LocalGateway
 from engram.local.stack import LocalDatabase, open_database
 from engram.providers.local_embeddings import LocalEmbedder
@@ -66,7 +67,11 @@ def installed(request: pytest.FixtureRequest) -> Iterator[None]:
     local_db = request.getfixturevalue("local_db")
     embedder = request.getfixturevalue("embedder")
     settings = request.getfixturevalue("settings")
-    deps.install(deps.Deps(settings=settings, database=local_db.app, embedder=embedder))
+    deps.install(
+        deps.Deps(
+            settings=settings, database=local_db.app, embedder=embedder, invoke_step=invoke_pipeline_step
+        )
+    )
     yield
 
 

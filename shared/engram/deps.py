@@ -15,6 +15,8 @@ from engram.settings import Settings, get_settings
 if TYPE_CHECKING:
     from engram.containers.service import ContainerService
     from engram.db.database import Database
+    from engram.documents.blobs import BlobStore
+    from engram.documents.runs import PipelineStarter
     from engram.documents.service import DocumentService
     from engram.export.service import ExportService
     from engram.graph.service import GraphService
@@ -22,9 +24,8 @@ if TYPE_CHECKING:
     from engram.memories.search.service import MemorySearch
     from engram.memories.service import MemoryService
     from engram.memories.writer import MemoryWriter
-    from engram.pipeline.blobs import BlobStore
     from engram.pipeline.context import PipelineContext
-    from engram.pipeline.start import PipelineStarter
+    from engram.pipeline.runner import Invoke
     from engram.procedures.service import ProcedureService
     from engram.profile.service import ProfileService
     from engram.providers.embeddings import Embedder
@@ -44,6 +45,9 @@ class Deps:
     llm: LLM | None = None
     admin_database: Database | None = None  # only the admin function uses it
     s3: Any = None
+    # How the in-process pipeline runner calls a step's handler, where no state machine is configured
+    # (the local stack gives engram.local.functions.invoke_pipeline_step).
+    invoke_step: Invoke | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -131,7 +135,7 @@ def blob_store() -> BlobStore:
     deps = current()
     with deps._lock:
         if deps.blobs is None:
-            from engram.pipeline.blobs import LocalBlobStore, S3BlobStore
+            from engram.documents.blobs import LocalBlobStore, S3BlobStore
 
             s = deps.settings
             deps.blobs = (
@@ -147,10 +151,19 @@ def pipeline_starter() -> PipelineStarter:
     deps = current()
     with deps._lock:
         if deps.starter is None:
+            from engram.pipeline.runner import LocalRunner
             from engram.pipeline.start import LocalStarter, StepFunctionsStarter
 
             arn = deps.settings.state_machine_arn
-            deps.starter = StepFunctionsStarter(boto_client("stepfunctions"), arn) if arn else LocalStarter()
+            if arn:
+                deps.starter = StepFunctionsStarter(boto_client("stepfunctions"), arn)
+            elif deps.invoke_step is not None:
+                deps.starter = LocalStarter(LocalRunner(deps.invoke_step))
+            else:
+                raise RuntimeError(
+                    "no way to run the ingestion pipeline: set ENGRAM_STATE_MACHINE_ARN, or run the local "
+                    "stack (engram local)"
+                )
         return deps.starter
 
 
@@ -166,8 +179,8 @@ def pipeline_context() -> PipelineContext:
 
 
 def document_service() -> DocumentService:
+    from engram.documents.blobs import S3BlobStore
     from engram.documents.service import DocumentService
-    from engram.pipeline.blobs import S3BlobStore
 
     s = current().settings
     blobs = blob_store()

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engram import deps
+from engram.documents.runs import DocumentRef
 from engram.local.stack import LocalDatabase
 from engram.pipeline import run
-from engram.pipeline.refs import DocumentRef
 from engram.providers.embeddings import Embedder
 from engram.tenants import service as tenants
 from tests.bench.harness import Handlers, check

@@ -8,9 +8,10 @@ from uuid import UUID
 
 from engram import deps
 from engram.db.database import Database
+from engram.documents.blobs import sha256_hex
+from engram.documents.runs import DocumentRef
 from engram.documents.service import DocumentService, StoredObject
-from engram.pipeline.blobs import sha256_hex
-from engram.pipeline.refs import DocumentRef
+from engram.local.functions import invoke_pipeline_step
 from engram.pipeline.runner import LocalRunner
 
 
@@ -54,7 +55,7 @@ def register(tenant_id: UUID, data: bytes, filename: str, container: str = "defa
 
 def run(tenant_id: UUID, data: bytes, filename: str, container: str = "default") -> tuple[DocumentRef, str]:
     ref = register(tenant_id, data, filename, container)
-    return ref, LocalRunner(sleep=lambda _: None).run(ref)
+    return ref, LocalRunner(invoke_pipeline_step, sleep=lambda _: None).run(ref)
 
 
 def document(db: Database, ref: DocumentRef) -> dict[str, Any]:

@@ -42,6 +42,7 @@ def llm_stack(server: ScriptedOpenAIServer) -> Iterator[None]:
             embedder=previous.embedder,
             blobs=previous.blobs,
             llm=llm,
+            invoke_step=previous.invoke_step,
         )
     )
     try:

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from engram import deps
+from engram.documents.failures import TransientError
+from engram.documents.runs import DocumentRef
 from engram.local.stack import LocalDatabase
 from engram.pipeline import handlers, run
 from engram.pipeline.context import PipelineContext
-from engram.pipeline.errors import TransientError
 from engram.pipeline.extractors import Services
-from engram.pipeline.refs import DocumentRef
 from engram.pipeline.steps import STEPS
 from engram.tenants.service import IssuedKey
 from tests import files

@@ -12,8 +12,8 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from engram.documents.runs import DocumentRef
 from engram.local.stack import LocalDatabase
-from engram.pipeline.refs import DocumentRef
 from engram.pipeline.start import StepFunctionsStarter
 from engram.pipeline.trigger import handle_event, objects_in, parse_key
 from engram.tenants.service import IssuedKey

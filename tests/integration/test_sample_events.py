@@ -28,10 +28,10 @@ from psycopg.conninfo import conninfo_to_dict
 
 from engram import deps
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
+from engram.documents.runs import DocumentRef
 from engram.local.functions import LocalLambdaContext, functions_dir, handler_of
 from engram.local.stack import LocalDatabase
 from engram.pipeline import steps
-from engram.pipeline.refs import DocumentRef
 from engram.settings import Settings
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey

@@ -7,6 +7,7 @@ import json
 from uuid import UUID
 
 from engram import deps
+from engram.local.functions import invoke_pipeline_step
 from engram.local.stack import LocalDatabase
 from engram.pipeline.handlers import run_finish
 from engram.pipeline.runner import LocalRunner
@@ -69,7 +70,7 @@ def test_local_start_resumes_unfinished_documents(tenant: IssuedKey, local_db: L
 
     resume(local_db.app, starter)
     (resumed,) = [r for r, _ in starter.started if r.document_id == ref.document_id]
-    status = LocalRunner(sleep=lambda s: None).run(resumed)
+    status = LocalRunner(invoke_pipeline_step, sleep=lambda s: None).run(resumed)
 
     assert status == "done"
     assert document(local_db.app, ref)["status"] == "done"
@@ -80,7 +81,7 @@ def test_a_superseded_run_writes_nothing(tenant: IssuedKey, local_db: LocalDatab
     with local_db.app.tenant(tenant.tenant_id) as cur:  # queued again meanwhile (an upsert)
         cur.execute("UPDATE documents SET revision = revision + 1 WHERE id = %s", (ref.document_id,))
 
-    status = LocalRunner(sleep=lambda s: None).run(ref)
+    status = LocalRunner(invoke_pipeline_step, sleep=lambda s: None).run(ref)
 
     row = document(local_db.app, ref)
     assert status == "failed"  # this run stops ...

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from engram.db.database import TenantTx
+from engram.db.database import Database, TenantTx
 from engram.documents import repo
+from engram.documents.runs import DocumentRef
 from engram.graph import relationships
 from engram.memories import repo as memories
 
@@ -26,3 +27,15 @@ def purge_memories(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
         memories.make_current(cur, tenant_id, relationships.retired_only_by(cur, tenant_id, own))
         memories.delete_memories(cur, tenant_id, own)
     repo.delete_sources(cur, tenant_id, document_id)
+
+
+def fail_document(db: Database, ref: DocumentRef, code: str, message: str) -> bool:
+    """Record the failure and remove everything this revision wrote, in one transaction. A no-op for
+    a document that is gone, finished, or already at a newer revision."""
+    with db.tenant(ref.tenant_id) as cur:
+        row = repo.get_document(cur, ref.tenant_id, ref.document_id, for_update=True)
+        if row is None or row["revision"] != ref.revision or row["status"] in ("done", "failed"):
+            return False
+        purge_outputs(cur, ref.tenant_id, ref.document_id)
+        repo.finish(cur, ref.tenant_id, ref.document_id, ref.revision, "failed", code, message[:2000])
+    return True

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from engram.db.database import Database
 from engram.documents import repo
+from engram.documents.blobs import BlobStore, sha256_hex, work_key, work_prefix_of
 from engram.documents.models import (
     Document,
     DocumentAccepted,
@@ -23,13 +24,11 @@ from engram.documents.models import (
     ExtractMode,
     UploadTicket,
 )
-from engram.documents.outputs import purge_outputs
+from engram.documents.outputs import fail_document, purge_outputs
+from engram.documents.runs import DocumentRef, PipelineStarter, execution_name
 from engram.errors import InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
 from engram.memories.predicates import ContainerScope
 from engram.observability import logger
-from engram.pipeline.blobs import BlobStore, sha256_hex, work_key, work_prefix_of
-from engram.pipeline.refs import DocumentRef, execution_name
-from engram.pipeline.start import PipelineStarter
 
 PRESIGN_SECONDS = 900
 
@@ -268,8 +267,6 @@ class DocumentService:
             )
             if not fail_on_error:
                 raise  # the trigger's event is retried; the sweeper fails whatever stays queued
-            from engram.pipeline.run import fail_document
-
             fail_document(self.db, registration.ref, "unavailable", f"could not start the pipeline: {exc}")
             raise ServiceUnavailable("the ingestion pipeline could not be started; try again") from exc
 

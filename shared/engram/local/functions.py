@@ -56,3 +56,11 @@ class LocalLambdaContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 30_000
+
+
+def invoke_pipeline_step(function: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Call functions/pipeline/<function>/handler.py exactly as Lambda would: the local runner's Invoke."""
+    result: dict[str, Any] = handler_of(f"pipeline/{function}")(
+        event, LocalLambdaContext(f"pipeline-{function}")
+    )
+    return result

@@ -10,6 +10,7 @@ from engram.db.database import Database
 from engram.db.embedded import EmbeddedPostgres, start_embedded
 from engram.db.migrate import migrate
 from engram.db.tenant_indexes import ensure_tenant_indexes
+from engram.local.functions import invoke_pipeline_step
 from engram.settings import Settings
 
 
@@ -58,4 +59,4 @@ def open_database(settings: Settings, *, cleanup_mode: str = "stop", app_pool_si
 
 def install_app(local: LocalDatabase) -> None:
     """Make the handlers use this database (and the configured embedder)."""
-    deps.install(deps.Deps(settings=local.settings, database=local.app))
+    deps.install(deps.Deps(settings=local.settings, database=local.app, invoke_step=invoke_pipeline_step))

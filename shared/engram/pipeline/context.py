@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.db.database import Database
+from engram.documents.blobs import BlobStore
 from engram.graph.link_rules import RuleLinker
 from engram.memories.writer import MemoryWriter
-from engram.pipeline.blobs import BlobStore
 from engram.pipeline.extractors import Limits, Services
 from engram.pipeline.extractors.audio import AwsTranscriber, OpenAITranscriber, Transcriber
 from engram.pipeline.extractors.image import Ocr, TesseractOcr, TextractOcr

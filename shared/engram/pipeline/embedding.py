@@ -6,8 +6,8 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
+from engram.documents.failures import PipelineFailure, TransientError
 from engram.errors import InvalidInput, ProviderError
-from engram.pipeline.errors import PipelineFailure, TransientError
 from engram.providers.embeddings import Embedder, check_dimensions
 
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import psycopg
 
+from engram.documents.failures import FAILURE_CODES, PipelineFailure, TransientError
+from engram.documents.runs import DocumentRef
 from engram.errors import ProviderError
 from engram.observability import logger
 from engram.pipeline.context import PipelineContext
-from engram.pipeline.errors import FAILURE_CODES, PipelineFailure, TransientError
-from engram.pipeline.refs import DocumentRef
 from engram.pipeline.run import STEP_FUNCTIONS, mark_done, mark_failed
 
 

@@ -11,25 +11,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engram.db.database import Database
 from engram.documents import repo as documents
-from engram.documents.outputs import purge_memories, purge_outputs
-from engram.errors import ExtractionFailed, InvalidInput
-from engram.extraction import make_extractor
-from engram.instructions.service import instructions_for
-from engram.memories.new_memory import Embedding, Mentions, NewMemory, Peers
-from engram.observability import logger
-from engram.pipeline.blobs import sha256_hex, work_key, work_prefix_of
-from engram.pipeline.chunking import chunk
-from engram.pipeline.context import PipelineContext
-from engram.pipeline.embedding import embed_batched, vector_literal
-from engram.pipeline.errors import (
+from engram.documents.blobs import sha256_hex, work_key, work_prefix_of
+from engram.documents.failures import (
     EmptyContent,
     ExtractionUnusable,
     SourceMissing,
     Superseded,
     UnsupportedHere,
 )
+from engram.documents.outputs import fail_document, purge_memories
+from engram.documents.runs import DocumentRef
+from engram.errors import ExtractionFailed, InvalidInput
+from engram.extraction import make_extractor
+from engram.instructions.service import instructions_for
+from engram.memories.new_memory import Embedding, Mentions, NewMemory, Peers
+from engram.observability import logger
+from engram.pipeline.chunking import chunk
+from engram.pipeline.context import PipelineContext
+from engram.pipeline.embedding import embed_batched, vector_literal
 from engram.pipeline.extracted import Extracted
 from engram.pipeline.extractors import Source, extract
 from engram.pipeline.memory_extraction import (
@@ -39,7 +39,6 @@ from engram.pipeline.memory_extraction import (
     DocumentInfo,
     extract_memories,
 )
-from engram.pipeline.refs import DocumentRef
 
 
 def _claim(ctx: PipelineContext, ref: DocumentRef, status: str) -> dict[str, Any]:
@@ -265,18 +264,6 @@ def mark_failed(ctx: PipelineContext, ref: DocumentRef, code: str, message: str)
     if changed:
         _drop_work_files(ctx, ref)
     return changed
-
-
-def fail_document(db: Database, ref: DocumentRef, code: str, message: str) -> bool:
-    """Record the failure and remove everything this revision wrote, in one transaction. A no-op for
-    a document that is gone, finished, or already at a newer revision."""
-    with db.tenant(ref.tenant_id) as cur:
-        row = documents.get_document(cur, ref.tenant_id, ref.document_id, for_update=True)
-        if row is None or row["revision"] != ref.revision or row["status"] in ("done", "failed"):
-            return False
-        purge_outputs(cur, ref.tenant_id, ref.document_id)
-        documents.finish(cur, ref.tenant_id, ref.document_id, ref.revision, "failed", code, message[:2000])
-    return True
 
 
 def _drop_work_files(ctx: PipelineContext, ref: DocumentRef) -> None:

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from engram.documents.runs import DocumentRef
 from engram.observability import logger
-from engram.pipeline.refs import DocumentRef
 from engram.pipeline.steps import (
     FINISH,
     RETRY_BACKOFF_RATE,
@@ -24,17 +24,9 @@ from engram.pipeline.steps import (
     TRANSIENT_ERRORS,
 )
 
+# Calls the Lambda of one step, functions/pipeline/<function>/handler.py, with an event; returns its
+# result. Given by whoever runs the pipeline in-process (engram.local.functions.invoke_pipeline_step).
 Invoke = Callable[[str, dict[str, Any]], dict[str, Any]]
-
-
-def invoke_handler(function: str, event: dict[str, Any]) -> dict[str, Any]:
-    """Call functions/pipeline/<function>/handler.py exactly as Lambda would."""
-    from engram.local.functions import LocalLambdaContext, handler_of
-
-    result: dict[str, Any] = handler_of(f"pipeline/{function}")(
-        event, LocalLambdaContext(f"pipeline-{function}")
-    )
-    return result
 
 
 def error_object(exc: BaseException) -> dict[str, str]:
@@ -46,7 +38,7 @@ def error_object(exc: BaseException) -> dict[str, str]:
 class LocalRunner:
     def __init__(
         self,
-        invoke: Invoke = invoke_handler,
+        invoke: Invoke,
         *,
         retry_interval: float = 0.5,
         max_retries: int = RETRY_MAX_ATTEMPTS,

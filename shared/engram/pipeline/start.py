@@ -1,21 +1,17 @@
-"""Starting a pipeline run for a document: a Step Functions execution in AWS, the local runner in a
-background thread otherwise. Both are idempotent per run name."""
+"""Starting a pipeline run for a document (engram.documents.runs.PipelineStarter): a Step Functions
+execution in AWS, the local runner in a background thread otherwise. Both are idempotent per run name."""
 
 from __future__ import annotations
 
 import json
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Any, Protocol
+from typing import Any
 
+from engram.documents.failures import TransientError
+from engram.documents.runs import DocumentRef
 from engram.observability import logger
-from engram.pipeline.errors import TransientError
-from engram.pipeline.refs import DocumentRef
 from engram.pipeline.runner import LocalRunner
-
-
-class PipelineStarter(Protocol):
-    def start(self, ref: DocumentRef, name: str) -> None: ...
 
 
 class StepFunctionsStarter:
@@ -44,8 +40,8 @@ class LocalStarter:
     """Runs documents through the local runner on a small thread pool (one worker by default: the
     embedding model already uses the cores). A name already running is not started twice."""
 
-    def __init__(self, runner: LocalRunner | None = None, *, workers: int = 1) -> None:
-        self.runner = runner or LocalRunner()
+    def __init__(self, runner: LocalRunner, *, workers: int = 1) -> None:
+        self.runner = runner
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="engram-pipeline")
         self._lock = threading.Lock()
         self._active: dict[str, Future[str]] = {}

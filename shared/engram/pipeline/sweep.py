@@ -8,9 +8,8 @@ from uuid import UUID
 
 from engram.db.database import Database
 from engram.documents import repo
-from engram.pipeline.refs import DocumentRef, execution_name
-from engram.pipeline.run import fail_document
-from engram.pipeline.start import PipelineStarter
+from engram.documents.outputs import fail_document
+from engram.documents.runs import DocumentRef, PipelineStarter, execution_name
 
 
 def unfinished(db: Database, older_than_minutes: int, limit: int) -> list[DocumentRef]:

@@ -19,10 +19,10 @@ from uuid import UUID
 
 import psycopg
 
+from engram.documents.failures import SourceMissing, TransientError
 from engram.documents.service import DocumentService, StoredObject
 from engram.memories.models import CONTAINER_PATTERN
 from engram.observability import logger
-from engram.pipeline.errors import SourceMissing, TransientError
 
 _CONTAINER = re.compile(CONTAINER_PATTERN)
 

@@ -14,10 +14,10 @@ import threading
 from pathlib import Path
 from uuid import UUID
 
+from engram.documents.blobs import sha256_hex
 from engram.documents.service import DocumentService, Registration, StoredObject
 from engram.memories.models import CONTAINER_PATTERN
 from engram.observability import logger
-from engram.pipeline.blobs import sha256_hex
 
 _CONTAINER = re.compile(CONTAINER_PATTERN)
 _SKIP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", ".partial", "~")

@@ -11,10 +11,10 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 
+from engram.documents.blobs import LocalBlobStore, S3BlobStore
+from engram.documents.failures import SourceMissing, TooLarge
 from engram.documents.service import DocumentService
 from engram.errors import InvalidInput
-from engram.pipeline.blobs import LocalBlobStore, S3BlobStore
-from engram.pipeline.errors import SourceMissing, TooLarge
 
 
 def test_s3_store_round_trip_limits_and_prefix_delete() -> None:

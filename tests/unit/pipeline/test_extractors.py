@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from engram.pipeline.errors import (
+from engram.documents.failures import (
     CorruptDocument,
     DecompressionBomb,
     EmptyContent,

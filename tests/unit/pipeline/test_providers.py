@@ -14,9 +14,9 @@ import pytest
 from botocore.stub import Stubber
 from PIL import Image
 
+from engram.documents.failures import FetchFailed, TooLarge, TransientError, UnsupportedHere
 from engram.errors import ProviderError
 from engram.pipeline.embedding import ProviderRefused, embed_batched
-from engram.pipeline.errors import FetchFailed, TooLarge, TransientError, UnsupportedHere
 from engram.pipeline.extractors import Limits, Services, Source, extract
 from engram.pipeline.extractors.audio import AudioSource, AwsTranscriber, OpenAITranscriber
 from engram.pipeline.extractors.image import TextractOcr

@@ -6,7 +6,13 @@ import posixpath
 import zlib
 from dataclasses import dataclass
 
-from engram.pipeline.errors import DecompressionBomb, EmptyContent, TooLarge, UnsupportedHere, UnsupportedType
+from engram.documents.failures import (
+    DecompressionBomb,
+    EmptyContent,
+    TooLarge,
+    UnsupportedHere,
+    UnsupportedType,
+)
 from engram.pipeline.extracted import Extracted
 from engram.pipeline.extractors.audio import AudioSource, Transcriber, extract_audio
 from engram.pipeline.extractors.code import extract_code, is_code
@@ -127,7 +133,7 @@ def gunzip(data: bytes, max_bytes: int) -> bytes:
         while inflater.unconsumed_tail and len(out) <= max_bytes:
             out.extend(inflater.decompress(inflater.unconsumed_tail, max_bytes + 1 - len(out)))
     except zlib.error as exc:
-        from engram.pipeline.errors import CorruptDocument
+        from engram.documents.failures import CorruptDocument
 
         raise CorruptDocument(f"the gzip file is corrupt: {exc}") from None
     if len(out) > max_bytes:

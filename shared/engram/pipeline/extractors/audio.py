@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engram.pipeline.errors import CorruptDocument, EmptyContent, TooLarge, TransientError, UnsupportedHere
+from engram.documents.failures import CorruptDocument, EmptyContent, TooLarge, TransientError, UnsupportedHere
 from engram.pipeline.extracted import Extracted, Segment
 
 OPENAI_MAX_BYTES = 25 * 1024 * 1024

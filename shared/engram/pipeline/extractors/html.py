@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from engram.pipeline.errors import CorruptDocument, EmptyContent, UnsupportedHere
+from engram.documents.failures import CorruptDocument, EmptyContent, UnsupportedHere
 from engram.pipeline.extracted import Extracted, Segment
 
 

@@ -8,7 +8,13 @@ import shutil
 import subprocess
 from typing import Any, Protocol
 
-from engram.pipeline.errors import CorruptDocument, DecompressionBomb, EmptyContent, TooLarge, TransientError
+from engram.documents.failures import (
+    CorruptDocument,
+    DecompressionBomb,
+    EmptyContent,
+    TooLarge,
+    TransientError,
+)
 from engram.pipeline.extracted import Extracted, Segment
 
 TEXTRACT_MAX_BYTES = 10 * 1024 * 1024  # DetectDocumentText with inline bytes

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram.pipeline.errors import CorruptDocument, EmptyContent, EncryptedDocument, TooLarge, UnsupportedHere
+from engram.documents.failures import (
+    CorruptDocument,
+    EmptyContent,
+    EncryptedDocument,
+    TooLarge,
+    UnsupportedHere,
+)
 from engram.pipeline.extracted import Extracted, Segment
 
 TEXT_BLOCK = 0

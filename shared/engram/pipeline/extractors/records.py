@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from engram.pipeline.errors import CorruptDocument, EmptyContent, TooLarge
+from engram.documents.failures import CorruptDocument, EmptyContent, TooLarge
 from engram.pipeline.extracted import Extracted, Segment
 from engram.pipeline.extractors.text import decode_utf8
 

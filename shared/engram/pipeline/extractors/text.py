@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from engram.pipeline.errors import InvalidEncoding
+from engram.documents.failures import InvalidEncoding
 from engram.pipeline.extracted import Extracted, Segment
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from engram.pipeline.errors import FetchFailed, TooLarge, TransientError
+from engram.documents.failures import FetchFailed, TooLarge, TransientError
 
 if TYPE_CHECKING:
     import httpx

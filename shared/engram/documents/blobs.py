@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from uuid import UUID
 
-from engram.pipeline.errors import SourceMissing, TooLarge, TransientError
+from engram.documents.failures import SourceMissing, TooLarge, TransientError
 
 
 class BlobStore(Protocol):

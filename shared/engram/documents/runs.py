@@ -1,11 +1,13 @@
-"""What states pass between steps: ids only, never content (Step Functions payloads stop at 256 KB)."""
+"""A run of the ingestion pipeline for one revision of a document: the reference its states pass
+between steps (ids only, never content: Step Functions payloads stop at 256 KB), the run's name, and
+the port a run is started through (engram.pipeline.start implements it)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 
@@ -37,3 +39,9 @@ def execution_name(*parts: object) -> str:
     digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:40]
     readable = re.sub(r"[^A-Za-z0-9_-]+", "-", str(parts[1] if len(parts) > 1 else parts[0]))[-38:].strip("-")
     return f"{readable}-{digest}" if readable else digest
+
+
+class PipelineStarter(Protocol):
+    def start(self, ref: DocumentRef, name: str) -> None:
+        """Start the run named `name` for `ref`; starting a name twice starts it once."""
+        ...

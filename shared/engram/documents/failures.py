@@ -1,4 +1,4 @@
-"""How a step fails. The class name is what Step Functions sees as the error name.
+"""How a document's ingestion fails. The class name is what Step Functions sees as the error name.
 
 - `TransientError`: worth retrying (throttling, a provider or the database briefly unavailable). The
   state machine and the local runner retry it with backoff.
