@@ -66,11 +66,6 @@ class FunctionSpec:
         """ "memories" -> "Memories", "pipeline/llm_extract" -> "PipelineLlmExtract"."""
         return "".join(part.capitalize() for part in re.split(r"[/_]", self.name))
 
-    @property
-    def short_name(self) -> str:
-        """The function's name after `engram-<stage>-`: "memories", "pipeline-llm_extract"."""
-        return self.name.replace("/", "-")
-
 
 def bedrock_llm_model() -> tuple[str, str]:
     """(inference profile, model id) of the default Bedrock LLM (engram.settings.DEFAULT_LLM_MODELS)."""

@@ -96,6 +96,14 @@ class ApiResponse:
         return json.loads(self.raw) if self.raw else None
 
 
+def assert_invalid(response: ApiResponse, field: str) -> None:
+    """Bad input: a 422 `validation_error` that names the field (the API's promise for every route)."""
+    assert response.status == 422, response.json
+    error = response.json["error"]
+    assert (error["code"], error.get("field")) == ("validation_error", field), error
+    assert error["message"]
+
+
 class Api:
     """Calls the API in-process through the local gateway: authorizer, proxy event, handler."""
 

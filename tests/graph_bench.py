@@ -18,13 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from uuid import UUID
 
-from engram.extraction import ExtractedEntity, ExtractedRelation, ExtractionContext, HeuristicExtractor
 from engram.graph.link_rules import RuleLinker
 from engram.graph.linking import link_memory
 from engram.graph.names import normalize_name
 from engram.graph.service import GraphService
 from engram.local.stack import open_database
 from engram.memories.writer import MemoryWriter
+from engram.memory_extraction import ExtractedEntity, ExtractedRelation, ExtractionContext, HeuristicExtractor
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import Settings
 from engram.tenants import service as tenants

@@ -32,7 +32,7 @@ def export(body: ExportRequest | None = None) -> Response[Any]:
             principal.tenant_id,
             principal.tenant_name,
             request.container,
-            s3=deps.s3_client(),
+            s3=deps.boto_client("s3"),
             bucket=settings.export_bucket,
             expires_in=settings.export_url_ttl_seconds,
         )

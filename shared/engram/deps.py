@@ -44,7 +44,6 @@ class Deps:
     pipeline: PipelineContext | None = None
     llm: LLM | None = None
     admin_database: Database | None = None  # only the admin function uses it
-    s3: Any = None
     # How the in-process pipeline runner calls a step's handler, where no state machine is configured
     # (the local stack gives engram.local.functions.invoke_pipeline_step).
     invoke_step: Invoke | None = None
@@ -231,7 +230,7 @@ def procedure_service() -> ProcedureService:
 
 
 def session_service() -> SessionService:
-    from engram.sessions.extraction import MessageExtraction
+    from engram.sessions.message_memories import MessageExtraction
     from engram.sessions.service import SessionService
 
     extraction = MessageExtraction(database(), embedder(), llm=llm, writer=memory_writer())
@@ -267,13 +266,3 @@ def export_service() -> ExportService:
     from engram.export.service import ExportService
 
     return ExportService(database())
-
-
-def s3_client() -> Any:
-    deps = current()
-    with deps._lock:
-        if deps.s3 is None:
-            import boto3
-
-            deps.s3 = boto3.client("s3", region_name=deps.settings.aws_region)
-        return deps.s3

@@ -1,4 +1,6 @@
-"""Opaque keyset cursors: (created_at, id) of the last row of a page, newest first."""
+"""Opaque page cursors: the JSON of the last row's sort key, base64url without padding. Keyset pages are
+newest first by (created_at, id); other orders keep their own key (a name and a type, a depth and an
+id)."""
 
 from __future__ import annotations
 
@@ -6,20 +8,39 @@ import base64
 import binascii
 import json
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from engram.errors import InvalidInput
 
 
-def encode_cursor(created_at: datetime, row_id: UUID) -> str:
-    raw = json.dumps([created_at.isoformat(), str(row_id)]).encode()
+def encode(*values: Any) -> str:
+    raw = json.dumps([v.isoformat() if isinstance(v, datetime) else v for v in values]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, *, field: str = "cursor") -> tuple[datetime, UUID]:
+def decode(cursor: str, size: int, field: str = "cursor") -> list[Any]:
+    """The cursor's `size` values; InvalidInput (naming `field`) for anything this API did not return."""
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        created_at, row_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return datetime.fromisoformat(created_at), UUID(row_id)
-    except (ValueError, TypeError, binascii.Error, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"{field} is not one this API returned", details={"field": field}) from exc
+        values = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
+    except (ValueError, binascii.Error):
+        values = None
+    if not isinstance(values, list) or len(values) != size:
+        raise not_ours(field)
+    return values
+
+
+def encode_cursor(created_at: datetime, row_id: UUID) -> str:
+    return encode(created_at, str(row_id))
+
+
+def decode_cursor(cursor: str, *, field: str = "cursor") -> tuple[datetime, UUID]:
+    created_at, row_id = decode(cursor, 2, field)
+    try:
+        return datetime.fromisoformat(str(created_at)), UUID(str(row_id))
+    except ValueError:
+        raise not_ours(field) from None
+
+
+def not_ours(field: str) -> InvalidInput:
+    return InvalidInput(f"{field} is not one this API returned", details={"field": field})

@@ -28,7 +28,7 @@ from engram.local.stack import LocalDatabase
 from engram.settings import Settings
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
-from tests.conftest import REPO, Api
+from tests.conftest import REPO, Api, assert_invalid
 
 
 class FreshDatabase:
@@ -315,7 +315,7 @@ def test_post_export_streams_the_jsonl_locally(
         "memory",
     }
     assert _body([json.loads(x) for x in theirs.raw.decode().splitlines()]) == []
-    assert api.post("/v1/export", {"container": "bad name"}).status == 422
+    assert_invalid(api.post("/v1/export", {"container": "bad name"}), "container")
 
 
 def test_post_export_in_aws_uploads_to_s3_and_returns_a_presigned_url(
@@ -326,7 +326,7 @@ def test_post_export_in_aws_uploads_to_s3_and_returns_a_presigned_url(
         s3 = boto3.client("s3", region_name="us-east-1")
         s3.create_bucket(Bucket="engram-exports")
         monkeypatch.setattr(deps.current().settings, "export_bucket", "engram-exports")
-        monkeypatch.setattr(deps.current(), "s3", s3)
+        monkeypatch.setattr(deps.current().settings, "aws_region", "us-east-1")
 
         response = api.post("/v1/export")
         stored = s3.get_object(Bucket="engram-exports", Key=response.json["key"])

@@ -14,13 +14,19 @@ import pytest
 
 from engram import deps
 from engram.errors import NotFound
-from engram.extraction import ExtractedEntity, ExtractedRelation, ExtractionContext, LLMExtractor, chunk_text
 from engram.graph import repo as graph_repo
 from engram.graph.linking import link_memory
 from engram.graph.models import LinkResult
 from engram.graph.service import GraphService
 from engram.local.stack import LocalDatabase
 from engram.memories.models import MemoryCreate
+from engram.memory_extraction import (
+    ExtractedEntity,
+    ExtractedRelation,
+    ExtractionContext,
+    LLMExtractor,
+    chunk_text,
+)
 from engram.providers.llm_openai import OpenAILLM
 from engram.settings import Settings
 from engram.tenants.service import IssuedKey

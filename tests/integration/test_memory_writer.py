@@ -7,10 +7,10 @@ import pytest
 
 from engram import deps
 from engram.db.database import EVERYONE, Party
-from engram.extraction import ExtractedEntity, ExtractedRelation
 from engram.local.stack import LocalDatabase
 from engram.memories.new_memory import Mentions, NewMemory, Owner, Peers
 from engram.memories.writer import MemoryWriter
+from engram.memory_extraction import ExtractedEntity, ExtractedRelation
 from engram.tenants.service import IssuedKey
 
 CONVERSATION = Peers(same_owner=True)

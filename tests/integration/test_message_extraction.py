@@ -1,4 +1,4 @@
-"""Session messages through engram.extraction: the LLM (openai provider against a scripted server on
+"""Session messages through engram.memory_extraction: the LLM (openai provider against a scripted server on
 loopback) and the offline heuristic, supersession over time, custom instructions, and what happens
 when the LLM is missing, down, or answers badly."""
 
@@ -10,7 +10,7 @@ from typing import Any
 from engram.db.database import EVERYONE
 from engram.local.stack import LocalDatabase
 from engram.tenants.service import IssuedKey
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 from tests.integration.test_kg_pipeline import MONDAY, MOVED, NEXT_FRIDAY, TUESDAY, llm_stack
 from tests.integration.test_kg_pipeline import answer as kg_answer
 from tests.llm_fakes import Reply, chat_completion, scripted_openai_server
@@ -122,11 +122,10 @@ def test_extract_full_without_an_llm_is_refused_before_anything_is_stored(api: A
         f"/v1/sessions/{session_id}/messages?{ALICE}",
         {"messages": [{"role": "user", "content": "x", "occurred_at": "2999-01-01T00:00:00Z"}]},
     )
-    assert bad.status == 422 and "future" in bad.json["error"]["message"]
-    assert (
-        api.post(f"/v1/sessions/{session_id}/messages?{ALICE}", {"messages": [], "extract": "most"}).status
-        == 422
-    )
+    assert_invalid(bad, "messages[0].occurred_at")
+    assert "future" in bad.json["error"]["message"]
+    nothing = {"messages": [], "extract": "most"}
+    assert_invalid(api.post(f"/v1/sessions/{session_id}/messages?{ALICE}", nothing), "messages")
 
 
 def test_an_unavailable_llm_leaves_the_messages_queued_until_extract_is_called(api: Api) -> None:

@@ -15,7 +15,7 @@ from engram.documents.runs import DocumentRef
 from engram.local.stack import LocalDatabase
 from engram.pipeline import handlers, run
 from engram.pipeline.context import PipelineContext
-from engram.pipeline.extractors import Services
+from engram.pipeline.readers import Services
 from engram.pipeline.steps import STEPS
 from engram.tenants.service import IssuedKey
 from tests import files

@@ -4,10 +4,10 @@ include_related in search."""
 from __future__ import annotations
 
 from engram import deps
-from engram.extraction import ExtractedEntity
 from engram.graph.linking import link_memory
+from engram.memory_extraction import ExtractedEntity
 from engram.tenants.service import IssuedKey
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 
 def _store(api: Api, content: str, **body: object) -> dict:
@@ -40,7 +40,7 @@ def test_related_walks_relationships_to_a_depth_and_shared_entities(api: Api, te
     ]
     back = api.get(f"/v1/memories/{first['id']}/related").json["related"]
     assert [(r["id"], r["direction"]) for r in back] == [(second["id"], "incoming")]
-    assert api.get(f"/v1/memories/{third['id']}/related?depth=9").status == 422
+    assert_invalid(api.get(f"/v1/memories/{third['id']}/related?depth=9"), "depth")
     assert api.get("/v1/memories/00000000-0000-4000-8000-000000000000/related").status == 404
 
     found = api.post(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engram.errors import ExtractionFailed, InvalidInput, TransientError
-from engram.extraction import (
+from engram.memory_extraction import (
     ExtractionContext,
     ExtractionPayload,
     ExtractionResult,
@@ -20,7 +20,7 @@ from engram.extraction import (
     chunk_text,
     make_extractor,
 )
-from engram.extraction import prompt as prompts
+from engram.memory_extraction import prompt as prompts
 from engram.providers.llm import Completion, Message, TokenUsage
 from engram.providers.llm_openai import OpenAILLM
 from engram.settings import Settings

@@ -3,12 +3,8 @@ No SQL here (engram.documents.repo), no HTTP (functions/documents)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -29,6 +25,7 @@ from engram.documents.runs import DocumentRef, PipelineStarter, execution_name
 from engram.errors import InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
 from engram.memories.predicates import ContainerScope
 from engram.observability import logger
+from engram.pagination import decode_cursor, encode_cursor
 
 PRESIGN_SECONDS = 900
 
@@ -129,28 +126,6 @@ class DocumentService:
         registration = self._register(tenant_id, fields, data)
         self._start(registration, ("api", str(registration.document["id"])), fail_on_error=True)
         return _accepted(registration)
-
-    def create_from_upload(
-        self,
-        tenant_id: UUID,
-        filename: str,
-        data: bytes,
-        *,
-        container: str,
-        content_type: str | None,
-        tags: list[str],
-        metadata: dict[str, Any],
-    ) -> DocumentAccepted:
-        """The local multipart upload: the same path as a file sent to POST /v1/documents."""
-        request = DocumentCreate(
-            file_base64=base64.b64encode(data).decode(),
-            filename=filename,
-            container=container,
-            content_type=content_type,
-            tags=tags,
-            metadata=metadata,
-        )
-        return self.create(tenant_id, request)
 
     def register_stored(
         self, tenant_id: UUID, stored: StoredObject, data: bytes | None = None
@@ -295,7 +270,7 @@ class DocumentService:
         return Document.from_row(row)
 
     def list(self, tenant_id: UUID, request: DocumentListRequest) -> DocumentPage:
-        after = _decode_cursor(request.cursor) if request.cursor else None
+        after = decode_cursor(request.cursor) if request.cursor else None
         with self.db.tenant(tenant_id) as cur:
             rows = repo.list_documents(
                 cur,
@@ -307,7 +282,7 @@ class DocumentService:
             )
         documents = [Document.from_row(row) for row in rows[: request.limit]]
         more = len(rows) > request.limit
-        cursor = _encode_cursor(documents[-1].created_at, documents[-1].id) if more else None
+        cursor = encode_cursor(documents[-1].created_at, documents[-1].id) if more else None
         return DocumentPage(documents=documents, next_cursor=cursor)
 
     def delete(self, tenant_id: UUID, document_id: UUID) -> None:
@@ -340,17 +315,3 @@ def _accepted(registration: Registration) -> DocumentAccepted:
 
 def _not_found(document_id: UUID) -> NotFound:
     return NotFound(f"document {document_id} not found")
-
-
-def _encode_cursor(created_at: datetime, document_id: UUID) -> str:
-    raw = json.dumps([created_at.isoformat(), str(document_id)]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        created_at, document_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return datetime.fromisoformat(created_at), UUID(document_id)
-    except (ValueError, TypeError, binascii.Error, json.JSONDecodeError) as exc:
-        raise InvalidInput("cursor is not one this API returned", details={"field": "cursor"}) from exc

@@ -14,10 +14,10 @@ from uuid import UUID
 
 from engram.db.database import TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
-from engram.extraction.schema import ExtractedEntity, ExtractedRelation
 from engram.graph import repo
 from engram.graph.models import LinkResult
 from engram.graph.names import display_name, normalize_name, normalize_type
+from engram.memory_extraction.schema import ExtractedEntity, ExtractedRelation
 
 UNKNOWN = "unknown"
 MAX_ALIASES = 50  # per entity, as the table's CHECK says

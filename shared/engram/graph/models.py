@@ -9,9 +9,9 @@ from uuid import UUID
 
 from pydantic import AwareDatetime, ConfigDict, Field, model_validator
 
-from engram.extraction.schema import EntityType, Name, RelationType
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName, Content, MemoryType
+from engram.memory_extraction.schema import EntityType, Name, RelationType
 
 MAX_ALIASES = 20
 MAX_DEPTH = 4  # hops a subgraph reaches from its entity

@@ -3,13 +3,11 @@ resolution and deduplication live in linking.py."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from engram import pagination
 from engram.db.database import Database, Party, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.graph import linking, relationships, repo
@@ -125,7 +123,7 @@ class GraphService:
         last = rows[limit - 1] if len(rows) > limit else None
         return EntityPage(
             entities=entities,
-            next_cursor=_encode(last["normalized_name"], last["entity_type"]) if last else None,
+            next_cursor=pagination.encode(last["normalized_name"], last["entity_type"]) if last else None,
         )
 
     def get_entity(
@@ -276,7 +274,7 @@ class GraphService:
             depth=depth,
             nodes=[_node(rows[entity_id], d) for d, entity_id in page if entity_id in rows],
             edges=[_relation(r) for r in found[:edge_cap]],
-            next_cursor=_encode(page[-1][0], str(page[-1][1])) if more and page else None,
+            next_cursor=pagination.encode(page[-1][0], str(page[-1][1])) if more and page else None,
             truncated=truncated,
             edges_truncated=len(found) > edge_cap,
         )
@@ -339,48 +337,27 @@ def _entity_not_found(entity_id: UUID) -> NotFound:
     return NotFound(f"entity {entity_id} not found")
 
 
-def _encode(*values: Any) -> str:
-    raw = json.dumps([v.isoformat() if isinstance(v, datetime) else v for v in values]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode(cursor: str, size: int, field: str) -> list[Any]:
-    try:
-        values = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
-    except (ValueError, binascii.Error):
-        values = None
-    if not isinstance(values, list) or len(values) != size:
-        raise InvalidInput(f"{field} is not one this API returned", details={"field": field})
-    return values
-
-
 def _time_cursor(cursor: str | None, field: str) -> tuple[datetime, UUID] | None:
-    if not cursor:
-        return None
-    when, ident = _decode(cursor, 2, field)
-    try:
-        return datetime.fromisoformat(str(when)), UUID(str(ident))
-    except ValueError:
-        raise InvalidInput(f"{field} is not one this API returned", details={"field": field}) from None
+    return pagination.decode_cursor(cursor, field=field) if cursor else None
 
 
 def _name_cursor(cursor: str) -> tuple[str, str]:
-    name, kind = _decode(cursor, 2, "cursor")
+    name, kind = pagination.decode(cursor, 2)
     if not isinstance(name, str) or not isinstance(kind, str):
-        raise InvalidInput("cursor is not one this API returned", details={"field": "cursor"})
+        raise pagination.not_ours("cursor")
     return name, kind
 
 
 def _graph_cursor(cursor: str) -> tuple[int, UUID]:
-    depth, ident = _decode(cursor, 2, "cursor")
+    depth, ident = pagination.decode(cursor, 2)
     try:
         return int(depth), UUID(str(ident))
     except (TypeError, ValueError):
-        raise InvalidInput("cursor is not one this API returned", details={"field": "cursor"}) from None
+        raise pagination.not_ours("cursor") from None
 
 
 def _next(rows: list[dict[str, Any]], limit: int, time_column: str, id_column: str) -> str | None:
     if len(rows) <= limit:
         return None
     last = rows[limit - 1]
-    return _encode(last[time_column], str(last[id_column]))
+    return pagination.encode(last[time_column], str(last[id_column]))

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, StringConstraints
 
-from engram.extraction.base import MAX_INSTRUCTION_CHARS
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName
+from engram.memory_extraction.base import MAX_INSTRUCTION_CHARS
 
 InstructionText = Annotated[
     str,

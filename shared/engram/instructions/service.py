@@ -1,7 +1,7 @@
 """Custom extraction instructions: set, list and remove them, and the ones an extraction applies.
 
 Instructions only reach the LLM extractor (extract=full), in the prompt's slot for the memories'
-owner (engram/extraction/prompt.md); the offline heuristic has no use for them. They come from the
+owner (engram/memory_extraction/prompt.md); the offline heuristic has no use for them. They come from the
 tenant's own API calls, never from documents or LLM output."""
 
 from __future__ import annotations

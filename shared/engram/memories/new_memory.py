@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from engram.extraction.schema import ExtractedEntity, ExtractedRelation
 from engram.memories.models import MemoryCreate, MemoryType, Visibility
+from engram.memory_extraction.schema import ExtractedEntity, ExtractedRelation
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from datetime import datetime
 from uuid import UUID
 
 from engram.db.database import EVERYONE, Database, Party
-from engram.errors import InvalidInput, NotFound
+from engram.errors import NotFound
 from engram.graph import relationships
 from engram.memories import repo
 from engram.memories.models import (
@@ -32,6 +28,7 @@ from engram.memories.new_memory import NewMemory
 from engram.memories.predicates import ContainerScope
 from engram.memories.writer import MemoryWriter
 from engram.observability import tracer
+from engram.pagination import decode_cursor, encode_cursor
 
 
 class MemoryService:
@@ -89,7 +86,7 @@ class MemoryService:
         return Memory(**row)
 
     def list_memories(self, tenant_id: UUID, request: ListRequest) -> MemoryPage:
-        after = _decode_cursor(request.cursor) if request.cursor else None
+        after = decode_cursor(request.cursor) if request.cursor else None
         with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             rows = repo.list_memories(
                 cur,
@@ -101,7 +98,7 @@ class MemoryService:
             )
         memories = [Memory(**row) for row in rows[: request.limit]]
         next_cursor = (
-            _encode_cursor(memories[-1].created_at, memories[-1].id) if len(rows) > request.limit else None
+            encode_cursor(memories[-1].created_at, memories[-1].id) if len(rows) > request.limit else None
         )
         return MemoryPage(memories=memories, next_cursor=next_cursor)
 
@@ -133,17 +130,3 @@ class MemoryService:
 
 def _not_found(memory_id: UUID) -> NotFound:
     return NotFound(f"memory {memory_id} not found")
-
-
-def _encode_cursor(created_at: datetime, memory_id: UUID) -> str:
-    raw = json.dumps([created_at.isoformat(), str(memory_id)]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        created_at, memory_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return datetime.fromisoformat(created_at), UUID(memory_id)
-    except (ValueError, TypeError, binascii.Error, json.JSONDecodeError) as exc:
-        raise InvalidInput("cursor is not one this API returned", details={"field": "cursor"}) from exc

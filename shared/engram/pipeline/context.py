@@ -11,10 +11,10 @@ from engram.db.database import Database
 from engram.documents.blobs import BlobStore
 from engram.graph.link_rules import RuleLinker
 from engram.memories.writer import MemoryWriter
-from engram.pipeline.extractors import Limits, Services
-from engram.pipeline.extractors.audio import AwsTranscriber, OpenAITranscriber, Transcriber
-from engram.pipeline.extractors.image import Ocr, TesseractOcr, TextractOcr
-from engram.pipeline.extractors.url import UrlFetcher
+from engram.pipeline.readers import Limits, Services
+from engram.pipeline.readers.audio import AwsTranscriber, OpenAITranscriber, Transcriber
+from engram.pipeline.readers.image import Ocr, TesseractOcr, TextractOcr
+from engram.pipeline.readers.url import UrlFetcher
 from engram.providers.embeddings import Embedder
 from engram.providers.llm import LLM
 from engram.settings import Settings

@@ -23,22 +23,22 @@ from engram.documents.failures import (
 from engram.documents.outputs import fail_document, purge_memories
 from engram.documents.runs import DocumentRef
 from engram.errors import ExtractionFailed, InvalidInput
-from engram.extraction import make_extractor
 from engram.instructions.service import instructions_for
 from engram.memories.new_memory import Embedding, Mentions, NewMemory, Peers
+from engram.memory_extraction import make_extractor
 from engram.observability import logger
 from engram.pipeline.chunking import chunk
 from engram.pipeline.context import PipelineContext
-from engram.pipeline.embedding import embed_batched, vector_literal
-from engram.pipeline.extracted import Extracted
-from engram.pipeline.extractors import Source, extract
-from engram.pipeline.memory_extraction import (
+from engram.pipeline.document_memories import (
     CandidateMemory,
     ChunkInfo,
     DocumentExtraction,
     DocumentInfo,
     extract_memories,
 )
+from engram.pipeline.embedding import embed_batched, vector_literal
+from engram.pipeline.readers import Source, read
+from engram.pipeline.readers.result import Extracted
 
 
 def _claim(ctx: PipelineContext, ref: DocumentRef, status: str) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
         s3_uri=s3_uri,
         job_name=f"engram-{ref.document_id}-r{ref.revision}",
     )
-    extracted = extract(source, ctx.limits, ctx.services)
+    extracted = read(source, ctx.limits, ctx.services)
     ctx.blobs.put(_extracted_key(ctx, ref), extracted.to_json(), "application/json")
     with ctx.db.tenant(ref.tenant_id) as cur:
         _current(cur, ref)

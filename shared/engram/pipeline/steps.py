@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Step:
-    name: str  # as in the issue and the logs: "llm-extract"
+    name: str  # as the logs and a failed document's error name it: "llm-extract"
     state: str  # the Step Functions state name: "LlmExtract"
     function: str  # folder under functions/pipeline/: "llm_extract"
     status: str  # the document's status while this step runs
@@ -59,10 +59,3 @@ TRANSIENT_ERRORS: tuple[str, ...] = (
 
 STATUSES = ("queued", *dict.fromkeys(step.status for step in STEPS), "done", "failed")
 FINAL_STATUSES = ("done", "failed")
-
-
-def step_named(name: str) -> Step:
-    for step in STEPS:
-        if step.name == name:
-            return step
-    raise KeyError(name)

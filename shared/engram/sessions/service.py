@@ -1,5 +1,5 @@
 """Conversation logic: sessions, ordered messages, recall, message search and the extraction
-queue (engram.sessions.extraction). No SQL here. Every call names its party (user_id, agent_id);
+queue (engram.sessions.message_memories). No SQL here. Every call names its party (user_id, agent_id);
 the database shows a session only to its pair (see migrations/0002_scopes.sql)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from engram.memories.models import Scores, SearchRequest
 from engram.pagination import decode_cursor, encode_cursor
 from engram.providers.embeddings import Embedder
 from engram.sessions import repo
-from engram.sessions.extraction import MessageExtraction
+from engram.sessions.message_memories import MessageExtraction
 from engram.sessions.models import (
     AppendResult,
     Conversation,
@@ -127,7 +127,7 @@ class SessionService:
         )
 
     def extract(self, tenant_id: UUID, session_id: UUID, party: Party) -> ExtractionReport:
-        """Extract memories from the session's queued messages (engram.sessions.extraction).
+        """Extract memories from the session's queued messages (engram.sessions.message_memories).
         Idempotent: of two runs at once, one writes; the same statement twice is one memory. Each
         step is its own short transaction, so this never holds two connections (a Lambda has one)."""
         with self.db.tenant(tenant_id, party) as cur:

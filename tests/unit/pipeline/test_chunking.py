@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 
 from engram.pipeline.chunking import chunk
-from engram.pipeline.extracted import Extracted, Segment
-from engram.pipeline.extractors import Limits, Services, Source, extract
+from engram.pipeline.readers import Limits, Services, Source, read
+from engram.pipeline.readers.result import Extracted, Segment
 from engram.pipeline.tokens import count_tokens
 from tests import files
 
@@ -78,7 +78,7 @@ def test_a_sentence_longer_than_a_chunk_is_cut_at_words() -> None:
 
 def test_pdf_chunks_record_their_pages() -> None:
     pdf = files.pdf([_sentences("Page one", 20), _sentences("Page two", 20), _sentences("Page three", 20)])
-    extracted = extract(Source(pdf, "a.pdf", None), Limits(), Services())
+    extracted = read(Source(pdf, "a.pdf", None), Limits(), Services())
 
     chunks = chunk(extracted, target=150, overlap=0)
 
@@ -90,7 +90,7 @@ def test_pdf_chunks_record_their_pages() -> None:
 
 
 def test_code_is_one_chunk_per_function_and_class() -> None:
-    extracted = extract(Source(files.PYTHON_SOURCE.encode(), "billing.py", None), Limits(), Services())
+    extracted = read(Source(files.PYTHON_SOURCE.encode(), "billing.py", None), Limits(), Services())
 
     chunks = chunk(extracted, target=500)
 
@@ -106,7 +106,7 @@ def test_code_is_one_chunk_per_function_and_class() -> None:
 def test_a_function_larger_than_a_chunk_is_cut_at_blank_lines() -> None:
     body = "\n\n".join(f"    x{i} = compute({i}, {i + 1}, {i + 2})\n    y{i} = x{i} * 2" for i in range(40))
     source = f"def big():\n{body}\n    return 0\n"
-    extracted = extract(Source(source.encode(), "big.py", None), Limits(), Services())
+    extracted = read(Source(source.encode(), "big.py", None), Limits(), Services())
 
     chunks = chunk(extracted, target=120)
 

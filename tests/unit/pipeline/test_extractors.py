@@ -17,16 +17,16 @@ from engram.documents.failures import (
     TooLarge,
     UnsupportedType,
 )
-from engram.pipeline.extracted import Extracted
-from engram.pipeline.extractors import Limits, Services, Source, extract
-from engram.pipeline.extractors.detect import detect
+from engram.pipeline.readers import Limits, Services, Source, read
+from engram.pipeline.readers.detect import detect
+from engram.pipeline.readers.result import Extracted
 from tests import files
 
 
 def _extract(
     data: bytes, filename: str | None = None, content_type: str | None = None, **limits: int
 ) -> Extracted:
-    return extract(Source(data, filename, content_type), Limits(**limits), Services())
+    return read(Source(data, filename, content_type), Limits(**limits), Services())
 
 
 def test_pdf_pages_come_with_page_markers_and_title() -> None:
@@ -168,7 +168,7 @@ def test_gzip_is_read_and_bombs_are_refused() -> None:
 def test_image_bombs_are_refused_before_any_ocr() -> None:
     from PIL import Image
 
-    from engram.pipeline.extractors.image import extract_image
+    from engram.pipeline.readers.image import read_image
 
     buffer = io.BytesIO()
     Image.new("L", (400, 300)).save(buffer, format="PNG")
@@ -180,7 +180,7 @@ def test_image_bombs_are_refused_before_any_ocr() -> None:
             raise AssertionError("OCR must not run on a refused image")
 
     with pytest.raises(DecompressionBomb, match="400x300"):
-        extract_image(buffer.getvalue(), "image/png", NeverCalled(), max_pixels=100_000)
+        read_image(buffer.getvalue(), "image/png", NeverCalled(), max_pixels=100_000)
 
 
 def test_files_over_the_size_limit_are_refused() -> None:

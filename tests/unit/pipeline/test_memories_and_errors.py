@@ -1,4 +1,4 @@
-"""The pipeline's memory extraction (chunks through engram.extraction), graph-link's rules, and how a
+"""The pipeline's memory extraction (chunks through engram.memory_extraction), graph-link's rules, and how a
 Step Functions error becomes the document's error."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import uuid
 
-from engram.extraction import HeuristicExtractor
 from engram.graph.link_rules import LinkCandidate, LinkSubject, RuleLinker
+from engram.memory_extraction import HeuristicExtractor
+from engram.pipeline.document_memories import ChunkInfo, DocumentInfo, extract_memories
 from engram.pipeline.handlers import describe_failure
-from engram.pipeline.memory_extraction import ChunkInfo, DocumentInfo, extract_memories
 from engram.pipeline.steps import FINAL_STATUSES, STATUSES, STEPS
 
 DOC = DocumentInfo(uuid.uuid4(), "kb", "handbook.md", "text/markdown", ["hr"])

@@ -17,10 +17,10 @@ from PIL import Image
 from engram.documents.failures import FetchFailed, TooLarge, TransientError, UnsupportedHere
 from engram.errors import ProviderError
 from engram.pipeline.embedding import ProviderRefused, embed_batched
-from engram.pipeline.extractors import Limits, Services, Source, extract
-from engram.pipeline.extractors.audio import AudioSource, AwsTranscriber, OpenAITranscriber
-from engram.pipeline.extractors.image import TextractOcr
-from engram.pipeline.extractors.url import UrlFetcher
+from engram.pipeline.readers import Limits, Services, Source, read
+from engram.pipeline.readers.audio import AudioSource, AwsTranscriber, OpenAITranscriber
+from engram.pipeline.readers.image import TextractOcr
+from engram.pipeline.readers.url import UrlFetcher
 
 
 def _png() -> bytes:
@@ -45,7 +45,7 @@ def test_textract_lines_become_the_image_text() -> None:
             },
             {"Document": {"Bytes": image}},
         )
-        result = extract(Source(image, "scan.png", None), Limits(), Services(ocr=TextractOcr(client)))
+        result = read(Source(image, "scan.png", None), Limits(), Services(ocr=TextractOcr(client)))
 
     assert result.segments[0].text == "Invoice 42\nTotal: 99 EUR"
     assert result.meta == {"ocr": "textract"}
@@ -61,12 +61,12 @@ def test_textract_throttling_is_transient() -> None:
 
 def test_images_without_ocr_are_unsupported_here() -> None:
     with pytest.raises(UnsupportedHere, match="tesseract"):
-        extract(Source(_png(), "scan.png", None), Limits(), Services(ocr=None))
+        read(Source(_png(), "scan.png", None), Limits(), Services(ocr=None))
 
 
 def test_audio_without_a_transcriber_is_unsupported_here() -> None:
     with pytest.raises(UnsupportedHere, match="ENGRAM_TRANSCRIPTION_PROVIDER"):
-        extract(Source(b"ID3\x03\x00rest-of-mp3", "call.mp3", None), Limits(), Services())
+        read(Source(b"ID3\x03\x00rest-of-mp3", "call.mp3", None), Limits(), Services())
 
 
 def test_openai_transcription_turns_segments_into_speaker_turns() -> None:
@@ -93,7 +93,7 @@ def test_openai_transcription_turns_segments_into_speaker_turns() -> None:
     )
     transcriber = OpenAITranscriber(client, "gpt-4o-transcribe-diarize")
 
-    result = extract(
+    result = read(
         Source(b"RIFF\x00\x00\x00\x00WAVEfmt data", "call.wav", None),
         Limits(),
         Services(transcriber=transcriber),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
-from engram.extraction.schema import ExtractedMemory, ExtractionResult
+from engram.memory_extraction.schema import ExtractedMemory, ExtractionResult
 
 MAX_INSTRUCTION_CHARS = 2000
 _CHUNK_MARK = re.compile(r"</?chunk\b", re.IGNORECASE)

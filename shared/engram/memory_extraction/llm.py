@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from engram.errors import ExtractionFailed, InvalidInput
-from engram.extraction import prompt
-from engram.extraction.base import ExtractionContext, resolve
-from engram.extraction.schema import ExtractionPayload, ExtractionResult
+from engram.memory_extraction import prompt
+from engram.memory_extraction.base import ExtractionContext, resolve
+from engram.memory_extraction.schema import ExtractionPayload, ExtractionResult
 from engram.observability import logger
 from engram.providers.llm import LLM, Completion, Message, TokenUsage
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 import itertools
 import re
 
-from engram.extraction.base import ExtractionContext
-from engram.extraction.schema import (
+from engram.graph.names import normalize_name
+from engram.memories.models import MemoryType
+from engram.memory_extraction.base import ExtractionContext
+from engram.memory_extraction.schema import (
     MAX_ENTITIES_PER_MEMORY,
     MAX_MEMORY_CHARS,
     ExtractedEntity,
@@ -24,8 +26,6 @@ from engram.extraction.schema import (
     ExtractedRelation,
     ExtractionResult,
 )
-from engram.graph.names import normalize_name
-from engram.memories.models import MemoryType
 
 CONFIDENCE = 0.5
 _NOT_PROSE = ("{", "}", "=>", "();", "http://", "https://")

@@ -1,4 +1,4 @@
-"""A document's chunks through engram.extraction: the one place the pipeline turns chunks into memories.
+"""A document's chunks through engram.memory_extraction: where the pipeline turns chunks into memories.
 
 The document's `extract` mode picks the extractor (`make_extractor`): `none` makes no memories,
 `light` the offline heuristic (`extractor: heuristic`), `full` the configured LLM. Chunks go to the
@@ -20,9 +20,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from engram.extraction import ExtractionContext, Extractor, HeuristicExtractor, chunk_text, content_key
-from engram.extraction.schema import ExtractedEntity, ExtractedRelation
 from engram.memories.models import MemoryType
+from engram.memory_extraction import ExtractionContext, Extractor, HeuristicExtractor, chunk_text, content_key
+from engram.memory_extraction.schema import ExtractedEntity, ExtractedRelation
 from engram.providers.llm import TokenUsage
 
 MAX_BATCH_CHARS = 12_000  # chunks per LLM call: enough context, answers well under the output limit

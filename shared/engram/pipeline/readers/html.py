@@ -7,10 +7,10 @@ from functools import cache
 from typing import Any
 
 from engram.documents.failures import CorruptDocument, EmptyContent, UnsupportedHere
-from engram.pipeline.extracted import Extracted, Segment
+from engram.pipeline.readers.result import Extracted, Segment
 
 
-def extract_html(data: bytes, *, url: str | None = None) -> Extracted:
+def read_html(data: bytes, *, url: str | None = None) -> Extracted:
     try:
         import trafilatura
     except ImportError:  # pragma: no cover - the extractors extra is not installed

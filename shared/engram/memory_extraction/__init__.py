@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Literal
 
 from engram.errors import InvalidInput
-from engram.extraction.base import ExtractionContext, Extractor, chunk_text, content_key
-from engram.extraction.heuristic import HeuristicExtractor
-from engram.extraction.llm import LLMExtractor
-from engram.extraction.schema import (
+from engram.memory_extraction.base import ExtractionContext, Extractor, chunk_text, content_key
+from engram.memory_extraction.heuristic import HeuristicExtractor
+from engram.memory_extraction.llm import LLMExtractor
+from engram.memory_extraction.schema import (
     ExtractedEntity,
     ExtractedMemory,
     ExtractedRelation,

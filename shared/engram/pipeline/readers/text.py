@@ -6,7 +6,7 @@ import codecs
 import re
 
 from engram.documents.failures import InvalidEncoding
-from engram.pipeline.extracted import Extracted, Segment
+from engram.pipeline.readers.result import Extracted, Segment
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
@@ -31,7 +31,7 @@ def decode_utf8(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def extract_text(data: bytes, content_type: str) -> Extracted:
+def read_text(data: bytes, content_type: str) -> Extracted:
     text = decode_utf8(data)
     title = None
     if content_type == "text/markdown":

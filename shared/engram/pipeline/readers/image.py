@@ -15,7 +15,7 @@ from engram.documents.failures import (
     TooLarge,
     TransientError,
 )
-from engram.pipeline.extracted import Extracted, Segment
+from engram.pipeline.readers.result import Extracted, Segment
 
 TEXTRACT_MAX_BYTES = 10 * 1024 * 1024  # DetectDocumentText with inline bytes
 TEXTRACT_TYPES = ("image/png", "image/jpeg", "image/tiff")
@@ -107,7 +107,7 @@ def check_pixels(data: bytes, max_pixels: int) -> None:
         )
 
 
-def extract_image(data: bytes, content_type: str, ocr: Ocr, *, max_pixels: int) -> Extracted:
+def read_image(data: bytes, content_type: str, ocr: Ocr, *, max_pixels: int) -> Extracted:
     check_pixels(data, max_pixels)
     text = ocr.image_text(data, content_type)
     if not text.strip():

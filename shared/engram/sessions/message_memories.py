@@ -1,4 +1,4 @@
-"""Session messages through engram.extraction, the extraction documents go through.
+"""Session messages through engram.memory_extraction, the extraction documents go through.
 
 Queued messages are taken in conversation order, in batches of one extract mode and one day (a day's
 messages share the reference time relative dates are resolved against). Each message is a section
@@ -26,7 +26,10 @@ from uuid import UUID
 
 from engram.db.database import Database, Party
 from engram.errors import EngramError, ExtractionFailed
-from engram.extraction import (
+from engram.instructions.service import instructions_for
+from engram.memories.new_memory import Embedding, Mentions, NewMemory, Owner, Peers
+from engram.memories.writer import MemoryWriter
+from engram.memory_extraction import (
     ExtractionContext,
     Extractor,
     HeuristicExtractor,
@@ -34,10 +37,7 @@ from engram.extraction import (
     content_key,
     make_extractor,
 )
-from engram.extraction.schema import ExtractedMemory
-from engram.instructions.service import instructions_for
-from engram.memories.new_memory import Embedding, Mentions, NewMemory, Owner, Peers
-from engram.memories.writer import MemoryWriter
+from engram.memory_extraction.schema import ExtractedMemory
 from engram.observability import logger
 from engram.providers.embeddings import Embedder
 from engram.providers.llm import LLM

@@ -12,7 +12,7 @@ import ast
 import posixpath
 import re
 
-from engram.pipeline.extracted import Extracted, Segment
+from engram.pipeline.readers.result import Extracted, Segment
 
 LANGUAGE_BY_EXTENSION = {
     ".py": "python",
@@ -137,7 +137,7 @@ def detect_language(content_type: str, filename: str | None, text: str) -> str:
     return LANGUAGE_BY_CONTENT_TYPE.get(content_type, "text")
 
 
-def extract_code(text: str, content_type: str, filename: str | None) -> Extracted:
+def read_code(text: str, content_type: str, filename: str | None) -> Extracted:
     language = detect_language(content_type, filename, text)
     if language == "python":
         segments = python_units(text)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engram.documents.failures import CorruptDocument, EmptyContent, TooLarge, TransientError, UnsupportedHere
-from engram.pipeline.extracted import Extracted, Segment
+from engram.pipeline.readers.result import Extracted, Segment
 
 OPENAI_MAX_BYTES = 25 * 1024 * 1024
 
@@ -165,7 +165,7 @@ def parse_transcribe_output(raw: bytes) -> list[Turn]:
     return [Turn(None, text.strip(), 0.0)]
 
 
-def extract_audio(source: AudioSource, transcriber: Transcriber | None) -> Extracted:
+def read_audio(source: AudioSource, transcriber: Transcriber | None) -> Extracted:
     if transcriber is None:
         raise UnsupportedHere(
             "audio needs a transcription service: Amazon Transcribe in AWS "

@@ -9,13 +9,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from engram.documents.failures import CorruptDocument, EmptyContent, TooLarge
-from engram.pipeline.extracted import Extracted, Segment
-from engram.pipeline.extractors.text import decode_utf8
+from engram.pipeline.readers.result import Extracted, Segment
+from engram.pipeline.readers.text import decode_utf8
 
 MAX_FIELD_CHARS = 2000
 
 
-def extract_records(data: bytes, content_type: str, *, max_records: int) -> Extracted:
+def read_records(data: bytes, content_type: str, *, max_records: int) -> Extracted:
     text = decode_utf8(data)
     if not text.strip():
         raise EmptyContent("the file has no records")

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from engram.extraction.base import MAX_INSTRUCTION_CHARS, ExtractionContext
+from engram.memory_extraction.base import MAX_INSTRUCTION_CHARS, ExtractionContext
 
 # The example shown to the model. A test validates it against ExtractionPayload, so the prompt and
 # the schema cannot drift apart.
@@ -44,7 +44,7 @@ NO_INSTRUCTIONS = "None."
 
 @cache
 def template() -> str:
-    return resources.files("engram.extraction").joinpath("prompt.md").read_text(encoding="utf-8")
+    return resources.files("engram.memory_extraction").joinpath("prompt.md").read_text(encoding="utf-8")
 
 
 def system_prompt(context: ExtractionContext) -> str:

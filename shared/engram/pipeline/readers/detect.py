@@ -6,7 +6,7 @@ from __future__ import annotations
 import codecs
 import posixpath
 
-from engram.pipeline.extractors.code import LANGUAGE_BY_EXTENSION, code_content_type
+from engram.pipeline.readers.code import LANGUAGE_BY_EXTENSION, code_content_type
 
 OCTET = "application/octet-stream"
 

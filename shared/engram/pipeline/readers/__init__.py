@@ -1,4 +1,4 @@
-"""Turning raw bytes into text segments: one extractor per kind of file, chosen by content type."""
+"""Reading files: raw bytes to text segments, one reader per kind of file, chosen by content type."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from engram.documents.failures import (
     UnsupportedHere,
     UnsupportedType,
 )
-from engram.pipeline.extracted import Extracted
-from engram.pipeline.extractors.audio import AudioSource, Transcriber, extract_audio
-from engram.pipeline.extractors.code import extract_code, is_code
-from engram.pipeline.extractors.detect import OCTET, detect
-from engram.pipeline.extractors.html import extract_html
-from engram.pipeline.extractors.image import Ocr, extract_image
-from engram.pipeline.extractors.pdf import extract_pdf
-from engram.pipeline.extractors.records import extract_records
-from engram.pipeline.extractors.text import decode_utf8, extract_text
+from engram.pipeline.readers.audio import AudioSource, Transcriber, read_audio
+from engram.pipeline.readers.code import is_code, read_code
+from engram.pipeline.readers.detect import OCTET, detect
+from engram.pipeline.readers.html import read_html
+from engram.pipeline.readers.image import Ocr, read_image
+from engram.pipeline.readers.pdf import read_pdf
+from engram.pipeline.readers.records import read_records
+from engram.pipeline.readers.result import Extracted
+from engram.pipeline.readers.text import decode_utf8, read_text
 from engram.settings import Settings
 
 RECORD_TYPES = ("text/csv", "text/tab-separated-values", "application/json", "application/x-ndjson")
@@ -63,7 +63,7 @@ class Source:
     url: str | None = None
 
 
-def extract(source: Source, limits: Limits, services: Services) -> Extracted:
+def read(source: Source, limits: Limits, services: Services) -> Extracted:
     data, filename = source.data, source.filename
     if len(data) == 0:
         raise EmptyContent("the file is empty (0 bytes)")
@@ -91,25 +91,25 @@ def _dispatch(
     content_type: str, data: bytes, filename: str | None, source: Source, limits: Limits, services: Services
 ) -> Extracted:
     if content_type in ("text/plain", "text/markdown"):
-        return extract_text(data, content_type)
+        return read_text(data, content_type)
     if content_type == "text/html":
-        return extract_html(data, url=source.url)
+        return read_html(data, url=source.url)
     if content_type == "application/pdf":
-        return extract_pdf(data, max_pages=limits.max_pdf_pages, max_chars=limits.max_extracted_chars)
+        return read_pdf(data, max_pages=limits.max_pdf_pages, max_chars=limits.max_extracted_chars)
     if content_type in RECORD_TYPES:
-        return extract_records(data, content_type, max_records=limits.max_records)
+        return read_records(data, content_type, max_records=limits.max_records)
     if is_code(content_type):
-        return extract_code(decode_utf8(data), content_type, filename)
+        return read_code(decode_utf8(data), content_type, filename)
     if content_type.startswith("image/"):
         if services.ocr is None:
             raise UnsupportedHere(
                 "images need OCR: Amazon Textract is used in AWS; locally install tesseract "
                 "(e.g. `apt-get install tesseract-ocr`) and restart, or set ENGRAM_OCR_PROVIDER"
             )
-        return extract_image(data, content_type, services.ocr, max_pixels=limits.max_image_pixels)
+        return read_image(data, content_type, services.ocr, max_pixels=limits.max_image_pixels)
     if content_type.startswith("audio/"):
         name = filename or f"audio{posixpath.splitext(content_type)[1]}"
-        return extract_audio(
+        return read_audio(
             AudioSource(data, content_type, name, source.job_name, source.s3_uri), services.transcriber
         )
     if content_type == "application/zip":

@@ -11,7 +11,7 @@ from engram.documents.failures import (
     TooLarge,
     UnsupportedHere,
 )
-from engram.pipeline.extracted import Extracted, Segment
+from engram.pipeline.readers.result import Extracted, Segment
 
 TEXT_BLOCK = 0
 
@@ -25,7 +25,7 @@ def page_text(page: Any) -> str:
     return "\n".join(b[4] for b in blocks)
 
 
-def extract_pdf(data: bytes, *, max_pages: int, max_chars: int) -> Extracted:
+def read_pdf(data: bytes, *, max_pages: int, max_chars: int) -> Extracted:
     try:
         import pymupdf
     except ImportError:  # pragma: no cover - the extractors extra is not installed
