@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
+from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.containers.models import (
     Container,
     ContainerArchived,
@@ -31,12 +30,12 @@ Name = Annotated[
 
 @app.get("/v1/containers")
 def container_tree() -> ContainerTree:
-    return deps.container_service().tree(principal_of(app).tenant_id)
+    return deps.container_service().tree(tenant_of(app))
 
 
 @app.post("/v1/containers")
 def create_container(body: ContainerCreate) -> tuple[Container, int]:
-    container, created = deps.container_service().create(principal_of(app).tenant_id, body)
+    container, created = deps.container_service().create(tenant_of(app), body)
     return container, 201 if created else 200
 
 
@@ -45,12 +44,12 @@ def delete_container(
     name: Name,
     confirm: Annotated[bool, Query(description="required when the container is not empty")] = False,
 ) -> ContainerDeleted:
-    return deps.container_service().delete(principal_of(app).tenant_id, name, confirm=confirm)
+    return deps.container_service().delete(tenant_of(app), name, confirm=confirm)
 
 
 @app.post("/v1/containers/<name>/archive")
 def archive_container(name: Name) -> ContainerArchived:
-    return deps.container_service().archive(principal_of(app).tenant_id, name)
+    return deps.container_service().archive(tenant_of(app), name)
 
 
 ScopeQuery = Annotated[
@@ -61,19 +60,19 @@ ScopeQuery = Annotated[
 
 @app.get("/v1/extraction-instructions")
 def list_instructions(container: ScopeQuery = None) -> InstructionsList:
-    return deps.instructions_service().list(principal_of(app).tenant_id, container)
+    return deps.instructions_service().list(tenant_of(app), container)
 
 
 @app.put("/v1/extraction-instructions")
 def put_instructions(body: InstructionsSet) -> tuple[Instructions, int]:
-    instructions, created = deps.instructions_service().put(principal_of(app).tenant_id, body)
+    instructions, created = deps.instructions_service().put(tenant_of(app), body)
     return instructions, 201 if created else 200
 
 
 @app.delete("/v1/extraction-instructions", responses={204: {"description": "removed"}})
 def delete_instructions(container: ScopeQuery = None) -> None:
-    deps.instructions_service().delete(principal_of(app).tenant_id, container)
-    return Response(status_code=204, body="")  # type: ignore[return-value]
+    deps.instructions_service().delete(tenant_of(app), container)
+    return no_content()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import base64
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
-from engram.api.ids import document_id
+from engram.api import build_resolver, no_content, resolve, tenant_of
+from engram.api.app import body_error
+from engram.api.ids import path_id
 from engram.documents.models import (
     Document,
     DocumentAccepted,
@@ -23,7 +23,6 @@ from engram.documents.models import (
     UploadRequest,
     UploadTicket,
 )
-from engram.errors import InvalidInput
 from engram.observability import logger, metrics, tracer
 
 app = build_resolver()
@@ -34,7 +33,7 @@ DocumentId = Annotated[str, Path(description="the document's id")]
     "/v1/documents", responses={202: {"description": "accepted: follow it with GET /v1/documents/{id}"}}
 )
 def create_document(body: DocumentCreate) -> tuple[DocumentAccepted, int]:
-    accepted = deps.document_service().create(principal_of(app).tenant_id, body)
+    accepted = deps.document_service().create(tenant_of(app), body)
     metrics.add_metric(name="DocumentsAccepted", unit="Count", value=1)
     return accepted, 202
 
@@ -43,7 +42,7 @@ def create_document(body: DocumentCreate) -> tuple[DocumentAccepted, int]:
 def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
     """AWS: JSON {filename, container?, content_type?} -> a presigned S3 PUT. Locally: the file itself as
     multipart/form-data (fields: file, container?, content_type?, tags? as JSON, metadata? as JSON)."""
-    tenant = principal_of(app).tenant_id
+    tenant = tenant_of(app)
     event = app.current_event
     content_type = (
         next((v for k, v in (event.headers or {}).items() if k.lower() == "content-type"), "") or ""
@@ -68,12 +67,12 @@ def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
                 custom_id=upload.fields.get("custom_id") or None,
             )
         except ValidationError as exc:
-            raise _invalid(exc) from None
+            raise body_error(exc) from None
         return service.create(tenant, request), 202
     try:
         ticket_request = UploadRequest.model_validate_json(body or b"{}")
     except ValidationError as exc:
-        raise _invalid(exc) from None
+        raise body_error(exc) from None
     return service.presign_upload(
         tenant, ticket_request.filename, ticket_request.container, ticket_request.content_type
     ), 200
@@ -81,29 +80,20 @@ def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
 
 @app.post("/v1/documents/list")
 def list_documents(body: DocumentListRequest) -> DocumentPage:
-    return deps.document_service().list(principal_of(app).tenant_id, body)
+    return deps.document_service().list(tenant_of(app), body)
 
 
 @app.get("/v1/documents/<id>")
 def get_document(id: DocumentId) -> Document:
-    return deps.document_service().get(principal_of(app).tenant_id, document_id(id))
+    return deps.document_service().get(tenant_of(app), path_id(id, "document"))
 
 
 @app.delete(
     "/v1/documents/<id>", responses={204: {"description": "deleted, with its chunks and own memories"}}
 )
 def delete_document(id: DocumentId) -> None:
-    deps.document_service().delete(principal_of(app).tenant_id, document_id(id))
-    return Response(status_code=204, body="")  # type: ignore[return-value]
-
-
-def _invalid(exc: ValidationError) -> InvalidInput:
-    first = exc.errors()[0]
-    field = ".".join(str(p) for p in first.get("loc", ())) or "body"
-    return InvalidInput(
-        f"{field}: {str(first.get('msg', 'invalid value')).removeprefix('Value error, ')}",
-        details={"field": field},
-    )
+    deps.document_service().delete(tenant_of(app), path_id(id, "document"))
+    return no_content()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

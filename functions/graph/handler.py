@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import AwareDatetime
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
+from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.api.ids import path_id
 from engram.graph.models import (
     MAX_DEPTH,
@@ -38,10 +37,6 @@ UserId = Annotated[
 ]
 
 
-def _tenant() -> Any:
-    return principal_of(app).tenant_id
-
-
 @app.get("/v1/entities")
 def search_entities(
     q: Annotated[str | None, Query(min_length=1, max_length=200, description="name or alias")] = None,
@@ -49,12 +44,12 @@ def search_entities(
     limit: Limit = 20,
     cursor: Cursor = None,
 ) -> EntityPage:
-    return deps.graph_service().search_entities(_tenant(), q, type, limit, cursor)
+    return deps.graph_service().search_entities(tenant_of(app), q, type, limit, cursor)
 
 
 @app.post("/v1/entities")
 def create_entity(body: EntityCreate) -> tuple[Entity, int]:
-    entity, created = deps.graph_service().create_entity(_tenant(), body)
+    entity, created = deps.graph_service().create_entity(tenant_of(app), body)
     return entity, 201 if created else 200
 
 
@@ -67,37 +62,39 @@ def get_entity(
     user_id: UserId = None,
 ) -> EntityDetail:
     return deps.graph_service().get_entity(
-        _tenant(), path_id(id, "entity"), limit, observations_cursor, relations_cursor, user_id=user_id
+        tenant_of(app), path_id(id, "entity"), limit, observations_cursor, relations_cursor, user_id=user_id
     )
 
 
 @app.delete("/v1/entities/<id>", responses={204: {"description": "deleted"}})
 def delete_entity(id: EntityId) -> None:
-    deps.graph_service().delete_entity(_tenant(), path_id(id, "entity"))
-    return Response(status_code=204, body="")  # type: ignore[return-value]
+    deps.graph_service().delete_entity(tenant_of(app), path_id(id, "entity"))
+    return no_content()
 
 
 @app.post("/v1/entities/<id>/observations")
 def add_observation(id: EntityId, body: ObservationCreate) -> tuple[Observation, int]:
-    return deps.graph_service().add_observation(_tenant(), path_id(id, "entity"), body), 201
+    return deps.graph_service().add_observation(tenant_of(app), path_id(id, "entity"), body), 201
 
 
 @app.delete("/v1/entities/<id>/observations/<memory_id>", responses={204: {"description": "unlinked"}})
 def delete_observation(id: EntityId, memory_id: Annotated[str, Path(description="the memory's id")]) -> None:
-    deps.graph_service().delete_observation(_tenant(), path_id(id, "entity"), path_id(memory_id, "memory"))
-    return Response(status_code=204, body="")  # type: ignore[return-value]
+    deps.graph_service().delete_observation(
+        tenant_of(app), path_id(id, "entity"), path_id(memory_id, "memory")
+    )
+    return no_content()
 
 
 @app.post("/v1/relations")
 def create_relation(body: RelationCreate) -> tuple[Relation, int]:
-    relation, created = deps.graph_service().create_relation(_tenant(), body)
+    relation, created = deps.graph_service().create_relation(tenant_of(app), body)
     return relation, 201 if created else 200
 
 
 @app.delete("/v1/relations/<id>", responses={204: {"description": "deleted"}})
 def delete_relation(id: Annotated[str, Path(description="the relation's id")]) -> None:
-    deps.graph_service().delete_relation(_tenant(), path_id(id, "relation"))
-    return Response(status_code=204, body="")  # type: ignore[return-value]
+    deps.graph_service().delete_relation(tenant_of(app), path_id(id, "relation"))
+    return no_content()
 
 
 @app.get("/v1/graph")
@@ -111,7 +108,7 @@ def graph(
     user_id: UserId = None,
 ) -> Subgraph:
     subgraph = deps.graph_service().graph(
-        _tenant(),
+        tenant_of(app),
         entity,
         depth=depth,
         limit=limit,

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
-from engram.api.ids import memory_id
+from engram.api import build_resolver, no_content, resolve, tenant_of
+from engram.api.ids import path_id
 from engram.memories.models import (
     Identifier,
     ListRequest,
@@ -33,42 +32,42 @@ UserId = Annotated[Identifier | None, Query(description="the user the request is
 
 @app.post("/v1/memories")
 def create_memory(body: MemoryCreate) -> tuple[Memory, int]:
-    memory = deps.memory_service().create(principal_of(app).tenant_id, body)
+    memory = deps.memory_service().create(tenant_of(app), body)
     metrics.add_metric(name="MemoriesCreated", unit="Count", value=1)
     return memory, 201
 
 
 @app.post("/v1/memories/upsert")
 def upsert_memory(body: MemoryUpsert) -> tuple[UpsertResult, int]:
-    result = deps.memory_service().upsert(principal_of(app).tenant_id, body)
+    result = deps.memory_service().upsert(tenant_of(app), body)
     metrics.add_metric(name=f"MemoriesUpsert{result.status.title()}", unit="Count", value=1)
     return result, 201 if result.status == "created" else 200
 
 
 @app.post("/v1/memories/list")
 def list_memories(body: ListRequest) -> MemoryPage:
-    return deps.memory_service().list_memories(principal_of(app).tenant_id, body)
+    return deps.memory_service().list_memories(tenant_of(app), body)
 
 
 @app.get("/v1/memories/<id>")
 def get_memory(id: MemoryId, user_id: UserId = None) -> Memory:
-    return deps.memory_service().get(principal_of(app).tenant_id, memory_id(id), user_id=user_id)
+    return deps.memory_service().get(tenant_of(app), path_id(id, "memory"), user_id=user_id)
 
 
 @app.patch("/v1/memories/<id>")
 def patch_memory(id: MemoryId, body: MemoryPatch, user_id: UserId = None) -> Memory:
-    return deps.memory_service().patch(principal_of(app).tenant_id, memory_id(id), body, user_id=user_id)
+    return deps.memory_service().patch(tenant_of(app), path_id(id, "memory"), body, user_id=user_id)
 
 
 @app.delete("/v1/memories/<id>", responses={204: {"description": "deleted"}})
 def delete_memory(id: MemoryId, user_id: UserId = None) -> None:
-    deps.memory_service().delete(principal_of(app).tenant_id, memory_id(id), user_id=user_id)
-    return Response(status_code=204, body="")  # type: ignore[return-value]
+    deps.memory_service().delete(tenant_of(app), path_id(id, "memory"), user_id=user_id)
+    return no_content()
 
 
 @app.get("/v1/memories/<id>/history")
 def memory_history(id: MemoryId, user_id: UserId = None) -> MemoryHistory:
-    return deps.memory_service().history(principal_of(app).tenant_id, memory_id(id), user_id=user_id)
+    return deps.memory_service().history(tenant_of(app), path_id(id, "memory"), user_id=user_id)
 
 
 @app.get("/v1/memories/<id>/related")
@@ -78,14 +77,12 @@ def related_memories(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     user_id: UserId = None,
 ) -> RelatedMemories:
-    return deps.graph_service().related(
-        principal_of(app).tenant_id, memory_id(id), depth, limit, user_id=user_id
-    )
+    return deps.graph_service().related(tenant_of(app), path_id(id, "memory"), depth, limit, user_id=user_id)
 
 
 @app.post("/v1/memories/<id>/revert")
 def revert_memory(id: MemoryId, user_id: UserId = None) -> Memory:
-    return deps.memory_service().revert(principal_of(app).tenant_id, memory_id(id), user_id=user_id)
+    return deps.memory_service().revert(tenant_of(app), path_id(id, "memory"), user_id=user_id)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
-from engram.api.ids import id_of
+from engram.api import build_resolver, no_content, resolve, tenant_of
+from engram.api.ids import path_id
 from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
 from engram.procedures.models import (
@@ -31,14 +30,14 @@ AgentId = Annotated[Identifier | None, Query(description="the agent the request 
 
 @app.post("/v1/procedures")
 def create_procedure(body: ProcedureCreate) -> tuple[Procedure, int]:
-    procedure = deps.procedure_service().create(principal_of(app).tenant_id, body)
+    procedure = deps.procedure_service().create(tenant_of(app), body)
     metrics.add_metric(name="ProceduresCreated", unit="Count", value=1)
     return procedure, 201
 
 
 @app.post("/v1/procedures/match")
 def match_procedures(body: MatchRequest) -> MatchResponse:
-    return deps.procedure_service().match(principal_of(app).tenant_id, body)
+    return deps.procedure_service().match(tenant_of(app), body)
 
 
 @app.get("/v1/procedures")
@@ -49,28 +48,24 @@ def list_procedures(
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> ProcedurePage:
     return deps.procedure_service().list(
-        principal_of(app).tenant_id, agent_id=agent_id, kind=kind, limit=limit, cursor=cursor
+        tenant_of(app), agent_id=agent_id, kind=kind, limit=limit, cursor=cursor
     )
 
 
 @app.get("/v1/procedures/<id>")
 def get_procedure(id: ProcedureId, agent_id: AgentId = None) -> Procedure:
-    return deps.procedure_service().get(
-        principal_of(app).tenant_id, id_of("procedure", id), agent_id=agent_id
-    )
+    return deps.procedure_service().get(tenant_of(app), path_id(id, "procedure"), agent_id=agent_id)
 
 
 @app.patch("/v1/procedures/<id>")
 def patch_procedure(id: ProcedureId, body: ProcedurePatch, agent_id: AgentId = None) -> Procedure:
-    return deps.procedure_service().patch(
-        principal_of(app).tenant_id, id_of("procedure", id), body, agent_id=agent_id
-    )
+    return deps.procedure_service().patch(tenant_of(app), path_id(id, "procedure"), body, agent_id=agent_id)
 
 
 @app.delete("/v1/procedures/<id>", responses={204: {"description": "deleted"}})
 def delete_procedure(id: ProcedureId, agent_id: AgentId = None) -> None:
-    deps.procedure_service().delete(principal_of(app).tenant_id, id_of("procedure", id), agent_id=agent_id)
-    return Response(status_code=204, body="")  # type: ignore[return-value]
+    deps.procedure_service().delete(tenant_of(app), path_id(id, "procedure"), agent_id=agent_id)
+    return no_content()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -9,7 +9,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
+from engram.api import build_resolver, resolve, tenant_of
 from engram.errors import InvalidInput
 from engram.memories.models import CONTAINER_QUERY_PATTERN, Identifier
 from engram.observability import logger, tracer
@@ -33,7 +33,7 @@ def profile(
     if user_id is None and agent_id is None and container is None:
         raise InvalidInput("name whose profile: user_id, agent_id or container", details={"field": "user_id"})
     return deps.profile_service().build(
-        principal_of(app).tenant_id,
+        tenant_of(app),
         user_id=user_id,
         agent_id=agent_id,
         container=container,

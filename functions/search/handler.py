@@ -9,7 +9,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
+from engram.api import build_resolver, resolve, tenant_of
 from engram.memories.models import SearchRequest, SearchResponse
 from engram.observability import logger, metrics, tracer
 from engram.sessions.models import MessageSearchResponse
@@ -19,7 +19,7 @@ app = build_resolver()
 
 @app.post("/v1/search")
 def search(body: SearchRequest) -> SearchResponse | MessageSearchResponse:
-    tenant_id = principal_of(app).tenant_id
+    tenant_id = tenant_of(app)
     metrics.add_metric(name="Searches", unit="Count", value=1)
     if body.scope == "messages":
         return deps.session_service().search_messages(tenant_id, body)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
-from engram.api.ids import id_of
+from engram.api import build_resolver, no_content, resolve, tenant_of
+from engram.api.ids import path_id
 from engram.db.party import Party
 from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
@@ -36,13 +35,9 @@ UserId = Annotated[Identifier | None, Query(description="the user the request is
 AgentId = Annotated[Identifier | None, Query(description="the agent the request is made for")]
 
 
-def _session_id(raw: str) -> Any:
-    return id_of("session", raw)
-
-
 @app.post("/v1/sessions")
 def create_session(body: SessionCreate) -> tuple[Session, int]:
-    session = deps.session_service().create(principal_of(app).tenant_id, body)
+    session = deps.session_service().create(tenant_of(app), body)
     metrics.add_metric(name="SessionsCreated", unit="Count", value=1)
     return session, 201
 
@@ -55,7 +50,7 @@ def list_sessions(
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> SessionPage:
     party = Party(user_id=user_id, agent_id=agent_id)
-    return deps.session_service().list(principal_of(app).tenant_id, party, limit=limit, cursor=cursor)
+    return deps.session_service().list(tenant_of(app), party, limit=limit, cursor=cursor)
 
 
 @app.get("/v1/sessions/<id>")
@@ -68,15 +63,15 @@ def get_conversation(
 ) -> Conversation:
     party = Party(user_id=user_id, agent_id=agent_id)
     return deps.session_service().conversation(
-        principal_of(app).tenant_id, _session_id(id), party, after=after, limit=limit
+        tenant_of(app), path_id(id, "session"), party, after=after, limit=limit
     )
 
 
 @app.delete("/v1/sessions/<id>", responses={204: {"description": "deleted, with its messages"}})
 def delete_session(id: SessionId, user_id: UserId = None, agent_id: AgentId = None) -> None:
     party = Party(user_id=user_id, agent_id=agent_id)
-    deps.session_service().delete(principal_of(app).tenant_id, _session_id(id), party)
-    return Response(status_code=204, body="")  # type: ignore[return-value]
+    deps.session_service().delete(tenant_of(app), path_id(id, "session"), party)
+    return no_content()
 
 
 @app.post("/v1/sessions/<id>/messages")
@@ -84,7 +79,7 @@ def append_messages(
     id: SessionId, body: MessagesAppend, user_id: UserId = None, agent_id: AgentId = None
 ) -> tuple[AppendResult, int]:
     party = Party(user_id=user_id, agent_id=agent_id)
-    result = deps.session_service().append(principal_of(app).tenant_id, _session_id(id), party, body)
+    result = deps.session_service().append(tenant_of(app), path_id(id, "session"), party, body)
     metrics.add_metric(name="MessagesAppended", unit="Count", value=len(result.messages))
     return result, 201
 
@@ -93,7 +88,7 @@ def append_messages(
 def extract_queued(id: SessionId, user_id: UserId = None, agent_id: AgentId = None) -> ExtractionReport:
     """Run extraction over the session's queued messages: those an unavailable LLM left queued."""
     party = Party(user_id=user_id, agent_id=agent_id)
-    report = deps.session_service().extract(principal_of(app).tenant_id, _session_id(id), party)
+    report = deps.session_service().extract(tenant_of(app), path_id(id, "session"), party)
     metrics.add_metric(name="MessagesExtracted", unit="Count", value=report.messages_done)
     return report
 
@@ -106,7 +101,7 @@ def recent_messages(
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
 ) -> RecentMessages:
     party = Party(user_id=user_id, agent_id=agent_id)
-    return deps.session_service().recent(principal_of(app).tenant_id, _session_id(id), party, limit=limit)
+    return deps.session_service().recent(tenant_of(app), path_id(id, "session"), party, limit=limit)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -8,7 +8,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
+from engram.api import build_resolver, resolve, tenant_of
 from engram.memories.models import Stats
 from engram.observability import logger, tracer
 
@@ -17,7 +17,7 @@ app = build_resolver()
 
 @app.get("/v1/stats")
 def stats() -> Stats:
-    return deps.memory_service().stats(principal_of(app).tenant_id)
+    return deps.memory_service().stats(tenant_of(app))
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

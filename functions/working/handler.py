@@ -10,7 +10,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
-from engram.api import build_resolver, principal_of, resolve
+from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.observability import logger, metrics, tracer
 from engram.working.models import (
     KEY_PATTERN,
@@ -40,14 +40,14 @@ def _with_etag(item: WorkingItem, status: int) -> Response[WorkingItem]:
 
 @app.put("/v1/working/<scope>/<key>")
 def put_value(scope: Scope, key: Key, body: WorkingPut) -> Response[WorkingItem]:
-    item, created = deps.working_service().put(principal_of(app).tenant_id, scope, key, body, _expected())
+    item, created = deps.working_service().put(tenant_of(app), scope, key, body, _expected())
     metrics.add_metric(name="WorkingWrites", unit="Count", value=1)
     return _with_etag(item, 201 if created else 200)
 
 
 @app.get("/v1/working/<scope>/<key>")
 def get_value(scope: Scope, key: Key) -> Response[WorkingItem]:
-    return _with_etag(deps.working_service().get(principal_of(app).tenant_id, scope, key), 200)
+    return _with_etag(deps.working_service().get(tenant_of(app), scope, key), 200)
 
 
 @app.get("/v1/working/<scope>")
@@ -58,18 +58,18 @@ def list_scope(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> WorkingScope:
-    return deps.working_service().list(principal_of(app).tenant_id, scope, after=after, limit=limit)
+    return deps.working_service().list(tenant_of(app), scope, after=after, limit=limit)
 
 
 @app.delete("/v1/working/<scope>/<key>", responses={204: {"description": "deleted"}})
 def delete_value(scope: Scope, key: Key) -> None:
-    deps.working_service().delete(principal_of(app).tenant_id, scope, key, _expected())
-    return Response(status_code=204, body="")  # type: ignore[return-value]
+    deps.working_service().delete(tenant_of(app), scope, key, _expected())
+    return no_content()
 
 
 @app.delete("/v1/working/<scope>")
 def clear_scope(scope: Scope) -> ScopeCleared:
-    return deps.working_service().clear(principal_of(app).tenant_id, scope)
+    return deps.working_service().clear(tenant_of(app), scope)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -20,6 +20,11 @@ class InvalidInput(EngramError):
     code = "validation_error"
 
 
+class MalformedJson(EngramError):
+    status_code = 400
+    code = "malformed_json"
+
+
 class NotFound(EngramError):
     status_code = 404
     code = "not_found"

@@ -9,7 +9,7 @@ import pytest
 from engram.local.stack import LocalDatabase
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def test_invalid_memory_is_422_naming_the_field(api: Api, body: dict, field: str
 def test_content_over_100_kb_is_rejected_with_its_size(api: Api) -> None:
     response = api.post("/v1/memories", {"content": "é" * 60_000})  # 120,000 bytes of UTF-8
 
-    assert response.status == 422
+    assert_invalid(response, "content")
     assert "102400" in response.json["error"]["message"]
     assert response.json["error"]["field"] == "content"
 
@@ -61,17 +61,24 @@ def test_content_of_exactly_100_kb_is_accepted(api: Api) -> None:
     assert response.status == 201
 
 
-def test_malformed_json_is_400(api: Api) -> None:
-    for raw in (b"{bad", b"", b"\xff\xfe", b'{"content": "x"'):
-        response = api.post("/v1/memories", raw=raw)
-        assert response.status in (400, 422), raw
-        assert response.json["error"]["message"], raw
+@pytest.mark.parametrize(
+    "path", ["/v1/memories", "/v1/search", "/v1/sessions", "/v1/documents", "/v1/documents/upload"]
+)
+@pytest.mark.parametrize("raw", [b"{bad", b"\xff\xfe", b'{"content": "x"', b"[1,"])
+def test_malformed_json_is_400_malformed_json(api: Api, path: str, raw: bytes) -> None:
+    response = api.post(path, raw=raw)
+
+    assert response.status == 400, response.json
+    assert response.json["error"]["code"] == "malformed_json" and response.json["error"]["message"]
+
+
+def test_an_empty_body_is_422_naming_the_body(api: Api) -> None:
+    assert_invalid(api.post("/v1/memories", raw=b""), "body")
 
 
 def test_a_json_body_of_the_wrong_shape_is_422(api: Api) -> None:
     for body in ([], "text", 3, None):
-        response = api.post("/v1/memories", raw=json.dumps(body).encode())
-        assert response.status == 422, body
+        assert_invalid(api.post("/v1/memories", raw=json.dumps(body).encode()), "body")
 
 
 @pytest.mark.parametrize(
@@ -140,9 +147,9 @@ def test_hostile_strings_are_stored_verbatim_not_executed(api: Api) -> None:
 
 
 def test_nul_characters_are_422_not_500(api: Api) -> None:
-    assert api.post("/v1/memories", {"content": "a\u0000b"}).status == 422
-    assert api.post("/v1/memories", {"content": "ok", "metadata": {"k": "a\u0000b"}}).status == 422
-    assert api.post("/v1/search", {"query": "a\u0000b"}).status in (200, 422)
+    assert_invalid(api.post("/v1/memories", {"content": "a\u0000b"}), "content")
+    assert_invalid(api.post("/v1/memories", {"content": "ok", "metadata": {"k": "a\u0000b"}}), "metadata")
+    assert_invalid(api.post("/v1/search", {"query": "a\u0000b"}), "query")
 
 
 def test_revoking_by_prefix_touches_only_the_named_tenants_keys(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 from tests.integration.documents_helpers import ingest
 from tests.integration.test_kg_pipeline import answer, llm_stack
 from tests.llm_fakes import scripted_openai_server
@@ -70,17 +70,15 @@ def test_instructions_are_removed_with_their_container_or_on_request(api: Api) -
 
 
 def test_bad_instructions_are_refused(api: Api) -> None:
-    assert api.put(PATH, {"instructions": "   "}).status == 422
+    assert_invalid(api.put(PATH, {"instructions": "   "}), "instructions")
     too_long = api.put(PATH, {"instructions": "x" * 2001})
     assert too_long.status == 422 and too_long.json["error"]["field"] == "instructions"
     assert (
         api.put(PATH, {"instructions": "ok", "container": "bad name"}).json["error"]["field"] == "container"
     )
-    assert (
-        api.put(PATH, {"instructions": "ok", "tenant_id": "00000000-0000-0000-0000-000000000000"}).status
-        == 422
-    )
-    assert api.get(f"{PATH}?container=bad%20name").status == 422
+    tenant_id = "00000000-0000-0000-0000-000000000000"
+    assert_invalid(api.put(PATH, {"instructions": "ok", "tenant_id": tenant_id}), "tenant_id")
+    assert_invalid(api.get(f"{PATH}?container=bad%20name"), "container")
     assert api.get(PATH).json["instructions"] == []
 
 

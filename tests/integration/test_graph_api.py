@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engram.graph import repo as graph_repo
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 
 def entity(api: Api, name: str, entity_type: str = "person", **extra: Any) -> dict[str, Any]:
@@ -69,8 +69,7 @@ def test_an_alias_that_names_another_entity_is_a_conflict(api: Api) -> None:
 def test_invalid_entities_are_422_naming_the_field(api: Api, body: dict[str, Any], field: str) -> None:
     response = api.post("/v1/entities", body)
 
-    assert response.status == 422, response.json
-    assert response.json["error"]["field"] == field
+    assert_invalid(response, field)
 
 
 def test_search_by_name_word_and_alias_with_type_filter_and_pages(api: Api) -> None:
@@ -110,8 +109,7 @@ def test_search_by_name_word_and_alias_with_type_filter_and_pages(api: Api) -> N
 def test_bad_search_parameters_are_422(api: Api, query: str, field: str) -> None:
     response = api.get(f"/v1/entities?{query}")
 
-    assert response.status == 422, response.json
-    assert response.json["error"]["field"] == field
+    assert_invalid(response, field)
 
 
 def test_an_entity_shows_its_observations_and_relations_with_pages(api: Api) -> None:
@@ -200,21 +198,23 @@ def test_an_observation_is_an_existing_memory_or_a_new_one(api: Api) -> None:
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "field"),
     [
-        {},
-        {"memory_id": str(uuid.uuid4()), "content": "both"},
-        {"content": ""},
-        {"memory_id": "nope"},
-        {"content": "x", "extra": 1},
+        ({}, "body"),
+        ({"memory_id": str(uuid.uuid4()), "content": "both"}, "body"),
+        ({"content": ""}, "content"),
+        ({"memory_id": "nope"}, "memory_id"),
+        ({"content": "x", "extra": 1}, "extra"),
     ],
 )
-def test_an_observation_needs_exactly_one_of_memory_id_and_content(api: Api, body: dict[str, Any]) -> None:
+def test_an_observation_needs_exactly_one_of_memory_id_and_content(
+    api: Api, body: dict[str, Any], field: str
+) -> None:
     alice = entity(api, "Alice")
 
     response = api.post(f"/v1/entities/{alice['id']}/observations", body)
 
-    assert response.status == 422, response.json
+    assert_invalid(response, field)
 
 
 def test_observing_an_unknown_memory_is_404_and_an_unknown_entity_stores_no_memory(api: Api) -> None:
@@ -301,8 +301,8 @@ def test_bad_relations_are_refused(api: Api, change: dict[str, Any], status: int
     response = api.post("/v1/relations", body)
 
     assert response.status == status, response.json
-    if field != "body":
-        assert response.json["error"]["field"].startswith(field)
+    assert response.json["error"]["code"] == ("validation_error" if status == 422 else "not_found")
+    assert response.json["error"]["field"].startswith(field)
 
 
 def test_a_relation_from_an_entity_to_itself_is_422(api: Api) -> None:
@@ -317,7 +317,8 @@ def test_a_relation_from_an_entity_to_itself_is_422(api: Api) -> None:
         },
     )
 
-    assert response.status == 422 and "two different entities" in response.json["error"]["message"]
+    assert_invalid(response, "target")
+    assert "two different entities" in response.json["error"]["message"]
 
 
 def test_deleting_a_relation(api: Api) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 
 def test_create_returns_201_with_the_stored_memory(api: Api) -> None:
@@ -77,7 +77,7 @@ def test_patch_with_nothing_to_change_is_422(api: Api) -> None:
 
     response = api.patch(f"/v1/memories/{created['id']}", {})
 
-    assert response.status == 422
+    assert_invalid(response, "body")
     assert "nothing to change" in response.json["error"]["message"]
 
 
@@ -140,8 +140,7 @@ def test_list_applies_the_search_filters(api: Api) -> None:
 def test_a_forged_cursor_is_422(api: Api) -> None:
     response = api.post("/v1/memories/list", {"cursor": "not-a-cursor"})
 
-    assert response.status == 422
-    assert response.json["error"]["field"] == "cursor"
+    assert_invalid(response, "cursor")
 
 
 def test_stats_count_containers_types_and_embedding_coverage(api: Api) -> None:

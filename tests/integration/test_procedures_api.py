@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 REFUND_RULE = {
     "kind": "rule",
@@ -123,13 +123,13 @@ def test_procedure_errors(api: Api) -> None:
 
     assert api.post("/v1/procedures", {"content": "no trigger"}).json["error"]["field"] == "trigger"
     assert api.post("/v1/procedures", {**REFUND_RULE, "kind": "law"}).json["error"]["field"] == "kind"
-    assert api.post("/v1/procedures", {**REFUND_RULE, "visibility": "private"}).status == 422
-    assert api.patch(f"/v1/procedures/{procedure['id']}", {}).status == 422
-    assert api.patch(f"/v1/procedures/{procedure['id']}", {"trigger": None}).status == 422
-    assert api.patch(f"/v1/procedures/{procedure['id']}", {"visibility": "private"}).status == 422
-    assert api.post("/v1/procedures/match", {"situation": "  "}).status == 422
+    assert_invalid(api.post("/v1/procedures", {**REFUND_RULE, "visibility": "private"}), "body")
+    assert_invalid(api.patch(f"/v1/procedures/{procedure['id']}", {}), "body")
+    assert_invalid(api.patch(f"/v1/procedures/{procedure['id']}", {"trigger": None}), "body")
+    assert_invalid(api.patch(f"/v1/procedures/{procedure['id']}", {"visibility": "private"}), "visibility")
+    assert_invalid(api.post("/v1/procedures/match", {"situation": "  "}), "body")
     assert api.post("/v1/procedures/match", {"situation": "x", "limit": 0}).json["error"]["field"] == "limit"
     assert api.get("/v1/procedures?cursor=garbage").json["error"]["field"] == "cursor"
-    assert api.get("/v1/procedures?kind=law").status == 422
+    assert_invalid(api.get("/v1/procedures?kind=law"), "kind")
     assert api.get(f"/v1/procedures/{uuid.uuid4()}").status == 404
     assert api.get("/v1/procedures/not-an-id").status == 404

@@ -13,7 +13,7 @@ from engram.memories.models import SearchRequest
 from engram.memories.search.service import MemorySearch
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.tenants.service import IssuedKey
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -277,8 +277,7 @@ def test_a_caller_embedding_of_the_wrong_dimension_is_422(api: Api) -> None:
     )
 
     for response in (wrong_for_custom, wrong_for_default, wrong_query):
-        assert response.status == 422
-        assert response.json["error"]["field"] == "embedding"
+        assert_invalid(response, "embedding")
         assert "dimensions" in response.json["error"]["message"]
 
 

@@ -12,7 +12,7 @@ from engram import deps
 from engram.db.database import Party
 from engram.sessions.models import MessageIn, MessagesAppend
 from engram.tenants.service import IssuedKey
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 ALICE = "user_id=alice&agent_id=concierge"
 
@@ -201,15 +201,17 @@ def test_session_errors(api: Api) -> None:
     session_id = _session(api)
     messages = f"/v1/sessions/{session_id}/messages?{ALICE}"
 
-    assert api.post("/v1/sessions", {"metadata": {}}).status == 422
+    assert_invalid(api.post("/v1/sessions", {"metadata": {}}), "body")
     assert (
         api.post("/v1/sessions", {"user_id": "a", "container": "bad name"}).json["error"]["field"]
         == "container"
     )
-    assert api.post("/v1/sessions", {"user_id": "a", "colour": "red"}).status == 422
+    assert_invalid(api.post("/v1/sessions", {"user_id": "a", "colour": "red"}), "colour")
     assert api.post(messages, {"messages": []}).json["error"]["field"] == "messages"
-    assert api.post(messages, {"messages": [{"role": "robot", "content": "x"}]}).status == 422
-    assert api.post(messages, {"messages": [{"role": "user", "content": " "}]}).status == 422
+    assert_invalid(api.post(messages, {"messages": [{"role": "robot", "content": "x"}]}), "messages[0].role")
+    assert_invalid(
+        api.post(messages, {"messages": [{"role": "user", "content": " "}]}), "messages[0].content"
+    )
     too_many = {"messages": [{"role": "user", "content": "x"}] * 101}
     assert api.post(messages, too_many).json["error"]["field"] == "messages"
     assert api.post(f"/v1/sessions/{session_id}/recent?{ALICE}&limit=0").json["error"]["field"] == "limit"
@@ -222,7 +224,8 @@ def test_session_errors(api: Api) -> None:
         "/v1/search",
         {"query": "x", "scope": "messages", "user_id": "a", "filters": {"memory_type": ["fact"]}},
     )
-    assert no_party.status == 422 and wrong_filter.status == 422
+    assert_invalid(no_party, "body")
+    assert_invalid(wrong_filter, "body")
 
 
 def test_concurrent_appends_get_distinct_consecutive_seqs(api: Api, tenant: IssuedKey) -> None:

@@ -10,7 +10,7 @@ from uuid import UUID
 from engram import deps
 from engram.memories.models import MemoryUpsert
 from engram.tenants.service import IssuedKey
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 
 def test_first_upsert_creates_then_the_same_text_is_unchanged(api: Api) -> None:
@@ -69,14 +69,16 @@ def test_upsert_dedupes_only_within_the_container_and_owner(api: Api) -> None:
 
 
 def test_upsert_errors(api: Api) -> None:
-    assert api.post("/v1/memories/upsert", {"content": "x", "dedupe_threshold": 0}).status == 422
+    assert_invalid(
+        api.post("/v1/memories/upsert", {"content": "x", "dedupe_threshold": 0}), "dedupe_threshold"
+    )
     assert (
         api.post("/v1/memories/upsert", {"content": "x", "dedupe_threshold": 1.5}).json["error"]["field"]
         == "dedupe_threshold"
     )
-    assert api.post("/v1/memories/upsert", {"content": "   "}).status == 422
-    assert api.post("/v1/memories/upsert", {"content": "x", "visibility": "private"}).status == 422
-    assert api.post("/v1/memories/upsert", {"content": "x", "colour": "red"}).status == 422
+    assert_invalid(api.post("/v1/memories/upsert", {"content": "   "}), "content")
+    assert_invalid(api.post("/v1/memories/upsert", {"content": "x", "visibility": "private"}), "body")
+    assert_invalid(api.post("/v1/memories/upsert", {"content": "x", "colour": "red"}), "colour")
     assert api.post("/v1/memories/upsert", raw=b"{not json").status == 400
 
 

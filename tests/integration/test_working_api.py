@@ -11,7 +11,7 @@ from engram.errors import Conflict
 from engram.local.stack import LocalDatabase
 from engram.tenants.service import IssuedKey
 from engram.working.models import Expected, WorkingPut
-from tests.conftest import Api
+from tests.conftest import Api, assert_invalid
 
 
 def _expire(local_db: LocalDatabase, scope: str, key: str) -> None:
@@ -154,7 +154,7 @@ def test_working_memory_errors(api: Api) -> None:
     assert bad_match.status == 422 and bad_match.json["error"]["field"] == "If-Match"
     assert bad_key.status == 422 and bad_key.json["error"]["field"] == "key"
     assert too_big.status == 422 and too_big.json["error"]["field"] == "value"
-    assert unknown.status == 422
+    assert_invalid(unknown, "colour")
     assert missing.status == 404 and missing.json["error"]["code"] == "not_found"
 
 

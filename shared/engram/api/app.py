@@ -14,10 +14,13 @@ from uuid import UUID
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
-from engram.errors import EngramError, Unauthorized
+from engram.errors import EngramError, InvalidInput, MalformedJson, Unauthorized
 from engram.observability import logger
 from engram.tenants.principal import Principal
+
+MALFORMED = "the request body is not valid JSON"
 
 
 def error_response(status: int, code: str, message: str, **extra: Any) -> Response:
@@ -34,10 +37,21 @@ def _field_of(loc: tuple[Any, ...]) -> str:
     return out or str(loc[0] if loc else "body")
 
 
+def body_error(exc: ValidationError) -> EngramError:
+    """A body a route validates itself (an upload's JSON, a multipart form's fields), reported as the
+    resolver reports the bodies it validates: 400 malformed_json, or 422 naming the field."""
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return MalformedJson(MALFORMED)
+    field = _field_of(("body", *errors[0].get("loc", ()))) if errors else "body"
+    message = str(errors[0].get("msg", "invalid value")).removeprefix("Value error, ") if errors else ""
+    return InvalidInput(f"{field}: {message}", details={"field": field})
+
+
 def _validation_error(exc: RequestValidationError) -> Response:
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
-        return error_response(400, "malformed_json", "the request body is not valid JSON")
+        return error_response(400, MalformedJson.code, MALFORMED)
     first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
     field = _field_of(tuple(first.get("loc", ())))
     message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
@@ -119,14 +133,30 @@ def build_resolver() -> APIGatewayRestResolver:
 
 
 def principal_of(app: BaseRouter) -> Principal:
-    """The tenant the authorizer verified. Never read from the body, query or any header but the
-    authorizer's context (API Gateway sets it; clients cannot)."""
+    """The tenant the authorizer verified, read once per request (the resolver clears its context
+    after each). Never read from the body, query or any header but the authorizer's context (API
+    Gateway sets it; clients cannot)."""
+    known = app.context.get("principal")
+    if isinstance(known, Principal):
+        return known
     context = (app.current_event.raw_event.get("requestContext") or {}).get("authorizer") or {}
     tenant_id = context.get("tenantId")
     if not tenant_id:
         raise Unauthorized("request was not authorized")
-    return Principal(
+    principal = Principal(
         tenant_id=UUID(str(tenant_id)),
         tenant_name=str(context.get("tenantName", "")),
         key_id=UUID(str(context.get("keyId"))) if context.get("keyId") else UUID(int=0),
     )
+    app.append_context(principal=principal)
+    return principal
+
+
+def tenant_of(app: BaseRouter) -> UUID:
+    """The request's tenant: what every authorized route passes to its service first."""
+    return principal_of(app).tenant_id
+
+
+def no_content() -> Any:
+    """204 No Content, for a route declared to return nothing (DELETE)."""
+    return Response(status_code=204, body="")

@@ -7,22 +7,9 @@ from uuid import UUID
 from engram.errors import NotFound
 
 
-def path_id(raw: str, what: str) -> UUID:
-    """`what` is the kind of thing, for the message: "memory", "entity", "relation", ..."""
+def path_id(raw: str, kind: str) -> UUID:
+    """`kind` names the thing in the 404: "memory", "entity", "session", ..."""
     try:
         return UUID(raw)
     except ValueError:
-        raise NotFound(f"{what} {raw[:64]} not found") from None
-
-
-def memory_id(raw: str) -> UUID:
-    return path_id(raw, "memory")
-
-
-def document_id(raw: str) -> UUID:
-    return path_id(raw, "document")
-
-
-def id_of(kind: str, raw: str) -> UUID:
-    """The same rule for any id in a path: `kind` names it in the 404 ("session", "procedure")."""
-    return path_id(raw, kind)
+        raise NotFound(f"{kind} {raw[:64]} not found") from None
