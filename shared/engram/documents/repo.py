@@ -21,7 +21,7 @@ from engram.memories.models import SearchFilters
 from engram.memories.predicates import ContainerScope
 from engram.memories.repo import ensure_container
 from engram.memories.search.plan import SearchPlan
-from engram.memories.search.repo import Corpus, counted_scope, text_query, vector_distance
+from engram.memories.search.repo import Corpus, counted_scope, scope_arguments, text_query, vector_distance
 
 DOCUMENT_COLUMNS = sql.SQL(
     "d.id, d.container, d.status, d.content_type, d.source_kind, d.source, d.filename, d.title, d.tags, "
@@ -410,10 +410,7 @@ def _chunk_text_leg(plan: SearchPlan) -> sql.Composable:
     ).format(
         q=text_query(plan),
         k=sql.Literal(plan.candidates),
-        container=sql.Literal(plan.container.name if plan.container else None),
-        children=sql.Literal(bool(plan.container and plan.container.include_children)),
-        tags=sql.Literal(list(plan.filters.tags) or None),
-        metadata=sql.Literal(Jsonb(plan.filters.metadata) if plan.filters.metadata else None),
+        **scope_arguments(plan.container, plan.filters, plan.time),
     )
 
 

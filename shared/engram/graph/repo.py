@@ -269,6 +269,15 @@ def mentions_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[st
     ).fetchall()
 
 
+# `o` is a graph-link candidate for the new memory `n`: another, current memory created before it,
+# not from document %(d)s, and with %(owner)s only one of the same user and visibility.
+_OLDER_PEER = sql.SQL(
+    """o.id <> n.id AND {current} AND o.created_at < n.created_at
+       AND NOT EXISTS (SELECT 1 FROM memory_sources s WHERE s.memory_id = o.id AND s.document_id = %(d)s)
+       AND (NOT %(owner)s OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))"""
+).format(current=predicates.current("o"))
+
+
 def nearest_older_memories(
     cur: TenantTx,
     tenant_id: UUID,
@@ -288,14 +297,10 @@ def nearest_older_memories(
                JOIN memories o ON o.tenant_id = n.tenant_id AND o.container = n.container
                               AND o.embedding_model = n.embedding_model
                WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND n.embedding IS NOT NULL
-                 AND o.id <> n.id AND {current} AND o.created_at < n.created_at
-                 AND NOT EXISTS (SELECT 1 FROM memory_sources s
-                                 WHERE s.memory_id = o.id AND s.document_id = %(d)s)
-                 AND (NOT %(owner)s
-                      OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))
+                 AND {peer}
                ORDER BY o.embedding <=> n.embedding, o.id
                LIMIT %(k)s"""
-        ).format(current=predicates.current("o")),
+        ).format(peer=_OLDER_PEER),
         {"t": tenant_id, "m": memory_id, "d": document_id, "owner": same_owner, "k": limit},
     ).fetchall()
 
@@ -322,16 +327,11 @@ def memories_sharing_entities(
                JOIN entity_mentions om ON om.tenant_id = n.tenant_id AND om.entity_id = nm.entity_id
                JOIN memories o
                  ON o.id = om.memory_id AND o.tenant_id = n.tenant_id AND o.container = n.container
-               WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND o.id <> n.id AND {current}
-                 AND o.created_at < n.created_at
-                 AND NOT EXISTS (SELECT 1 FROM memory_sources s
-                                 WHERE s.memory_id = o.id AND s.document_id = %(d)s)
-                 AND (NOT %(owner)s
-                      OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))
+               WHERE n.tenant_id = %(t)s AND n.id = %(m)s AND {peer}
                GROUP BY o.id, o.content, o.embedding_model, o.embedding, n.embedding_model, n.embedding
                ORDER BY count(*) DESC, o.created_at DESC, o.id
                LIMIT %(k)s"""
-        ).format(current=predicates.current("o")),
+        ).format(peer=_OLDER_PEER),
         {"t": tenant_id, "m": memory_id, "d": document_id, "owner": same_owner, "k": limit},
     ).fetchall()
 

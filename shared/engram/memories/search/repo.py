@@ -217,17 +217,7 @@ def _memory_text_leg(plan: SearchPlan) -> sql.Composable:
         "{types}::text[], {tags}::text[], {agent}, {conversation}, {metadata}::jsonb, {as_of}::timestamptz, "
         "{history}) c"
     ).format(
-        q=text_query(plan),
-        k=sql.Literal(plan.candidates),
-        container=sql.Literal(plan.container.name if plan.container else None),
-        children=sql.Literal(bool(plan.container and plan.container.include_children)),
-        types=sql.Literal(list(f.memory_type) or None),
-        tags=sql.Literal(list(f.tags) or None),
-        agent=sql.Literal(f.agent_id),
-        conversation=sql.Literal(f.conversation_id),
-        metadata=sql.Literal(Jsonb(f.metadata) if f.metadata else None),
-        as_of=sql.Literal(plan.time.as_of),
-        history=sql.Literal(plan.time.include_history),
+        q=text_query(plan), k=sql.Literal(plan.candidates), **scope_arguments(plan.container, f, plan.time)
     )
 
 
@@ -293,19 +283,24 @@ def _filter_function_args(
     return sql.SQL(
         "{model}, {limit}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, "
         "{conversation}, {metadata}::jsonb, {as_of}::timestamptz, {history}"
-    ).format(
-        model=sql.Literal(model),
-        limit=sql.Literal(limit),
-        container=sql.Literal(container.name if container else None),
-        children=sql.Literal(bool(container and container.include_children)),
-        types=sql.Literal(list(filters.memory_type) or None),
-        tags=sql.Literal(list(filters.tags) or None),
-        agent=sql.Literal(filters.agent_id),
-        conversation=sql.Literal(filters.conversation_id),
-        metadata=sql.Literal(Jsonb(filters.metadata) if filters.metadata else None),
-        as_of=sql.Literal(time.as_of),
-        history=sql.Literal(time.include_history),
-    )
+    ).format(model=sql.Literal(model), limit=sql.Literal(limit), **scope_arguments(container, filters, time))
+
+
+def scope_arguments(
+    container: ContainerScope | None, filters: SearchFilters, time: TimeScope
+) -> dict[str, sql.Composable]:
+    """The candidate functions' scope arguments (migrations/0010), as SQL literals by name."""
+    return {
+        "container": sql.Literal(container.name if container else None),
+        "children": sql.Literal(bool(container and container.include_children)),
+        "types": sql.Literal(list(filters.memory_type) or None),
+        "tags": sql.Literal(list(filters.tags) or None),
+        "agent": sql.Literal(filters.agent_id),
+        "conversation": sql.Literal(filters.conversation_id),
+        "metadata": sql.Literal(Jsonb(filters.metadata) if filters.metadata else None),
+        "as_of": sql.Literal(time.as_of),
+        "history": sql.Literal(time.include_history),
+    }
 
 
 MEMORIES = Corpus(
