@@ -1,4 +1,4 @@
-"""Graph benchmark: link_entities, entity search and bounded walks on a synthetic graph.
+"""Graph benchmark: link_memory, entity search and bounded walks on a synthetic graph.
 
     PYTHONPATH=shared python -m tests.graph_bench [--entities 10000] [--degree 3] [--memories 500]
 
@@ -54,7 +54,7 @@ def main() -> None:
         local = open_database(Settings(data_dir=Path(tmp), database_url=None), cleanup_mode="delete")
         try:
             tenant = tenants.issue_key(local.admin, "bench").tenant_id
-            graph = GraphService(local.app, MemoryWriter(LocalEmbedder(), RuleLinker()))
+            graph = GraphService(local.app, MemoryWriter(LocalEmbedder(model_dir=Path(tmp)), RuleLinker()))
             ids = _seed(local.app, tenant, args.entities, args.degree, rng)
             print(f"graph: {args.entities} entities, {args.entities * args.degree} relations")
             memory_ids = _memories(local.app, tenant, args.memories)
@@ -62,12 +62,16 @@ def main() -> None:
 
             def link(i: int) -> object:
                 people = [ExtractedEntity(name=rng.choice(names), type="person") for _ in range(3)]
-                relation = ExtractedRelation(source=people[0].name, relation="knows", target=people[1].name)
-                same = normalize_name(people[0].name) == normalize_name(people[1].name)
+                source, target = people[0].name, people[1].name
+                relations = (
+                    []
+                    if normalize_name(source) == normalize_name(target)
+                    else [ExtractedRelation(source=source, relation="knows", target=target)]
+                )
                 with local.app.tenant(tenant) as cur:
-                    return link_memory(cur, tenant, memory_ids[i], people, [] if same else [relation], None)
+                    return link_memory(cur, tenant, memory_ids[i], people, relations, None)
 
-            report("link_entities (3 entities, 1 relation)", timed(args.memories, link))
+            report("link_memory (3 entities, 1 relation)", timed(args.memories, link))
             report(
                 "entity search q=<prefix>",
                 timed(100, lambda i: graph.search_entities(tenant, "ent 1", None, 20, None)),

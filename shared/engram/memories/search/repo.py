@@ -129,7 +129,7 @@ def count_population(
 ) -> int:
     """How many embedded rows of the corpus an exact scan would read, counted only up to `cap` + 1.
 
-    `scan` (ef_search, max_scan_tuples): the same statement also makes tune_vector_scan's settings,
+    `scan` (ef_search, max_scan_tuples): the same statement also makes the HNSW scan settings,
     one round trip fewer. They are transaction-local and only read by an HNSW scan, so setting them
     before knowing whether the plan is HNSW costs nothing."""
     settings: sql.Composable = sql.SQL("")
