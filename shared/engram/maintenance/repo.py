@@ -6,6 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+from psycopg import sql
+
+from engram.memories import predicates
+
 if TYPE_CHECKING:
     from engram.db.database import TenantTx
 
@@ -16,8 +20,10 @@ def tenant_ids(cur: TenantTx) -> list[UUID]:
 
 def delete_expired_memories(cur: TenantTx, tenant_id: UUID, batch: int) -> int:
     cur.execute(
-        "DELETE FROM memories WHERE id IN (SELECT id FROM memories WHERE tenant_id = %s "
-        "AND expires_at IS NOT NULL AND expires_at <= now() LIMIT %s)",
+        sql.SQL(
+            "DELETE FROM memories WHERE id IN (SELECT m.id FROM memories m WHERE m.tenant_id = %s "
+            "AND {expired} LIMIT %s)"
+        ).format(expired=predicates.expired()),
         (tenant_id, batch),
     )
     return cur.rowcount

@@ -64,6 +64,11 @@ def live(alias: str = "m", at: datetime | None = None) -> sql.Composable:
     return sql.SQL("({e} IS NULL OR {e} > {when})").format(e=_col(alias, "expires_at"), when=when)
 
 
+def expired(alias: str = "m") -> sql.Composable:
+    """Past its expiry: never read again, deleted by cleanup (the complement of `live`)."""
+    return sql.SQL("{e} IS NOT NULL AND {e} <= now()").format(e=_col(alias, "expires_at"))
+
+
 def current(alias: str = "m") -> sql.Composable:
     """The latest version, not expired: what a memory read sees unless it asks for history."""
     return sql.SQL("{latest} AND {live}").format(latest=_col(alias, "is_latest"), live=live(alias))
