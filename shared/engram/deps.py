@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from engram.pipeline.blobs import BlobStore
     from engram.pipeline.context import PipelineContext
     from engram.pipeline.start import PipelineStarter
+    from engram.plans.service import PlanService, TaskContextService
     from engram.procedures.service import ProcedureService
     from engram.profile.service import ProfileService
     from engram.providers.embeddings import Embedder
@@ -245,6 +246,18 @@ def export_service() -> ExportService:
     from engram.export.service import ExportService
 
     return ExportService(database())
+
+
+def plan_service() -> PlanService:
+    from engram.plans.service import PlanService
+
+    return PlanService(database())
+
+
+def task_context_service() -> TaskContextService:
+    from engram.plans.service import TaskContextService
+
+    return TaskContextService(database())
 
 
 def s3_client() -> Any:

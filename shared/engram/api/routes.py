@@ -118,6 +118,49 @@ ROUTES: tuple[Route, ...] = (
         "containers", "DELETE", "/v1/extraction-instructions", "delete_extraction_instructions", status=204
     ),
     Route("export", "POST", "/v1/export", "export", retry_safe=True),
+    Route("plans", "POST", "/v1/plans", "create_plan", status=201, errors=CONFLICT, etag=True),
+    Route("plans", "GET", "/v1/plans", "list_plans"),
+    Route("plans", "GET", "/v1/plans/{plan_id}", "get_plan", etag=True),
+    Route("plans", "PUT", "/v1/plans/{plan_id}", "update_plan", errors=CONFLICT, headers=IF_MATCH, etag=True),
+    Route(
+        "plans", "DELETE", "/v1/plans/{plan_id}", "delete_plan", status=204, errors=CONFLICT, headers=IF_MATCH
+    ),
+    Route(
+        "task_context",
+        "POST",
+        "/v1/task-context",
+        "create_task_context",
+        status=201,
+        errors=CONFLICT,
+        etag=True,
+    ),
+    Route("task_context", "GET", "/v1/task-context", "list_task_contexts"),
+    Route(
+        "task_context",
+        "GET",
+        "/v1/task-context/by-subtask/{subtask_id}",
+        "find_task_context_by_subtask",
+        etag=True,
+    ),
+    Route("task_context", "GET", "/v1/task-context/{task_id}", "get_task_context", etag=True),
+    Route(
+        "task_context",
+        "PUT",
+        "/v1/task-context/{task_id}",
+        "update_task_context",
+        errors=CONFLICT,
+        headers=IF_MATCH,
+        etag=True,
+    ),
+    Route(
+        "task_context",
+        "DELETE",
+        "/v1/task-context/{task_id}",
+        "delete_task_context",
+        status=204,
+        errors=CONFLICT,
+        headers=IF_MATCH,
+    ),
 )
 
 API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))
