@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 from engram import deps
 from engram.local.gateway import HttpResponse, LocalGateway
+from engram.local.server import make_server
 from engram.local.stack import LocalDatabase, open_database
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import Settings
@@ -147,3 +149,14 @@ def other_api(gateway: LocalGateway, other_tenant: IssuedKey) -> Api:
 @pytest.fixture
 def anonymous_api(gateway: LocalGateway) -> Api:
     return Api(gateway, None)
+
+
+@pytest.fixture(scope="session")
+def live_url(gateway: LocalGateway) -> Iterator[str]:
+    """The local stack over real HTTP (the server `engram local` runs), on a free port."""
+    server = make_server("127.0.0.1", 0, gateway)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()

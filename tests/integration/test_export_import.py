@@ -346,7 +346,7 @@ def test_post_export_in_aws_uploads_to_s3_and_returns_a_presigned_url(
         response = api.post("/v1/export")
         stored = s3.get_object(Bucket="engram-exports", Key=response.json["key"])
 
-    assert response.status == 200
+    assert response.status == 201 and response.headers["Location"] == response.json["url"]
     link = response.json
     assert link["key"].startswith(f"exports/{tenant.tenant_id}/") and link["expires_in"] == 3600
     assert "Signature=" in link["url"] and link["key"] in link["url"]

@@ -157,6 +157,7 @@ def _apply_route(route: Route, operation: dict[str, Any], schemas: dict[str, Any
     operation["x-idempotent"] = route.idempotent
     if not route.authorized:
         operation["security"] = []
+    _optional_body_is_plain(operation)
     if route.headers:
         operation.setdefault("parameters", []).extend(
             copy.deepcopy(REQUEST_HEADERS[h]) for h in route.headers
@@ -179,6 +180,19 @@ def _apply_route(route: Route, operation: dict[str, Any], schemas: dict[str, Any
     special = _SPECIAL.get(route.operation_id)
     if special is not None:
         special(operation, schemas)
+
+
+def _optional_body_is_plain(operation: dict[str, Any]) -> None:
+    """An optional body is declared `anyOf: [Model, null]`; generated clients then send their "unset"
+    marker as JSON. Say it as OpenAPI does: the model, with the body not required."""
+    body = operation.get("requestBody")
+    if body is None or body.get("required"):
+        return
+    for media in body.get("content", {}).values():
+        options = media.get("schema", {}).get("anyOf", [])
+        models = [o for o in options if o.get("type") != "null"]
+        if len(options) == 2 and len(models) == 1:
+            media["schema"] = models[0]
 
 
 def _success_description(status: int, inferred: str | None) -> str:
@@ -247,15 +261,17 @@ def _upload(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
 
 
 def _export(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """Locally the export itself (200); in AWS it is written to S3 and the answer links to it (201)."""
     from engram.export.models import ExportLink
 
     operation["responses"]["200"] = {
-        "description": "locally: the export itself as JSON Lines (a header line, then one record per "
-        "line); in AWS: a presigned link to it",
-        "content": {
-            NDJSON: {"schema": {"type": "string", "description": "JSON Lines"}},
-            _JSON: {"schema": _model_schema(ExportLink, schemas)},
-        },
+        "description": "the local stack: the export as JSON Lines (a header line, then one record a line)",
+        "content": {NDJSON: {"schema": {"type": "string", "description": "JSON Lines"}}},
+    }
+    operation["responses"]["201"] = {
+        "description": "AWS: the export was written to S3; `url` is a presigned GET link to it",
+        "headers": {"Location": {"description": "the same link", "schema": {"type": "string"}}},
+        "content": {_JSON: {"schema": _model_schema(ExportLink, schemas)}},
     }
 
 
