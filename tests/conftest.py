@@ -136,6 +136,12 @@ def gateway() -> LocalGateway:
     return LocalGateway()
 
 
+@pytest.fixture(scope="session")
+def document(gateway: LocalGateway) -> dict[str, Any]:
+    """The OpenAPI document GET /openapi.json serves."""
+    return gateway.openapi()
+
+
 @pytest.fixture
 def api(gateway: LocalGateway, tenant: IssuedKey) -> Api:
     return Api(gateway, tenant.plaintext)

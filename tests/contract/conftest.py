@@ -14,18 +14,12 @@ from typing import Any
 
 import pytest
 
-from engram.local.gateway import LocalGateway
 from tests.contract.validation import ContractChecker
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 PACKAGE = "engram_api_client"
 # openapi-python-client reads no NDJSON: the local export (200, JSON Lines) comes back as text.
 GENERATOR_CONFIG = "post_hooks: []\ncontent_type_overrides:\n  application/x-ndjson: text/plain\n"
-
-
-@pytest.fixture(scope="session")
-def document(gateway: LocalGateway) -> dict[str, Any]:
-    return gateway.openapi()
 
 
 @pytest.fixture(scope="session")
