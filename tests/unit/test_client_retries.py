@@ -5,7 +5,6 @@ not retried surfaces at once as an exception with the server's code and message.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 import pytest
@@ -124,15 +123,3 @@ def test_backoff_grows_exponentially_with_jitter_and_is_capped() -> None:
     ceilings = [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
     assert all(c / 2 <= d <= c for d, c in zip(delays, ceilings, strict=True))
     assert policy.delay(0, retry_after="3") == 3.0 and policy.delay(0, retry_after="Wed, 21 Oct") <= 0.5
-
-
-def test_not_given_arguments_are_not_sent_and_none_is(slept: list[float]) -> None:
-    bodies: list[Any] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        bodies.append(request.read())
-        return httpx.Response(200, json={**MEMORY, "expires_at": None})
-
-    _client(answer).update_memory(MEMORY["id"], expires_at=None)
-
-    assert bodies == [b'{"expires_at":null}']

@@ -12,7 +12,7 @@ from typing import IO, Any, Literal, overload
 import httpx
 
 from engram_client import models
-from engram_client._base import NOT_GIVEN, NotGiven, Operation, Settings, settings_from
+from engram_client._base import NOT_GIVEN, NotGiven, Operation, Settings, given, settings_from
 from engram_client._operations import AsyncOperations, SyncOperations
 
 # Locally the file itself (multipart, 202); in AWS a presigned S3 PUT for it (JSON, 200).
@@ -32,11 +32,20 @@ def _settings(
     return settings_from(base_url, api_key, timeout=timeout, max_retries=max_retries, headers=headers)
 
 
-def _upload_parts(
-    file: FileSource,
+def _upload_arguments(
+    file: FileSource | None,
     filename: str | NotGiven,
-    fields: dict[str, Any],
-) -> tuple[dict[str, Any], dict[str, str]]:
+    container: str | NotGiven,
+    content_type: str | NotGiven,
+    tags: list[str] | NotGiven,
+    metadata: dict[str, Any] | NotGiven,
+    custom_id: str | NotGiven,
+) -> dict[str, Any]:
+    """The request: the file as multipart/form-data, or (no file, AWS) JSON asking for an upload URL."""
+    if file is None:
+        if not filename:
+            raise TypeError("upload_document needs a file, or (AWS) a filename to ask an upload URL for")
+        return {"body": given(filename=filename, container=container, content_type=content_type)}
     if isinstance(file, (str, Path)):
         path = Path(file)
         name, payload = (filename or path.name), path.read_bytes()
@@ -45,12 +54,10 @@ def _upload_parts(
     else:
         name, payload = (filename or Path(getattr(file, "name", "upload.bin")).name), file.read()
     kind = mimetypes.guess_type(str(name))[0] or "application/octet-stream"
-    data = {
-        key: json.dumps(value) if key in ("tags", "metadata") else str(value)
-        for key, value in fields.items()
-        if value is not NOT_GIVEN and value is not None
-    }
-    return {"file": (str(name), payload, kind)}, data
+    fields = {"container": container, "content_type": content_type, "custom_id": custom_id}
+    data = {key: str(value) for key, value in fields.items() if value is not NOT_GIVEN}
+    data.update({key: json.dumps(value) for key, value in (("tags", tags), ("metadata", metadata)) if value})
+    return {"files": {"file": (str(name), payload, kind)}, "data": data}
 
 
 class Engram(SyncOperations):
@@ -119,16 +126,8 @@ class Engram(SyncOperations):
         """POST /v1/documents/upload. With `file` (a path, bytes or a binary file object): the local
         stack takes the file itself and answers the document (202; `wait=True` follows it until it is
         done). Without `file`, only `filename`: in AWS, a presigned S3 PUT to send the file to (200)."""
-        fields = {"container": container, "content_type": content_type, "tags": tags, "metadata": metadata}
-        if file is None:
-            if not filename:
-                raise TypeError("upload_document needs a file, or (AWS) a filename to ask an upload URL for")
-            return self._call(
-                _UPLOAD_DOCUMENT,
-                body={"filename": filename, "container": container, "content_type": content_type},
-            )
-        files, data = _upload_parts(file, filename, {**fields, "custom_id": custom_id})
-        accepted = self._call(_UPLOAD_DOCUMENT, files=files, data=data)
+        arguments = _upload_arguments(file, filename, container, content_type, tags, metadata, custom_id)
+        accepted = self._call(_UPLOAD_DOCUMENT, **arguments)
         if wait and isinstance(accepted, models.DocumentAccepted):
             return self.wait_for_document(accepted.id, timeout=wait_timeout)
         return accepted
@@ -169,16 +168,8 @@ class AsyncEngram(AsyncOperations):
         wait_timeout: float = 300.0,
     ) -> models.DocumentAccepted | models.UploadTicket | models.Document:
         """As Engram.upload_document."""
-        fields = {"container": container, "content_type": content_type, "tags": tags, "metadata": metadata}
-        if file is None:
-            if not filename:
-                raise TypeError("upload_document needs a file, or (AWS) a filename to ask an upload URL for")
-            return await self._call(
-                _UPLOAD_DOCUMENT,
-                body={"filename": filename, "container": container, "content_type": content_type},
-            )
-        files, data = _upload_parts(file, filename, {**fields, "custom_id": custom_id})
-        accepted = await self._call(_UPLOAD_DOCUMENT, files=files, data=data)
+        arguments = _upload_arguments(file, filename, container, content_type, tags, metadata, custom_id)
+        accepted = await self._call(_UPLOAD_DOCUMENT, **arguments)
         if wait and isinstance(accepted, models.DocumentAccepted):
             return await self.wait_for_document(accepted.id, timeout=wait_timeout)
         return accepted
