@@ -108,12 +108,17 @@ def test_a_broken_connection_is_retried_for_a_read_but_not_for_a_create(slept: l
     assert len(read.requests) == 2 and len(create.requests) == 1
 
 
-def test_a_document_with_a_custom_id_is_an_upsert_but_still_sent_once_per_call(slept: list[float]) -> None:
-    script = Script(httpx.Response(202, json={"id": MEMORY["id"], "status": "queued", "duplicate": False}))
+def test_a_document_with_a_custom_id_is_an_upsert_and_retried_without_one_it_is_not(
+    slept: list[float],
+) -> None:
+    accepted = httpx.Response(202, json={"id": MEMORY["id"], "status": "queued", "duplicate": False})
+    keyed = Script(_error(503, "service_unavailable"), accepted)
+    unkeyed = Script(_error(503, "service_unavailable"))
 
-    accepted = _client(script).create_document(content="x", custom_id="doc-1")
-
-    assert accepted.status == "queued" and script.requests[0].url.path == "/v1/documents"
+    assert _client(keyed).create_document(content="x", custom_id="doc-1").status == "queued"
+    with pytest.raises(ServerError):
+        _client(unkeyed).create_document(content="x")
+    assert len(keyed.requests) == 2 and len(unkeyed.requests) == 1
 
 
 def test_backoff_grows_exponentially_with_jitter_and_is_capped() -> None:

@@ -604,6 +604,7 @@ class SyncOperations(SyncCore):
                 extract=extract,
                 document_date=document_date,
             ),
+            retry=True if custom_id not in (NOT_GIVEN, None) else None,
         )
         return self.wait_for_document(accepted.id, timeout=wait_timeout) if wait else accepted
 
@@ -1897,6 +1898,7 @@ class AsyncOperations(AsyncCore):
                 extract=extract,
                 document_date=document_date,
             ),
+            retry=True if custom_id not in (NOT_GIVEN, None) else None,
         )
         return await self.wait_for_document(accepted.id, timeout=wait_timeout) if wait else accepted
 

@@ -60,6 +60,11 @@ def _upload_arguments(
     return {"files": {"file": (str(name), payload, kind)}, "data": data}
 
 
+def _upsert(custom_id: str | NotGiven) -> bool | None:
+    """With a custom_id the upload is an upsert: repeating it is safe."""
+    return True if custom_id not in (NOT_GIVEN, None) else None
+
+
 class Engram(SyncOperations):
     """The synchronous client. `base_url` defaults to ENGRAM_URL (else http://127.0.0.1:8080) and
     `api_key` to ENGRAM_API_KEY. Use it as a context manager, or call close()."""
@@ -127,7 +132,7 @@ class Engram(SyncOperations):
         stack takes the file itself and answers the document (202; `wait=True` follows it until it is
         done). Without `file`, only `filename`: in AWS, a presigned S3 PUT to send the file to (200)."""
         arguments = _upload_arguments(file, filename, container, content_type, tags, metadata, custom_id)
-        accepted = self._call(_UPLOAD_DOCUMENT, **arguments)
+        accepted = self._call(_UPLOAD_DOCUMENT, **arguments, retry=_upsert(custom_id))
         if wait and isinstance(accepted, models.DocumentAccepted):
             return self.wait_for_document(accepted.id, timeout=wait_timeout)
         return accepted
@@ -169,7 +174,7 @@ class AsyncEngram(AsyncOperations):
     ) -> models.DocumentAccepted | models.UploadTicket | models.Document:
         """As Engram.upload_document."""
         arguments = _upload_arguments(file, filename, container, content_type, tags, metadata, custom_id)
-        accepted = await self._call(_UPLOAD_DOCUMENT, **arguments)
+        accepted = await self._call(_UPLOAD_DOCUMENT, **arguments, retry=_upsert(custom_id))
         if wait and isinstance(accepted, models.DocumentAccepted):
             return await self.wait_for_document(accepted.id, timeout=wait_timeout)
         return accepted

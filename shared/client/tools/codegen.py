@@ -14,6 +14,7 @@ every route with the server's own types and never drifts from it (a test regener
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import keyword
 import subprocess
@@ -146,6 +147,7 @@ class Operation:
     summary: str
     arguments: list[Argument] = field(default_factory=list)
     responses: dict[int, str] = field(default_factory=dict)  # status -> runtime type expression
+    idempotency_key: str | None = None  # a body field that makes a retry safe when it is sent
 
     @property
     def returns(self) -> str:
@@ -177,6 +179,7 @@ def operations(document: dict[str, Any]) -> list[Operation]:
                 path,
                 bool(spec.get("x-idempotent")),
                 spec.get("description") or spec.get("summary", ""),
+                idempotency_key=spec.get("x-idempotency-key"),
             )
             for parameter in spec.get("parameters", []):
                 kind = annotation(parameter.get("schema", {}), accept=True)
@@ -281,6 +284,9 @@ def _call_arguments(op: Operation) -> str:
             out.append(f"headers=_headers({{{pairs}}})")
         else:
             out.append(f"query={{{pairs}}}")
+    if op.idempotency_key:
+        key = _python_name(op.idempotency_key)
+        out.append(f"retry=True if {key} not in (NOT_GIVEN, None) else None")
     return ", ".join(out)
 
 
@@ -352,7 +358,7 @@ def pagers(document: dict[str, Any], ops: list[Operation]) -> list[Pager]:
 def _pager_method(pager: Pager, *, asynchronous: bool) -> list[str]:
     op = pager.operation
     arguments = [a for a in op.arguments if a.name != pager.cursor_in]
-    shown = Operation(op.operation_id, op.method, op.path, op.idempotent, op.summary, arguments, op.responses)
+    shown = dataclasses.replace(op, arguments=arguments)
     forwarded = ", ".join(f"{a.name}={a.name}" for a in arguments if a.where != "path")
     positional = ", ".join(a.name for a in arguments if a.where == "path")
     call_args = ", ".join(p for p in (positional, forwarded, f"{pager.cursor_in}=cursor") if p)

@@ -155,6 +155,8 @@ def _apply_route(route: Route, operation: dict[str, Any], schemas: dict[str, Any
     operation["operationId"] = route.operation_id
     operation["tags"] = [route.function]
     operation["x-idempotent"] = route.idempotent
+    if route.idempotency_key:
+        operation["x-idempotency-key"] = route.idempotency_key
     if not route.authorized:
         operation["security"] = []
     _optional_body_is_plain(operation)

@@ -26,6 +26,7 @@ class Route:
     headers: tuple[str, ...] = ()  # request headers it reads besides x-api-key ("If-Match")
     etag: bool = False  # answers with an ETag: the item's version
     retry_safe: bool | None = None  # a POST that changes nothing when repeated; default: by method
+    idempotency_key: str | None = None  # a body field that, when sent, makes repeating the call safe
 
     @property
     def idempotent(self) -> bool:
@@ -65,7 +66,7 @@ ROUTES: tuple[Route, ...] = (
     Route("sessions", "POST", "/v1/sessions/{id}/extract", "extract_session", errors=PROVIDER),
     Route("sessions", "POST", "/v1/sessions/{id}/recent", "get_recent_messages", retry_safe=True),
     Route("stats", "GET", "/v1/stats", "get_stats"),
-    Route("documents", "POST", "/v1/documents", "create_document", status=202),
+    Route("documents", "POST", "/v1/documents", "create_document", status=202, idempotency_key="custom_id"),
     Route("documents", "POST", "/v1/documents/upload", "upload_document", status=202, also=(200,)),
     Route("documents", "POST", "/v1/documents/list", "list_documents", retry_safe=True),
     Route("documents", "GET", "/v1/documents/{id}", "get_document"),
