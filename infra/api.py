@@ -155,7 +155,9 @@ class Api(Construct):
         resource = self.rest_api.root.resource_for_path(path)
         return resource.add_method(
             method,
-            apigw.LambdaIntegration(function, proxy=True),
+            # No test-invoke permission per method (the console's "Test" button): half the stack's
+            # Lambda permissions, which would otherwise push it past CloudFormation's 500 resources.
+            apigw.LambdaIntegration(function, proxy=True, allow_test_invoke=False),
             api_key_required=authorized,
             authorizer=self.authorizer if authorized else None,
             authorization_type=apigw.AuthorizationType.CUSTOM if authorized else apigw.AuthorizationType.NONE,

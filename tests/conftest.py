@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 from engram import deps
 from engram.local.functions import invoke_pipeline_step
 from engram.local.gateway import HttpResponse, LocalGateway
+from engram.local.server import make_server
 from engram.local.stack import LocalDatabase, open_database
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import Settings
@@ -147,6 +149,12 @@ def gateway() -> LocalGateway:
     return LocalGateway()
 
 
+@pytest.fixture(scope="session")
+def document(gateway: LocalGateway) -> dict[str, Any]:
+    """The OpenAPI document GET /openapi.json serves."""
+    return gateway.openapi()
+
+
 @pytest.fixture
 def api(gateway: LocalGateway, tenant: IssuedKey) -> Api:
     return Api(gateway, tenant.plaintext)
@@ -160,3 +168,14 @@ def other_api(gateway: LocalGateway, other_tenant: IssuedKey) -> Api:
 @pytest.fixture
 def anonymous_api(gateway: LocalGateway) -> Api:
     return Api(gateway, None)
+
+
+@pytest.fixture(scope="session")
+def live_url(gateway: LocalGateway) -> Iterator[str]:
+    """The local stack over real HTTP (the server `engram local` runs), on a free port."""
+    server = make_server("127.0.0.1", 0, gateway)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()

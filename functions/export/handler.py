@@ -1,5 +1,5 @@
-"""POST /v1/export: the tenant as JSON Lines. Locally the response body is the file; in AWS
-(ENGRAM_EXPORT_BUCKET set) the file goes to S3 and the response is a presigned URL."""
+"""POST /v1/export: the tenant as JSON Lines. Locally the response body is the file (200); in AWS
+(ENGRAM_EXPORT_BUCKET set) the file is created in S3 and the response is a presigned URL to it (201)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from engram.observability import logger, tracer
 app = build_resolver()
 
 
-@app.post("/v1/export", responses={200: {"description": "application/x-ndjson locally; a link in AWS"}})
+@app.post("/v1/export")
 def export(body: ExportRequest | None = None) -> Response[Any]:
     principal = principal_of(app)
     request = body or ExportRequest()
@@ -36,7 +36,12 @@ def export(body: ExportRequest | None = None) -> Response[Any]:
             bucket=settings.export_bucket,
             expires_in=settings.export_url_ttl_seconds,
         )
-        return Response(status_code=200, content_type="application/json", body=link.model_dump_json())
+        return Response(
+            status_code=201,
+            content_type="application/json",
+            body=link.model_dump_json(),
+            headers={"Location": link.url},
+        )
     out = io.StringIO()
     service.write_jsonl(principal.tenant_id, principal.tenant_name, request.container, out)
     return Response(

@@ -12,10 +12,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.observability import logger, metrics, tracer
+from engram.versions import Expected
 from engram.working.models import (
     KEY_PATTERN,
     SCOPE_PATTERN,
-    Expected,
     ScopeCleared,
     WorkingItem,
     WorkingPut,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from engram.memories.writer import MemoryWriter
     from engram.pipeline.context import PipelineContext
     from engram.pipeline.runner import Invoke
+    from engram.plans.service import PlanService, TaskContextService
     from engram.procedures.service import ProcedureService
     from engram.profile.service import ProfileService
     from engram.providers.embeddings import Embedder
@@ -266,3 +267,15 @@ def export_service() -> ExportService:
     from engram.export.service import ExportService
 
     return ExportService(database())
+
+
+def plan_service() -> PlanService:
+    from engram.plans.service import PlanService
+
+    return PlanService(database())
+
+
+def task_context_service() -> TaskContextService:
+    from engram.plans.service import TaskContextService
+
+    return TaskContextService(database())

@@ -30,7 +30,7 @@ def decode(cursor: str, size: int, field: str = "cursor") -> list[Any]:
     return values
 
 
-def encode_cursor(created_at: datetime, row_id: UUID) -> str:
+def encode_cursor(created_at: datetime, row_id: UUID | str) -> str:
     return encode(created_at, str(row_id))
 
 
@@ -38,6 +38,17 @@ def decode_cursor(cursor: str, *, field: str = "cursor") -> tuple[datetime, UUID
     created_at, row_id = decode(cursor, 2, field)
     try:
         return datetime.fromisoformat(str(created_at)), UUID(str(row_id))
+    except ValueError:
+        raise not_ours(field) from None
+
+
+def decode_key_cursor(cursor: str, *, field: str = "cursor") -> tuple[datetime, str]:
+    """For rows keyed by a caller's text id (plans, task contexts)."""
+    created_at, row_id = decode(cursor, 2, field)
+    if not isinstance(row_id, str):
+        raise not_ours(field)
+    try:
+        return datetime.fromisoformat(str(created_at)), row_id
     except ValueError:
         raise not_ours(field) from None
 

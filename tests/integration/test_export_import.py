@@ -126,6 +126,17 @@ def _seed(api: Api) -> None:
             "visibility": "private",
         },
     )
+    api.post("/v1/plans", {"plan_id": "trip-1", "goal_event": "trip.requested", "goal_data": {"to": "Oslo"}})
+    api.put("/v1/plans/trip-1", {"status": "running", "state": ["booked"]})
+    api.post(
+        "/v1/task-context",
+        {
+            "task_id": "book-1",
+            "plan_id": "trip-1",
+            "event_type": "booking",
+            "sub_tasks": ["flight-1", "hotel-1"],
+        },
+    )
 
 
 def _export(db: Database, tenant_id: Any, name: str, container: str | None = None) -> list[dict[str, Any]]:
@@ -174,6 +185,10 @@ def test_round_trip_into_a_fresh_database_compares_equal(
     assert memories["The SLA is 99.9 percent."]["is_latest"] is False
     working = {r["key"]: r for r in _body(exported) if r["record"] == "working"}
     assert working["state"]["version"] == 2 and working["null-value"]["value"] is None
+    (plan,) = [r for r in _body(exported) if r["record"] == "plan"]
+    assert (plan["status"], plan["state"], plan["version"]) == ("running", ["booked"], 2)
+    (task,) = [r for r in _body(exported) if r["record"] == "task_context"]
+    assert task["sub_tasks"] == ["flight-1", "hotel-1"] and task["plan_id"] == "trip-1"
 
 
 def test_importing_twice_changes_nothing(
@@ -331,7 +346,7 @@ def test_post_export_in_aws_uploads_to_s3_and_returns_a_presigned_url(
         response = api.post("/v1/export")
         stored = s3.get_object(Bucket="engram-exports", Key=response.json["key"])
 
-    assert response.status == 200
+    assert response.status == 201 and response.headers["Location"] == response.json["url"]
     link = response.json
     assert link["key"].startswith(f"exports/{tenant.tenant_id}/") and link["expires_in"] == 3600
     assert "Signature=" in link["url"] and link["key"] in link["url"]

@@ -10,7 +10,8 @@ from engram import deps
 from engram.errors import Conflict
 from engram.local.stack import LocalDatabase
 from engram.tenants.service import IssuedKey
-from engram.working.models import Expected, WorkingPut
+from engram.versions import Expected
+from engram.working.models import WorkingPut
 from tests.conftest import Api, assert_invalid
 
 

@@ -28,6 +28,13 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> Respon
     return Response(status_code=status, content_type="application/json", body=json.dumps(body))
 
 
+def with_etag(item: Any, version: int, status: int = 200) -> Response[Any]:
+    """A versioned item, with its version as the ETag (what If-Match sends back)."""
+    return Response(
+        status_code=status, content_type="application/json", body=item, headers={"ETag": f'"{version}"'}
+    )
+
+
 def _field_of(loc: tuple[Any, ...]) -> str:
     # ("body", "filters", "tags", 0) -> "filters.tags[0]"; the leading "body"/"query" is where, not what.
     parts = list(loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)

@@ -1,5 +1,6 @@
 """The JSON Lines format: a header line, then one record per line in dependency order
-(containers, memories, relationships, sessions, messages, working memory, procedures).
+(containers, memories, relationships, sessions, messages, working memory, procedures, plans, task
+contexts).
 Each record names its kind in `record`. Records never carry a tenant: import decides it."""
 
 from __future__ import annotations
@@ -13,7 +14,17 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerQuery
 
-RECORD_ORDER = ("container", "memory", "relationship", "session", "message", "working", "procedure")
+RECORD_ORDER = (
+    "container",
+    "memory",
+    "relationship",
+    "session",
+    "message",
+    "working",
+    "procedure",
+    "plan",
+    "task_context",
+)
 
 
 class _Record(LazyModel):
@@ -130,6 +141,34 @@ class ProcedureRecord(_Record):
     updated_at: datetime
 
 
+class PlanRecord(_Record):
+    record: Literal["plan"] = "plan"
+    plan_id: str
+    goal_event: str
+    goal_data: dict[str, JsonValue]
+    status: str
+    state: JsonValue
+    user_id: str | None
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class TaskContextRecord(_Record):
+    record: Literal["task_context"] = "task_context"
+    task_id: str
+    plan_id: str | None
+    event_type: str
+    response_event: str | None
+    response_topic: str | None
+    data: dict[str, JsonValue]
+    sub_tasks: list[str]
+    state: JsonValue
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
 Record = Annotated[
     ContainerRecord
     | MemoryRecord
@@ -137,7 +176,9 @@ Record = Annotated[
     | SessionRecord
     | MessageRecord
     | WorkingRecord
-    | ProcedureRecord,
+    | ProcedureRecord
+    | PlanRecord
+    | TaskContextRecord,
     Field(discriminator="record"),
 ]
 

@@ -134,6 +134,29 @@ def procedures(cur: TenantTx, tenant_id: UUID) -> Iterator[dict[str, Any]]:
     )
 
 
+def plans(cur: TenantTx, tenant_id: UUID) -> Iterator[dict[str, Any]]:
+    return _stream(
+        cur,
+        "export_plans",
+        sql.SQL(
+            "SELECT p.plan_id, p.goal_event, p.goal_data, p.status, p.state, p.user_id, p.version, "
+            "p.created_at, p.updated_at FROM plans p WHERE p.tenant_id = {tenant} ORDER BY p.plan_id"
+        ).format(tenant=sql.Literal(tenant_id)),
+    )
+
+
+def task_contexts(cur: TenantTx, tenant_id: UUID) -> Iterator[dict[str, Any]]:
+    return _stream(
+        cur,
+        "export_task_contexts",
+        sql.SQL(
+            "SELECT t.task_id, t.plan_id, t.event_type, t.response_event, t.response_topic, t.data, "
+            "t.sub_tasks, t.state, t.version, t.created_at, t.updated_at FROM task_contexts t "
+            "WHERE t.tenant_id = {tenant} ORDER BY t.task_id"
+        ).format(tenant=sql.Literal(tenant_id)),
+    )
+
+
 # --- import -----------------------------------------------------------------------------------
 
 _COLUMNS: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -228,8 +251,40 @@ _COLUMNS: dict[str, tuple[str, tuple[str, ...], str]] = {
         ),
         "(id)",
     ),
+    "plan": (
+        "plans",
+        (
+            "plan_id",
+            "goal_event",
+            "goal_data",
+            "status",
+            "state",
+            "user_id",
+            "version",
+            "created_at",
+            "updated_at",
+        ),
+        "(tenant_id, plan_id)",
+    ),
+    "task_context": (
+        "task_contexts",
+        (
+            "task_id",
+            "plan_id",
+            "event_type",
+            "response_event",
+            "response_topic",
+            "data",
+            "sub_tasks",
+            "state",
+            "version",
+            "created_at",
+            "updated_at",
+        ),
+        "(tenant_id, task_id)",
+    ),
 }
-_JSON_COLUMNS = {"metadata", "value"}
+_JSON_COLUMNS = {"metadata", "value", "goal_data", "state", "data"}
 
 
 def insert(cur: TenantTx, tenant_id: UUID, record: str, fields: dict[str, Any]) -> bool:

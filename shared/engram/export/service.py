@@ -29,10 +29,12 @@ from engram.export.models import (
     ImportReport,
     MemoryRecord,
     MessageRecord,
+    PlanRecord,
     ProcedureRecord,
     Record,
     RelationshipRecord,
     SessionRecord,
+    TaskContextRecord,
     WorkingRecord,
     dump,
 )
@@ -62,6 +64,8 @@ class ExportService:
                     (MessageRecord, lambda: repo.messages(cur, tenant_id)),
                     (WorkingRecord, lambda: repo.working(cur, tenant_id)),
                     (ProcedureRecord, lambda: repo.procedures(cur, tenant_id)),
+                    (PlanRecord, lambda: repo.plans(cur, tenant_id)),
+                    (TaskContextRecord, lambda: repo.task_contexts(cur, tenant_id)),
                 ]
             for model, rows in sources:
                 for row in rows():

@@ -173,22 +173,10 @@ class LocalGateway:
         return HttpResponse(int(result.get("statusCode", 500)), headers, body)
 
     def openapi(self) -> dict[str, Any]:
-        """One OpenAPI document, merged from every function's resolver."""
+        """One OpenAPI document, from every function's resolver and the route table."""
         if self._openapi is None:
-            merged: dict[str, Any] = {}
-            for function in dict.fromkeys(route.function for route in ROUTES):
-                app = load_function(function).app
-                schema = json.loads(app.get_openapi_json_schema(title="Engram API", version="0.1.0"))
-                if not merged:
-                    merged = schema
-                    continue
-                merged.setdefault("paths", {}).update(schema.get("paths", {}))
-                merged.setdefault("components", {}).setdefault("schemas", {}).update(
-                    schema.get("components", {}).get("schemas", {})
-                )
-            merged.setdefault("components", {})["securitySchemes"] = {
-                "apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}
-            }
-            merged["security"] = [{"apiKey": []}]
-            self._openapi = merged
+            from engram.api.contract import build
+
+            functions = dict.fromkeys(route.function for route in ROUTES)
+            self._openapi = build((function, load_function(function).app) for function in functions)
         return self._openapi

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, JsonValue, StringConstraints
 
-from engram.errors import InvalidInput
 from engram.lazymodel import LazyModel
 
 SCOPE_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -59,37 +58,3 @@ class WorkingScope(LazyModel):
 class ScopeCleared(LazyModel):
     scope: str
     deleted: int
-
-
-class Expected:
-    """What If-Match asks for: any version (no header), the key to exist ('*'), the key to be
-    absent ('0'), or exactly one version."""
-
-    ANY: Expected
-    EXISTS: Expected
-    ABSENT: Expected
-
-    def __init__(self, version: int | None, *, exists: bool | None) -> None:
-        self.version = version
-        self.exists = exists
-
-    @classmethod
-    def parse(cls, header: str | None) -> Expected:
-        if header is None or not header.strip():
-            return cls.ANY
-        raw = header.strip()
-        if raw == "*":
-            return cls.EXISTS
-        raw = raw.removeprefix("W/").strip('"')
-        if not raw.isdigit() or len(raw) > 18:
-            raise InvalidInput(
-                "If-Match must be a version number this API returned, '0' (the key must not exist) or '*'",
-                details={"field": "If-Match"},
-            )
-        version = int(raw)
-        return cls.ABSENT if version == 0 else cls(version, exists=True)
-
-
-Expected.ANY = Expected(None, exists=None)
-Expected.EXISTS = Expected(None, exists=True)
-Expected.ABSENT = Expected(None, exists=False)

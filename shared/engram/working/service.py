@@ -5,13 +5,10 @@ from __future__ import annotations
 from uuid import UUID
 
 from engram.db.database import Database
-from engram.errors import Conflict, NotFound
+from engram.errors import NotFound
+from engram.versions import Expected, VersionConflict
 from engram.working import repo
-from engram.working.models import Expected, ScopeCleared, WorkingItem, WorkingPut, WorkingScope
-
-
-class VersionConflict(Conflict):
-    code = "version_conflict"
+from engram.working.models import ScopeCleared, WorkingItem, WorkingPut, WorkingScope
 
 
 class WorkingMemoryService:

@@ -1,0 +1,180 @@
+"""`Engram` and `AsyncEngram`: every operation of the API as a method named after its operation id
+(generated in _operations.py), plus the upload, which takes a file."""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any, Literal, overload
+
+import httpx
+
+from engram_client import models
+from engram_client._base import NOT_GIVEN, NotGiven, Operation, Settings, given, settings_from
+from engram_client._operations import AsyncOperations, SyncOperations
+
+# Locally the file itself (multipart, 202); in AWS a presigned S3 PUT for it (JSON, 200).
+_UPLOAD_DOCUMENT = Operation(
+    "POST", "/v1/documents/upload", {202: models.DocumentAccepted, 200: models.UploadTicket}, False
+)
+FileSource = str | Path | bytes | IO[bytes]
+
+
+def _settings(
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float,
+    max_retries: int,
+    headers: Mapping[str, str] | None,
+) -> Settings:
+    return settings_from(base_url, api_key, timeout=timeout, max_retries=max_retries, headers=headers)
+
+
+def _upload_arguments(
+    file: FileSource | None,
+    filename: str | NotGiven,
+    container: str | NotGiven,
+    content_type: str | NotGiven,
+    tags: list[str] | NotGiven,
+    metadata: dict[str, Any] | NotGiven,
+    custom_id: str | NotGiven,
+) -> dict[str, Any]:
+    """The request: the file as multipart/form-data, or (no file, AWS) JSON asking for an upload URL."""
+    if file is None:
+        if not filename:
+            raise TypeError("upload_document needs a file, or (AWS) a filename to ask an upload URL for")
+        return {"body": given(filename=filename, container=container, content_type=content_type)}
+    if isinstance(file, (str, Path)):
+        path = Path(file)
+        name, payload = (filename or path.name), path.read_bytes()
+    elif isinstance(file, bytes):
+        name, payload = (filename or "upload.bin"), file
+    else:
+        name, payload = (filename or Path(getattr(file, "name", "upload.bin")).name), file.read()
+    kind = mimetypes.guess_type(str(name))[0] or "application/octet-stream"
+    fields = {"container": container, "content_type": content_type, "custom_id": custom_id}
+    data = {key: str(value) for key, value in fields.items() if value is not NOT_GIVEN}
+    data.update({key: json.dumps(value) for key, value in (("tags", tags), ("metadata", metadata)) if value})
+    return {"files": {"file": (str(name), payload, kind)}, "data": data}
+
+
+def _upsert(custom_id: str | NotGiven) -> bool | None:
+    """With a custom_id the upload is an upsert: repeating it is safe."""
+    return True if custom_id not in (NOT_GIVEN, None) else None
+
+
+class Engram(SyncOperations):
+    """The synchronous client. `base_url` defaults to ENGRAM_URL (else http://127.0.0.1:8080) and
+    `api_key` to ENGRAM_API_KEY. Use it as a context manager, or call close()."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(_settings(base_url, api_key, timeout, max_retries, headers), transport)
+
+    def __enter__(self) -> Engram:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @overload
+    def upload_document(
+        self,
+        file: FileSource,
+        *,
+        filename: str | NotGiven = NOT_GIVEN,
+        container: str | NotGiven = NOT_GIVEN,
+        content_type: str | NotGiven = NOT_GIVEN,
+        tags: list[str] | NotGiven = NOT_GIVEN,
+        metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
+        custom_id: str | NotGiven = NOT_GIVEN,
+        wait: Literal[False] = False,
+    ) -> models.DocumentAccepted | models.UploadTicket: ...
+
+    @overload
+    def upload_document(
+        self,
+        file: FileSource,
+        *,
+        filename: str | NotGiven = NOT_GIVEN,
+        container: str | NotGiven = NOT_GIVEN,
+        content_type: str | NotGiven = NOT_GIVEN,
+        tags: list[str] | NotGiven = NOT_GIVEN,
+        metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
+        custom_id: str | NotGiven = NOT_GIVEN,
+        wait: Literal[True],
+    ) -> models.Document: ...
+
+    def upload_document(
+        self,
+        file: FileSource | None = None,
+        *,
+        filename: str | NotGiven = NOT_GIVEN,
+        container: str | NotGiven = NOT_GIVEN,
+        content_type: str | NotGiven = NOT_GIVEN,
+        tags: list[str] | NotGiven = NOT_GIVEN,
+        metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
+        custom_id: str | NotGiven = NOT_GIVEN,
+        wait: bool = False,
+        wait_timeout: float = 300.0,
+    ) -> models.DocumentAccepted | models.UploadTicket | models.Document:
+        """POST /v1/documents/upload. With `file` (a path, bytes or a binary file object): the local
+        stack takes the file itself and answers the document (202; `wait=True` follows it until it is
+        done). Without `file`, only `filename`: in AWS, a presigned S3 PUT to send the file to (200)."""
+        arguments = _upload_arguments(file, filename, container, content_type, tags, metadata, custom_id)
+        accepted = self._call(_UPLOAD_DOCUMENT, **arguments, retry=_upsert(custom_id))
+        if wait and isinstance(accepted, models.DocumentAccepted):
+            return self.wait_for_document(accepted.id, timeout=wait_timeout)
+        return accepted
+
+
+class AsyncEngram(AsyncOperations):
+    """The asynchronous client: the same methods as `Engram`, to be awaited."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(_settings(base_url, api_key, timeout, max_retries, headers), transport)
+
+    async def __aenter__(self) -> AsyncEngram:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def upload_document(
+        self,
+        file: FileSource | None = None,
+        *,
+        filename: str | NotGiven = NOT_GIVEN,
+        container: str | NotGiven = NOT_GIVEN,
+        content_type: str | NotGiven = NOT_GIVEN,
+        tags: list[str] | NotGiven = NOT_GIVEN,
+        metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
+        custom_id: str | NotGiven = NOT_GIVEN,
+        wait: bool = False,
+        wait_timeout: float = 300.0,
+    ) -> models.DocumentAccepted | models.UploadTicket | models.Document:
+        """As Engram.upload_document."""
+        arguments = _upload_arguments(file, filename, container, content_type, tags, metadata, custom_id)
+        accepted = await self._call(_UPLOAD_DOCUMENT, **arguments, retry=_upsert(custom_id))
+        if wait and isinstance(accepted, models.DocumentAccepted):
+            return await self.wait_for_document(accepted.id, timeout=wait_timeout)
+        return accepted

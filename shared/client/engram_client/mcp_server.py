@@ -1,0 +1,354 @@
+"""engram-mcp: Engram's memory as MCP tools, for Claude Desktop, Cursor and any MCP client.
+
+    engram-mcp                                   # stdio (what desktop clients launch)
+    engram-mcp --transport streamable-http --port 8765
+    ENGRAM_URL=... ENGRAM_API_KEY=... engram-mcp --user-id alice --container assistant
+
+Configured by --url/--api-key or ENGRAM_URL/ENGRAM_API_KEY. Optionally pinned to a user (every memory
+it stores is that user's, private to them, and every read is made for them) and to a container (writes
+go there, reads look there and below). Failures come back as tool errors with Engram's code and
+message, for the model to act on; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
+
+from engram_client._base import NOT_GIVEN, NotGiven
+from engram_client.client import AsyncEngram
+from engram_client.errors import EngramError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+INSTRUCTIONS = """Long-term memory (Engram). At the start of a task, call get_context (and recall with
+the user's request) to know what is already known. When the user states a durable fact, preference or
+decision, call remember with one self-contained sentence. When something remembered turns out wrong or
+out of date, call supersede with the memory's id. Use working_get/working_set for scratch state shared
+between steps or agents, and match_procedures for rules on how to act in a situation."""
+
+MemoryType = Literal["fact", "preference", "episode", "insight", "task", "procedure"]
+
+
+@dataclass(frozen=True)
+class Pin:
+    user_id: str | None = None
+    container: str | None = None
+
+    def container_for(self, asked: str | None) -> str | None:
+        if self.container is None or asked is None or asked == self.container:
+            return self.container or asked
+        if asked.startswith(self.container + "."):
+            return asked
+        raise ValueError(f"this server is pinned to container {self.container!r}: use it or one below it")
+
+    def scope_for(self, asked: str | None) -> str | None:
+        container = self.container_for(asked)
+        return None if container is None else (container if asked else f"{container}.*")
+
+
+HINTS = {
+    "not_found": "check the id: recall and remember return ids",
+    "version_conflict": "someone wrote in between: read it again (working_get) and retry with its version",
+    "validation_error": "fix the argument named in the message and call again",
+    "unauthorized": "the server's API key is missing: set ENGRAM_API_KEY",
+    "forbidden": "the server's API key is unknown or revoked",
+}
+
+
+def _actionable(tool: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """Engram's errors and bad arguments as tool errors the model can read and act on (the SDK hides the
+    message of any other exception)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(tool)
+    async def run(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await tool(*args, **kwargs)
+        except EngramError as exc:
+            hint = HINTS.get(exc.code)
+            raise ToolError(f"{exc}" + (f" ({hint})" if hint else "")) from exc
+        except ValueError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return run
+
+
+def _memory(found: Any) -> dict[str, Any]:
+    return {
+        "id": str(found.id),
+        "content": found.content,
+        "memory_type": found.memory_type,
+        "container": found.container,
+        "tags": list(found.tags),
+        "valid_from": found.valid_from.isoformat(),
+    }
+
+
+def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
+    """The MCP server with Engram's tools, over `engram`."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("engram", instructions=INSTRUCTIONS)
+    # Pinned to a user: what the server stores is that user's and private to them; reads are made for them.
+    user: str | NotGiven = pin.user_id or NOT_GIVEN
+    visibility: Literal["private"] | NotGiven = "private" if pin.user_id else NOT_GIVEN
+
+    @server.tool()
+    @_actionable
+    async def remember(
+        content: Annotated[
+            str, Field(description="one self-contained statement, e.g. 'Alice prefers aisle seats'")
+        ],
+        memory_type: Annotated[MemoryType, Field(description="what kind of memory it is")] = "fact",
+        tags: Annotated[list[str] | None, Field(description="short labels to filter by later")] = None,
+        container: Annotated[str | None, Field(description="namespace such as 'crm.contacts'")] = None,
+    ) -> dict[str, Any]:
+        """Store something worth remembering across conversations: a fact, preference, decision or event
+        about the user or the task. Searchable at once. Returns the memory with its id."""
+        stored = await engram.create_memory(
+            content=content,
+            memory_type=memory_type,
+            tags=tags or [],
+            container=pin.container_for(container) or NOT_GIVEN,
+            user_id=user,
+            visibility=visibility,
+        )
+        return _memory(stored)
+
+    @server.tool()
+    @_actionable
+    async def recall(
+        query: Annotated[str, Field(description="what you want to know, in natural language")],
+        limit: Annotated[int, Field(ge=1, le=50, description="how many memories at most")] = 10,
+        container: Annotated[
+            str | None, Field(description="'a.b' exactly, or 'a.b.*' with its children")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Search long-term memory (meaning, words and the entities named) and return the most relevant
+        memories, best first, each with its id and a score from 0 to 1."""
+        found = await engram.search(
+            query=query,
+            limit=limit,
+            scope="memories",
+            container=pin.scope_for(container) or NOT_GIVEN,
+            user_id=user,
+        )
+        return {"results": [{**_memory(r), "score": round(r.score, 4)} for r in found.results]}
+
+    @server.tool()
+    @_actionable
+    async def get_context(
+        query: Annotated[str | None, Field(description="the task at hand, to add memories about it")] = None,
+        user_id: Annotated[
+            str | None, Field(description="whose context (ignored when the server is pinned)")
+        ] = None,
+        max_tokens: Annotated[int, Field(ge=50, le=8000, description="budget for the summary")] = 1000,
+    ) -> dict[str, Any]:
+        """A prompt-ready summary of what is known about the user: stable facts, recent context and, with
+        a query, the memories relevant to it. Call it at the start of a conversation."""
+        subject = pin.user_id or user_id
+        if subject is None and pin.container is None:
+            raise ValueError("name whose context: pass user_id (this server is not pinned to a user)")
+        profile = await engram.get_profile(
+            user_id=subject,
+            q=query,
+            max_tokens=max_tokens,
+            container=f"{pin.container}.*" if pin.container and not subject else NOT_GIVEN,
+        )
+        return {"context": profile.context, "token_estimate": profile.token_estimate}
+
+    @server.tool()
+    @_actionable
+    async def forget(
+        memory_id: Annotated[str, Field(description="the id recall or remember returned")],
+    ) -> dict[str, Any]:
+        """Delete a memory for good (the user asked to forget it, or it was stored by mistake). To correct
+        a memory, use supersede instead, which keeps the history."""
+        await engram.delete_memory(memory_id, user_id=user)
+        return {"deleted": memory_id}
+
+    @server.tool()
+    @_actionable
+    async def supersede(
+        memory_id: Annotated[str, Field(description="the id of the memory that is now wrong or outdated")],
+        content: Annotated[str, Field(description="the corrected statement")],
+    ) -> dict[str, Any]:
+        """Replace a memory that is no longer true (e.g. the user moved): the new one becomes current and the
+        old one stays as history. Returns the new memory."""
+        old = await engram.get_memory(memory_id, user_id=user)
+        stored = await engram.create_memory(
+            content=content,
+            supersedes=memory_id,
+            container=old.container,
+            memory_type=old.memory_type,
+            tags=list(old.tags),
+            user_id=user,
+            visibility=visibility,
+        )
+        return _memory(stored)
+
+    @server.tool()
+    @_actionable
+    async def working_get(
+        scope: Annotated[str, Field(description="a plan or agent scope, e.g. 'plan-42'")],
+        key: Annotated[str, Field(description="the key in that scope")],
+    ) -> dict[str, Any]:
+        """Read a value of working memory (short-lived state shared between steps or agents), with its
+        version for a later conditional working_set."""
+        item = await engram.get_working(scope, key)
+        return {"scope": scope, "key": key, "value": item.value, "version": item.version}
+
+    @server.tool()
+    @_actionable
+    async def working_set(
+        scope: Annotated[str, Field(description="a plan or agent scope, e.g. 'plan-42'")],
+        key: Annotated[str, Field(description="the key in that scope")],
+        value: Annotated[Any, Field(description="any JSON value")],
+        expected_version: Annotated[
+            int | None, Field(description="write only if the value is still at this version (0: absent)")
+        ] = None,
+        ttl_seconds: Annotated[
+            int | None, Field(ge=1, description="forget the value after this long")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Write a value of working memory. With expected_version the write happens only if nobody wrote
+        since you read it; on a conflict, read again and retry."""
+        item = await engram.set_working(
+            scope,
+            key,
+            value=value,
+            ttl_seconds=ttl_seconds or NOT_GIVEN,
+            if_match=expected_version if expected_version is not None else NOT_GIVEN,
+        )
+        return {"scope": scope, "key": key, "version": item.version}
+
+    @server.tool()
+    @_actionable
+    async def match_procedures(
+        situation: Annotated[str, Field(description="what is happening or what you are about to do")],
+        limit: Annotated[int, Field(ge=1, le=20)] = 5,
+    ) -> dict[str, Any]:
+        """Find the rules and worked examples stored for situations like this one, to follow them."""
+        found = await engram.match_procedures(situation=situation, limit=limit)
+        matches = [
+            {"kind": m.kind, "trigger": m.trigger, "content": m.content, "similarity": round(m.similarity, 4)}
+            for m in found.matches
+        ]
+        return {"matches": matches}
+
+    @server.tool()
+    @_actionable
+    async def ingest_document(
+        content: Annotated[
+            str | None, Field(description="the text itself (Markdown, HTML, CSV, ...)")
+        ] = None,
+        url: Annotated[str | None, Field(description="or a web page or file to fetch")] = None,
+        filename: Annotated[str | None, Field(description="its name, which tells its type")] = None,
+        container: Annotated[str | None, Field(description="where its chunks and memories go")] = None,
+        wait: Annotated[bool, Field(description="wait until it is searchable (up to 2 minutes)")] = True,
+    ) -> dict[str, Any]:
+        """Add a document to memory: it is split into searchable chunks and memories are extracted from it.
+        Give exactly one of content or url."""
+        target = pin.container_for(container) or NOT_GIVEN
+        if not wait:
+            accepted = await engram.create_document(
+                content=content, url=url, filename=filename, container=target
+            )
+            return {"id": str(accepted.id), "status": accepted.status}
+        done = await engram.create_document(
+            content=content, url=url, filename=filename, container=target, wait=True, wait_timeout=120
+        )
+        return {
+            "id": str(done.id),
+            "status": done.status,
+            "chunks": done.chunk_count,
+            "memories": done.memory_count,
+        }
+
+    @server.tool()
+    @_actionable
+    async def get_entity(
+        name: Annotated[
+            str, Field(description="a person, place, organisation, ... by name or alias, or an id")
+        ],
+    ) -> dict[str, Any]:
+        """Look up an entity of the knowledge graph: its type, aliases, what memories say about it and how
+        it relates to other entities."""
+        entity_id = name
+        if not _looks_like_id(name):
+            page = await engram.list_entities(q=name, limit=5)
+            if not page.entities:
+                raise ValueError(f"no entity named {name!r}; try recall instead")
+            entity_id = str(page.entities[0].id)
+        detail = await engram.get_entity(entity_id, limit=20, user_id=user)
+        return detail.model_dump(mode="json", exclude_none=True)
+
+    @server.tool()
+    @_actionable
+    async def explore_graph(
+        entity: Annotated[str, Field(description="an entity's name or id")],
+        depth: Annotated[int, Field(ge=1, le=3, description="how many hops")] = 1,
+    ) -> dict[str, Any]:
+        """The entities around one entity and the relations between them (who works where, lives where,
+        ...), up to `depth` hops."""
+        subgraph = await engram.get_graph(entity=entity, depth=depth, limit=50, user_id=user)
+        return subgraph.model_dump(mode="json", exclude_none=True)
+
+    return server
+
+
+def _looks_like_id(text: str) -> bool:
+    from uuid import UUID
+
+    try:
+        UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="engram-mcp", description="Engram's memory as MCP tools.")
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="streamable-http: address to listen on")
+    parser.add_argument("--port", type=int, default=8765, help="streamable-http: port to listen on")
+    parser.add_argument("--url", default=None, help="the Engram API (default: ENGRAM_URL)")
+    parser.add_argument("--api-key", default=None, help="an Engram API key (default: ENGRAM_API_KEY)")
+    parser.add_argument("--user-id", default=os.environ.get("ENGRAM_MCP_USER_ID"), help="pin to this user")
+    parser.add_argument(
+        "--container", default=os.environ.get("ENGRAM_MCP_CONTAINER"), help="pin to this container"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    try:
+        import mcp  # noqa: F401 - the extra must be installed
+    except ImportError:
+        print("engram-mcp needs the MCP SDK: pip install 'engram-client[mcp]'", file=sys.stderr)
+        return 2
+    try:
+        engram = AsyncEngram(args.url, args.api_key)
+    except EngramError as exc:
+        print(f"engram-mcp: {exc.message}", file=sys.stderr)
+        return 2
+    server = build_server(engram, Pin(user_id=args.user_id, container=args.container))
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

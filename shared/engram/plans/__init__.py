@@ -1,0 +1,1 @@
+"""Multi-agent plans and the context of their tasks."""

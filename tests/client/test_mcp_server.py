@@ -1,0 +1,162 @@
+"""engram-mcp, listed and called with the official MCP client over stdio (the console script as a
+subprocess, pinned to a user) against the local stack, and once over streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from engram.tenants.service import IssuedKey
+from engram_client import Engram
+
+pytestmark = pytest.mark.anyio
+ENGRAM_MCP = str(Path(sys.executable).with_name("engram-mcp"))
+TOOLS = {
+    "remember",
+    "recall",
+    "get_context",
+    "forget",
+    "supersede",
+    "working_get",
+    "working_set",
+    "match_procedures",
+    "ingest_document",
+    "get_entity",
+    "explore_graph",
+}
+
+
+@pytest.fixture
+async def mcp(live_url: str, tenant: IssuedKey) -> AsyncIterator[Client]:
+    server = StdioServerParameters(
+        command=ENGRAM_MCP,
+        args=["--user-id", "alice"],
+        env={"ENGRAM_URL": live_url, "ENGRAM_API_KEY": tenant.plaintext},
+    )
+    async with Client(server, read_timeout_seconds=120) as client:
+        yield client
+
+
+def _result(called: Any) -> dict[str, Any]:
+    assert not called.is_error, called.content
+    if called.structured_content is not None:
+        return dict(called.structured_content)
+    data: dict[str, Any] = json.loads(called.content[0].text)
+    return data
+
+
+async def test_the_tools_are_listed_with_descriptions_a_model_can_act_on(mcp: Client) -> None:
+    listed = await mcp.list_tools()
+
+    tools = {tool.name: tool for tool in listed.tools}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert len(tool.description or "") > 60, tool.name
+        properties = tool.input_schema["properties"]
+        assert all("description" in p for name, p in properties.items() if name != "limit"), tool.name
+
+
+async def test_remember_recall_supersede_and_forget_for_the_pinned_user(mcp: Client, engram: Engram) -> None:
+    stored = _result(await mcp.call_tool("remember", {"content": "Alice lives in Lisbon", "tags": ["home"]}))
+    recalled = _result(await mcp.call_tool("recall", {"query": "where does Alice live?"}))
+    moved = _result(
+        await mcp.call_tool("supersede", {"memory_id": stored["id"], "content": "Alice lives in Porto"})
+    )
+    context = _result(await mcp.call_tool("get_context", {"query": "where does Alice live"}))
+    forgotten = _result(await mcp.call_tool("forget", {"memory_id": moved["id"]}))
+
+    assert recalled["results"][0]["id"] == stored["id"] and recalled["results"][0]["score"] > 0
+    assert "Porto" in context["context"] and forgotten == {"deleted": moved["id"]}
+    # pinned to alice: her memories are private to her
+    assert engram.get_memory(stored["id"], user_id="alice").visibility == "private"
+    assert engram.search(query="where does Alice live?").results == []
+
+
+async def test_errors_come_back_as_tool_errors_and_the_server_keeps_serving(mcp: Client) -> None:
+    missing = await mcp.call_tool("forget", {"memory_id": "00000000-0000-4000-8000-000000000000"})
+    bad = await mcp.call_tool("working_set", {"scope": "bad scope!", "key": "k", "value": 1})
+    invalid = await mcp.call_tool("recall", {"query": "x", "limit": 500})
+
+    assert missing.is_error and "not_found" in missing.content[0].text
+    assert bad.is_error and "scope" in bad.content[0].text
+    assert invalid.is_error
+    assert set(t.name for t in (await mcp.list_tools()).tools) == TOOLS
+
+
+async def test_working_memory_procedures_documents_and_the_graph(mcp: Client, engram: Engram) -> None:
+    engram.create_procedure(trigger="a customer asks for a refund", content="check the order date first")
+    engram.create_relation(
+        source={"name": "Katherine Johnson", "entity_type": "person"},
+        relation_type="works_for",
+        target={"name": "NASA", "entity_type": "organization"},
+    )
+
+    written = _result(
+        await mcp.call_tool("working_set", {"scope": "plan-9", "key": "step", "value": {"n": 1}})
+    )
+    stale = await mcp.call_tool(
+        "working_set", {"scope": "plan-9", "key": "step", "value": {"n": 3}, "expected_version": 7}
+    )
+    read = _result(await mcp.call_tool("working_get", {"scope": "plan-9", "key": "step"}))
+    matched = _result(await mcp.call_tool("match_procedures", {"situation": "the customer wants a refund"}))
+    document = _result(
+        await mcp.call_tool(
+            "ingest_document", {"content": "# Policy\n\nRefunds within 30 days.", "filename": "p.md"}
+        )
+    )
+    entity = _result(await mcp.call_tool("get_entity", {"name": "Katherine Johnson"}))
+    graph = _result(await mcp.call_tool("explore_graph", {"entity": "Katherine Johnson"}))
+
+    assert read == {"scope": "plan-9", "key": "step", "value": {"n": 1}, "version": written["version"]}
+    assert stale.is_error and "version_conflict" in stale.content[0].text
+    assert matched["matches"][0]["content"] == "check the order date first"
+    assert document["status"] == "done" and document["chunks"] >= 1
+    assert entity["entity"]["name"] == "Katherine Johnson"
+    assert {node["name"] for node in graph["nodes"]} >= {"Katherine Johnson", "NASA"}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(live_url: str, tenant: IssuedKey) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [ENGRAM_MCP, "--transport", "streamable-http", "--port", str(port), "--url", live_url],
+        env={"ENGRAM_API_KEY": tenant.plaintext, "PATH": str(Path(sys.executable).parent)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def test_the_same_tools_over_streamable_http(http_server: str) -> None:
+    async with Client(http_server) as client:
+        stored = _result(await client.call_tool("remember", {"content": "Bob takes his coffee black"}))
+        recalled = _result(await client.call_tool("recall", {"query": "how does Bob take coffee"}))
+
+    assert recalled["results"][0]["id"] == stored["id"]

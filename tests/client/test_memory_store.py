@@ -1,0 +1,160 @@
+"""BaseMemoryStore: one suite, run against InMemoryMemoryStore and EngramMemoryStore alike, plus what
+only Engram does (the conversation is a session whose messages are searchable, and a longer version
+appends only the new messages)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from engram_client import Engram
+from engram_client.memory_store import (
+    BaseMemoryStore,
+    ConversationContext,
+    EngramMemoryStore,
+    InMemoryMemoryStore,
+    Message,
+)
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["in-memory", "engram"])
+def store(request: pytest.FixtureRequest, engram: Engram) -> Iterator[BaseMemoryStore]:
+    yield InMemoryMemoryStore() if request.param == "in-memory" else EngramMemoryStore(engram)
+
+
+def _talk(session_id: str, *turns: tuple[str, str], **fields: object) -> ConversationContext:
+    messages = [
+        Message(role=role, content=content, timestamp=T0 + timedelta(minutes=n), metadata={"n": n})
+        for n, (role, content) in enumerate(turns)
+    ]
+    return ConversationContext(session_id=session_id, messages=messages, **fields)  # type: ignore[arg-type]
+
+
+def test_a_conversation_is_stored_and_retrieved_as_it_was(store: BaseMemoryStore) -> None:
+    conversation = _talk(
+        "s-1",
+        ("user", "I'd like to fly to Oslo"),
+        ("assistant", "When?"),
+        ("planner", "Checking flights"),  # an agent's own role
+        metadata={"channel": "web"},
+        agent_participants=["assistant", "planner"],
+    )
+
+    store.store_conversation("s-1", "ann", conversation)
+
+    assert store.retrieve_conversation("s-1") == conversation
+    assert store.retrieve_conversation("never") is None
+
+
+def test_a_conversation_grows_across_three_stores(store: BaseMemoryStore) -> None:
+    turns = [
+        ("user", "Hi"),
+        ("assistant", "Hello!"),
+        ("user", "Book Oslo"),
+        ("assistant", "Done"),
+        ("user", "Thanks"),
+    ]
+
+    for size in (1, 3, 5):
+        store.store_conversation("s-2", "ann", _talk("s-2", *turns[:size], metadata={"size": size}))
+
+    retrieved = store.retrieve_conversation("s-2")
+    assert retrieved == _talk("s-2", *turns, metadata={"size": 5})
+
+
+def test_a_rewritten_history_replaces_the_stored_one(store: BaseMemoryStore) -> None:
+    store.store_conversation("s-3", "ann", _talk("s-3", ("user", "Hi"), ("assistant", "Hello")))
+
+    store.store_conversation(
+        "s-3", "ann", _talk("s-3", ("user", "Hey"), ("assistant", "Hi there"), ("user", "x"))
+    )
+
+    retrieved = store.retrieve_conversation("s-3")
+    assert retrieved is not None and [m.content for m in retrieved.messages] == ["Hey", "Hi there", "x"]
+
+
+def test_deleting_a_conversation_is_true_whether_or_not_it_existed(store: BaseMemoryStore) -> None:
+    store.store_conversation("s-4", "ann", _talk("s-4", ("user", "Hi")))
+
+    assert store.delete_conversation("s-4") is True
+    assert store.retrieve_conversation("s-4") is None
+    assert store.delete_conversation("s-4") is True
+
+
+def test_a_users_conversations_are_listed_newest_first_without_messages(store: BaseMemoryStore) -> None:
+    for n in range(3):
+        store.store_conversation(
+            f"u-{n}", "bob", _talk(f"u-{n}", ("user", f"message {n}"), metadata={"n": n})
+        )
+    store.store_conversation("other", "carol", _talk("other", ("user", "not bob's")))
+
+    listed = store.list_conversations_for_user("bob")
+    page = store.list_conversations_for_user("bob", limit=1, offset=1)
+
+    assert [c["session_id"] for c in listed] == ["u-2", "u-1", "u-0"]
+    assert [c["session_id"] for c in page] == ["u-1"]
+    assert (
+        listed[0]["message_count"] == 1 and listed[0]["metadata"] == {"n": 2} and "messages" not in listed[0]
+    )
+    assert (
+        isinstance(listed[0]["last_updated"], datetime) and store.list_conversations_for_user("nobody") == []
+    )
+
+
+def test_agent_state_is_scoped_by_agent_and_owner(store: BaseMemoryStore) -> None:
+    store.store_agent_state("planner", "ann", "step", {"n": 1, "todo": ["book"]})
+    store.store_agent_state("planner", "ann", "step", {"n": 2, "todo": []})
+    store.store_agent_state("planner", "ann", "odd key / ü", [1, 2])
+    store.store_agent_state("planner", "bob", "step", "bob's")
+    store.store_agent_state("an agent/with:odd id", "ann", "step", None)
+
+    assert store.retrieve_agent_state("planner", "ann", "step") == {"n": 2, "todo": []}
+    assert store.get_all_agent_states("planner", "ann") == {
+        "step": {"n": 2, "todo": []},
+        "odd key / ü": [1, 2],
+    }
+    assert store.get_all_agent_states("planner", "bob") == {"step": "bob's"}
+    assert store.get_all_agent_states("an agent/with:odd id", "ann") == {"step": None}
+    assert store.retrieve_agent_state("planner", "carol", "step") is None
+
+
+def test_deleting_agent_state_is_true_whether_or_not_it_existed(store: BaseMemoryStore) -> None:
+    store.store_agent_state("a", "o", "k", 1)
+
+    assert store.delete_agent_state("a", "o", "k") is True
+    assert store.retrieve_agent_state("a", "o", "k") is None
+    assert store.delete_agent_state("a", "o", "k") is True
+
+
+def test_state_that_is_not_json_is_refused(store: BaseMemoryStore) -> None:
+    with pytest.raises(TypeError, match="JSON"):
+        store.store_agent_state("a", "o", "k", {"when": datetime.now(UTC)})
+
+
+def test_a_message_needs_only_role_and_content() -> None:
+    message = Message(role="user", content="hi")
+
+    assert message.metadata == {} and message.timestamp.tzinfo is not None
+
+
+def test_in_engram_a_conversation_is_a_searchable_session_and_grows_by_appending(engram: Engram) -> None:
+    store = EngramMemoryStore(engram)
+    turns = [
+        ("user", "My passport number ends in 4521"),
+        ("assistant", "Noted"),
+        ("user", "And I fly on May 3"),
+    ]
+    store.store_conversation("s-5", "dan", _talk("s-5", *turns[:2]))
+    (listed,) = engram.list_sessions(user_id="dan").sessions
+    first_ids = [m.id for m in engram.get_session(listed.id, user_id="dan").messages]
+
+    store.store_conversation("s-5", "dan", _talk("s-5", *turns))
+
+    messages = engram.get_session(listed.id, user_id="dan").messages
+    assert [m.id for m in messages[:2]] == first_ids and [m.seq for m in messages] == [1, 2, 3]
+    found = engram.search(query="passport number", scope="messages", user_id="dan")
+    assert found.results[0].content == "My passport number ends in 4521"
