@@ -70,7 +70,7 @@ TEMPLATE := cdk.out/Engram-$(STAGE).template.json
 CDK_RUN := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
 	CDK_DISABLE_CLI_TELEMETRY=true $(CDK) --no-notices --no-version-reporting -c stage=$(STAGE) $(CDK_ARGS)
 
-.PHONY: build synth deploy destroy sam-invoke test-infra
+.PHONY: build synth deploy destroy sam-invoke test-infra check-deploy
 
 $(CDK):
 	npm install --silent --no-audit --no-fund --prefix $(CDK_DIR) aws-cdk@$(CDK_CLI_VERSION)
@@ -101,6 +101,11 @@ sam-invoke: synth $(SAM)
 	@test -n "$(FN)" && test -n "$(EVENT)" || { echo "usage: make sam-invoke FN=health EVENT=events/health.json"; exit 2; }
 	$(SAM) local invoke -t $(TEMPLATE) -e $(EVENT) --env-vars infra/sam-env.json \
 		$$($(BIN)/python -m infra.sam $(TEMPLATE) $(STAGE) $(FN))
+
+# The deploy gate: synthesizes for account 111111111111 in three regions (cdk.context.json, no lookups, no
+# credentials) and checks each template (python -m infra.gate: cdk-nag, cfn-lint, budgets, reachability...).
+check-deploy: build $(CDK)
+	$(BIN)/python -m infra.gate --cdk $(CDK)
 
 test-infra: $(STAMP)
 	$(BIN)/pytest -q tests/infra

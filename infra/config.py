@@ -20,6 +20,7 @@ KNOWN_INTERFACE_ENDPOINTS = frozenset(
     {*DEFAULT_INTERFACE_ENDPOINTS, "bedrock", "logs", "kms", "lambda", "textract", "transcribe"}
 )
 LLM_PROVIDERS = ("bedrock", "none")
+ENGINE_MAJOR = "16"
 _STAGE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 
 
@@ -136,6 +137,25 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
         return None if raw in ("", "none") and name == "alarm_email" else str(raw)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"context {name}={raw!r}: {exc}") from None
+
+
+def known_engine_versions(major: str) -> list[str]:
+    """The Aurora PostgreSQL versions of `major` this aws-cdk-lib knows, oldest first."""
+    from aws_cdk import aws_rds as rds
+
+    found = []
+    for name in dir(rds.AuroraPostgresEngineVersion):
+        match = re.fullmatch(rf"VER_{major}_(\d+)", name)
+        if match:
+            found.append((int(match.group(1)), f"{major}.{match.group(1)}"))
+    return [version for _, version in sorted(found)]
+
+
+def newest_engine_version(major: str) -> str:
+    versions = known_engine_versions(major)
+    if not versions:
+        raise ConfigError(f"this aws-cdk-lib knows no Aurora PostgreSQL {major}.x version")
+    return versions[-1]
 
 
 _RETENTION_DAYS = {

@@ -23,6 +23,7 @@ from constructs import Construct
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
 from engram.pipeline import steps
 from engram.settings import DEFAULT_LLM_MODELS, DEFAULT_MODELS
+from infra.aws_services import EMBEDDING_FUNCTIONS, LLM_FUNCTIONS
 from infra.build import (
     ADMIN_FUNCTION,
     CLEANUP_FUNCTION,
@@ -38,15 +39,6 @@ from infra.network import Network
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
 INFERENCE_PROFILE_GEOS = frozenset({"us", "eu", "apac", "global"})
-EMBED_STEP = PIPELINE_PREFIX + "embed"
-LLM_STEP = PIPELINE_PREFIX + "llm_extract"
-# Functions that embed text with Bedrock: memories (also those graph observations and session extraction
-# create), queries (search, profile `q`), messages, procedure triggers, chunks, LLM-extracted memories.
-EMBEDDING_FUNCTIONS = frozenset(
-    {"memories", "search", "sessions", "procedures", "profile", "graph", EMBED_STEP, LLM_STEP}
-)
-# Functions that call the LLM: the pipeline's llm-extract step, and sessions (messages with extract=full).
-LLM_FUNCTIONS = frozenset({LLM_STEP, "sessions"})
 # Sessions may wait for the LLM while extracting: as long as API Gateway waits (29 s), less a margin.
 SESSIONS_TIMEOUT_S = 28
 # The pipeline's trigger registers a document and starts its execution; 120 s covers reading the object.
