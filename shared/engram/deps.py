@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from engram.containers.service import ContainerService
     from engram.db.database import Database
     from engram.documents.service import DocumentService
+    from engram.export.jobs import ExportJobs
     from engram.export.service import ExportService
     from engram.graph.service import GraphService
     from engram.instructions.service import InstructionsService
@@ -247,11 +248,19 @@ def export_service() -> ExportService:
     return ExportService(database())
 
 
+def export_jobs() -> ExportJobs | None:
+    """Asynchronous exports through the exports bucket (AWS), or None: exports are answered at once."""
+    settings = current().settings
+    if not settings.export_bucket:
+        return None
+    from engram.export.jobs import ExportJobs
+
+    return ExportJobs(s3_client(), settings.export_bucket, settings.export_url_ttl_seconds)
+
+
 def s3_client() -> Any:
     deps = current()
     with deps._lock:
         if deps.s3 is None:
-            import boto3
-
-            deps.s3 = boto3.client("s3", region_name=deps.settings.aws_region)
+            deps.s3 = boto_client("s3")  # SigV4, so that the export's presigned links work everywhere
         return deps.s3

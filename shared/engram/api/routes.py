@@ -68,6 +68,7 @@ ROUTES: tuple[Route, ...] = (
     Route("containers", "PUT", "/v1/extraction-instructions"),
     Route("containers", "DELETE", "/v1/extraction-instructions"),
     Route("export", "POST", "/v1/export"),
+    Route("export", "GET", "/v1/export/{id}"),
 )
 
 API_FUNCTIONS: tuple[str, ...] = tuple(dict.fromkeys(route.function for route in ROUTES))
