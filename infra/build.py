@@ -36,6 +36,7 @@ RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath")
 MIGRATE_FUNCTION = "migrate"
 ADMIN_FUNCTION = "admin"
 CLEANUP_FUNCTION = "cleanup"
+EXPORT_WORKER_FUNCTION = "export_worker"  # writes what POST /v1/export asked for (engram.export.jobs)
 PIPELINE_PREFIX = "pipeline/"
 ALL_FUNCTIONS: tuple[str, ...] = (
     *API_FUNCTIONS,
@@ -43,6 +44,7 @@ ALL_FUNCTIONS: tuple[str, ...] = (
     MIGRATE_FUNCTION,
     ADMIN_FUNCTION,
     CLEANUP_FUNCTION,
+    EXPORT_WORKER_FUNCTION,
     *(PIPELINE_PREFIX + name for name in PIPELINE_FUNCTIONS),
 )
 # Optional-dependency groups (pyproject.toml) a function gets as an extra layer of its own.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -182,6 +183,7 @@ def run(cdk: Path, regions: list[str], account: str, out: Path, *, lint: bool = 
         started = time.monotonic()
         report = RegionReport(region)
         outdir = out / region
+        shutil.rmtree(outdir, ignore_errors=True)  # never check a template an earlier run left
         report.synth_ok, report.synth_output = synthesize(cdk, region, account, outdir)
         path = outdir / f"Engram-{STAGE}.template.json"
         report.nag_findings = nag_findings(outdir)

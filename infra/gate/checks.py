@@ -326,7 +326,7 @@ def reachability(
             path = network.path_to_service(placement, endpoint_service(use.service))
             if path is None:
                 problems.append(f"{name}: no network path to {use.service} ({use.why})")
-            else:
+            elif f"{use.service}: {path}" not in lines:
                 lines.append(f"{use.service}: {path}")
             prefix = IAM_PREFIX.get(use.service, use.service + ":")
             if not any(

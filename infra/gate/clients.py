@@ -115,6 +115,8 @@ class CodeIndex:
                 imported = self.modules[head].imports.get(rest[0])
                 if imported is not None:
                     return self.canonical(".".join([imported, *rest[1:]]), depth + 1)
+                if f"{head}.__getattr__" in self.defs:  # a lazy re-export (PEP 562)
+                    return f"{head}.__getattr__"
                 return None
             if head in self.class_methods:  # Class.method or Class.attribute
                 method = f"{head}.{rest[0]}"
@@ -157,6 +159,9 @@ class CodeIndex:
             found.add(target)
             if target in self.class_methods:
                 found.update(self.class_methods[target])
+        if definition.name.endswith(".__getattr__"):  # a lazy re-export hands out the modules' names
+            for module in [n.removesuffix(f".{MODULE_CODE}") for n in found if n.endswith(MODULE_CODE)]:
+                found.update(d for d in self.defs if d.rsplit(".", 1)[0] == module)
         found.discard(definition.name)
         return found
 
