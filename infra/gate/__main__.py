@@ -50,6 +50,7 @@ class RegionReport:
     lint_warnings: int = 0
     problems: dict[str, list[str]] = field(default_factory=dict)
     paths: dict[str, list[str]] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)  # function logical id -> bytes unzipped, layers too
     seconds: float = 0.0
 
     @property
@@ -158,7 +159,9 @@ def check_template(report: RegionReport, code: dict[str, FunctionCode]) -> None:
         t, functions, {name: declared_services(name) for name in functions}, code
     )
     report.paths = paths
+    size_problems, report.sizes = checks.lambda_sizes(t)
     report.problems = {
+        "function sizes": size_problems,
         "budgets": checks.budgets(t),
         "suppression metadata": checks.no_suppression_metadata(t),
         "test-invoke permissions": checks.no_test_invoke_permissions(t),
@@ -208,10 +211,14 @@ def print_reports(reports: list[RegionReport], account: str, verbose: bool) -> N
         nag = "-" if r.nag_findings is None else str(len(r.nag_findings))
         lint = f"{len(r.lint_errors)} errors, {r.lint_warnings} warnings" if t else "-"
         failed = sum(len(v) for v in r.problems.values())
+        largest = max(r.sizes.items(), key=lambda item: item[1], default=None)
         print(
             f"{r.region:<16}{'ok' if r.synth_ok else 'FAILED':<8}{resources:>12}{size:>12}{nag:>10}{lint:>22}"
             f"{'ok' if not failed else f'{failed} FAILED':>10}   ({r.seconds:.0f} s)"
         )
+        if largest:
+            mib = largest[1] / 2**20
+            print(f"{'':16}largest function: {largest[0]}, {mib:.1f} MiB with its layers (of 250)")
     for r in reports:
         if not r.synth_ok:
             lines = r.synth_output.splitlines()

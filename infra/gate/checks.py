@@ -15,6 +15,7 @@ from infra.gate.reachability import Network
 from infra.gate.template import Template, getatt, ref, refs_in, strings_in
 
 MAX_RESOURCES = 400  # CloudFormation allows 500
+MAX_UNZIPPED_BYTES = 250 * 1024 * 1024  # Lambda: a function's code and all its layers, unzipped
 MAX_TEMPLATE_BYTES = 700_000  # CloudFormation allows 1,000,000 (the body CDK uploads)
 DB_APP_ENTRY = "engram.db.connect.app_database"
 DB_OWNER_ENTRY = "engram.db.connect.master_conninfo_factory"
@@ -47,6 +48,39 @@ def budgets(
             f"{t.size / 1000:.0f} KB: the budget is {max_bytes / 1000:.0f} KB (CloudFormation's 1 MB)"
         )
     return problems
+
+
+def lambda_sizes(t: Template, limit: int = MAX_UNZIPPED_BYTES) -> tuple[list[str], dict[str, int]]:
+    """Per function: its code and every layer it uses, unzipped, from the assets the template names
+    (`aws:asset:path`, synthesized with --no-staging so they are the build's own folders)."""
+    from pathlib import Path
+
+    from infra.build import unzipped_size
+
+    problems: list[str] = []
+    sizes: dict[str, int] = {}
+    for logical, resource in t.of_type("AWS::Lambda::Function").items():
+        code = (resource.get("Metadata") or {}).get("aws:asset:path")
+        if code is None:
+            continue  # inline code (CDK's own small providers)
+        parts = [code]
+        for layer in resource.get("Properties", {}).get("Layers", []):
+            path = (t.resources.get(ref(layer) or "", {}).get("Metadata") or {}).get("aws:asset:path")
+            if path is None:
+                problems.append(f"{logical}: cannot tell the size of layer {layer}")
+            else:
+                parts.append(path)
+        missing = [p for p in parts if not Path(p).is_dir()]
+        if missing:
+            problems.append(f"{logical}: assets not built: {', '.join(missing)}")
+            continue
+        sizes[logical] = unzipped_size(*(Path(p) for p in parts))
+        if sizes[logical] > limit:
+            problems.append(
+                f"{logical}: {sizes[logical] / 2**20:.1f} MiB unzipped with its layers; Lambda allows "
+                f"{limit / 2**20:.0f} MiB"
+            )
+    return problems, sizes
 
 
 def no_suppression_metadata(t: Template) -> list[str]:

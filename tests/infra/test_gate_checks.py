@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from infra.gate import checks
@@ -225,3 +226,26 @@ def test_rotation_must_wait_for_the_migration_even_through_another_resource() ->
     ]
     assert checks.rotation_after_migration(_rotation(["Migrate"])) == []
     assert checks.rotation_after_migration(_rotation(["Hop"])) == []
+
+
+def test_function_size_counts_its_code_and_every_layer(tmp_path: Path) -> None:
+    code, base, extra = (tmp_path / name for name in ("code", "base", "extra"))
+    for folder, size in ((code, 1000), (base, 3000), (extra, 5000)):
+        (folder / "python").mkdir(parents=True)
+        (folder / "python" / "blob").write_bytes(b"x" * size)
+    t = _resources(
+        Base={"Type": "AWS::Lambda::LayerVersion", "Metadata": {"aws:asset:path": str(base)}},
+        Extra={"Type": "AWS::Lambda::LayerVersion", "Metadata": {"aws:asset:path": str(extra)}},
+        Fn={
+            "Type": "AWS::Lambda::Function",
+            "Metadata": {"aws:asset:path": str(code)},
+            "Properties": {"Layers": [f.ref("Base"), f.ref("Extra")]},
+        },
+    )
+    assert checks.lambda_sizes(t, limit=9000) == ([], {"Fn": 9000})
+    problems, _ = checks.lambda_sizes(t, limit=8999)
+    assert problems == ["Fn: 0.0 MiB unzipped with its layers; Lambda allows 0 MiB"]
+    (extra / "python" / "blob").unlink()
+    extra.joinpath("python").rmdir()
+    extra.rmdir()
+    assert checks.lambda_sizes(t)[0] == [f"Fn: assets not built: {extra}"]
