@@ -36,6 +36,7 @@ from infra.build import (
     CLEANUP_FUNCTION,
     EXPORT_WORKER_FUNCTION,
     FUNCTION_EXTRAS,
+    LAYER_CA_BUNDLE,
     MIGRATE_FUNCTION,
     PIPELINE_PREFIX,
     Assets,
@@ -300,6 +301,9 @@ class Functions(Construct):
             "ENGRAM_DB_NAME": DB_NAME,
             "ENGRAM_DB_PORT": str(DB_PORT),
             "ENGRAM_APP_ROLE": APP_ROLE,
+            # verify-full TLS to RDS Proxy and Aurora, against the bundle in the dependencies layer
+            "ENGRAM_DB_SSLMODE": "verify-full",
+            "ENGRAM_DB_SSLROOTCERT": f"/opt/{LAYER_CA_BUNDLE}",
             "ENGRAM_EMBEDDING_PROVIDER": self.config.embedding_provider,
             "POWERTOOLS_SERVICE_NAME": "engram",
             "POWERTOOLS_METRICS_NAMESPACE": "Engram",

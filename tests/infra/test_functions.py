@@ -106,3 +106,10 @@ def test_no_password_or_secret_value_in_any_environment(dev: Synth) -> None:
             assert env["ENGRAM_APP_ROLE"] == "engram_app"
             assert "ENGRAM_DB_SECRET_ARN" not in env, name
         assert env["ENGRAM_EMBEDDING_PROVIDER"] == "bedrock"
+
+
+def test_every_function_verifies_the_database_server_against_the_bundle_in_its_layer(dev: Synth) -> None:
+    for name, logical in engram_functions(dev).items():
+        env = dev.props(logical)["Environment"]["Variables"]
+        assert env["ENGRAM_DB_SSLMODE"] == "verify-full", name
+        assert env["ENGRAM_DB_SSLROOTCERT"] == "/opt/certs/rds-ca-bundle.pem", name
