@@ -66,11 +66,18 @@ CDK := $(CDK_DIR)/node_modules/.bin/cdk
 SAM := .venv-sam/bin/sam
 LAYER_STAMP := .build/layer/.built
 TEMPLATE := cdk.out/Engram-$(STAGE).template.json
+SAM_TEMPLATE := cdk.out/Engram-$(STAGE).sam.json
+# Linux's Docker has no host.docker.internal unless it is mapped to the host's gateway.
+SAM_HOST := $(if $(filter Linux,$(shell uname -s)),--add-host host.docker.internal:host-gateway)
 # The CDK app runs with the project's Python; no notices, telemetry or version checks leave the machine.
+# The CLI sets CDK_DEFAULT_REGION from AWS_REGION (or the profile's region): a CDK_DEFAULT_REGION of your
+# own is passed on as AWS_REGION, so `CDK_DEFAULT_ACCOUNT=... CDK_DEFAULT_REGION=eu-west-1 make synth`
+# synthesizes for that account and region.
 CDK_RUN := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
+	$(if $(CDK_DEFAULT_REGION),AWS_REGION=$(CDK_DEFAULT_REGION)) \
 	CDK_DISABLE_CLI_TELEMETRY=true $(CDK) --no-notices --no-version-reporting -c stage=$(STAGE) $(CDK_ARGS)
 
-.PHONY: build synth deploy destroy sam-invoke sam-api test-infra check-deploy lock-layers rds-ca-bundle
+.PHONY: build synth preflight deploy destroy sam-invoke sam-api sam-db test-infra check-deploy lock-layers rds-ca-bundle
 
 $(CDK):
 	npm install --silent --no-audit --no-fund --prefix $(CDK_DIR) aws-cdk@$(CDK_CLI_VERSION)
@@ -104,21 +111,38 @@ synth: build $(CDK)
 	$(CDK_RUN) synth --quiet
 	@echo "synthesized $(TEMPLATE) (cdk-nag AwsSolutions: clean)"
 
+# AWS's preflight for a deploy (needs credentials): engine version, Bedrock models, endpoints, quotas.
+preflight: $(STAMP)
+	$(BIN)/engram preflight --region $(or $(CDK_DEFAULT_REGION),$(AWS_REGION),$(AWS_DEFAULT_REGION)) --stage $(STAGE) $(PREFLIGHT_ARGS)
+
 deploy: build $(CDK)
 	$(CDK_RUN) deploy --require-approval broadening
 
 destroy: build $(CDK)
 	$(CDK_RUN) destroy --force
 
-sam-invoke: synth $(SAM)
+# sam local, on a machine with Docker: `make sam-db` in one terminal (the local embedded PostgreSQL,
+# reachable from the containers), then `make sam-invoke FN=health EVENT=events/health.json` or `make sam-api`.
+$(SAM_TEMPLATE): synth
+	$(BIN)/python -m infra.sam variant $(TEMPLATE) $(SAM_TEMPLATE)
+
+sam-invoke: $(SAM_TEMPLATE) $(SAM)
 	@test -n "$(FN)" && test -n "$(EVENT)" || { echo "usage: make sam-invoke FN=health EVENT=events/health.json"; exit 2; }
-	$(SAM) local invoke -t $(TEMPLATE) -e $(EVENT) --env-vars infra/sam-env.json \
-		$$($(BIN)/python -m infra.sam $(TEMPLATE) $(STAGE) $(FN))
+	$(SAM) local invoke -t $(SAM_TEMPLATE) -e $(EVENT) --env-vars infra/sam-env.json $(SAM_HOST) \
+		$$($(BIN)/python -m infra.sam logical-id $(SAM_TEMPLATE) $(STAGE) $(FN))
+
+sam-api: $(SAM_TEMPLATE) $(SAM)
+	$(SAM) local start-api -t $(SAM_TEMPLATE) --env-vars infra/sam-env.json $(SAM_HOST)
+
+sam-db: $(STAMP)
+	$(BIN)/python -m infra.sam_db
 
 # The deploy gate: synthesizes for account 111111111111 in three regions (cdk.context.json, no lookups, no
 # credentials) and checks each template (python -m infra.gate: cdk-nag, cfn-lint, budgets, reachability...).
-check-deploy: build $(CDK)
+# Then the built layers' checks and SAM's (both must run here: ENGRAM_REQUIRE_BUILT turns skips into failures).
+check-deploy: build $(CDK) $(SAM)
 	$(BIN)/python -m infra.gate --cdk $(CDK)
+	ENGRAM_REQUIRE_BUILT=1 $(BIN)/pytest -q -p no:cacheprovider tests/infra/test_build.py tests/infra/test_sam.py
 
 test-infra: $(STAMP)
 	$(BIN)/pytest -q tests/infra
