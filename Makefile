@@ -112,8 +112,11 @@ synth: build $(CDK)
 	@echo "synthesized $(TEMPLATE) (cdk-nag AwsSolutions: clean)"
 
 # AWS's preflight for a deploy (needs credentials): engine version, Bedrock models, endpoints, quotas.
+PREFLIGHT_REGION = $(or $(CDK_DEFAULT_REGION),$(AWS_REGION),$(AWS_DEFAULT_REGION))
 preflight: $(STAMP)
-	$(BIN)/engram preflight --region $(or $(CDK_DEFAULT_REGION),$(AWS_REGION),$(AWS_DEFAULT_REGION)) --stage $(STAGE) $(PREFLIGHT_ARGS)
+	@test -n "$(PREFLIGHT_REGION)" || { echo "set AWS_REGION (or CDK_DEFAULT_REGION)"; exit 2; }
+	$(BIN)/engram preflight --region $(PREFLIGHT_REGION) \
+		$$($(BIN)/python -m infra.choices $(PREFLIGHT_REGION) -c stage=$(STAGE) $(CDK_ARGS))
 
 deploy: build $(CDK)
 	$(CDK_RUN) deploy --require-approval broadening

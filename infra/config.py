@@ -13,9 +13,10 @@ from typing import Any
 from aws_cdk import aws_logs as logs
 from constructs import Node
 
+from engram.preflight import DEFAULT_INTERFACE_ENDPOINTS  # one home: `engram preflight` checks them
+
 # Interface endpoints the functions need instead of a NAT gateway (S3 is a free gateway endpoint).
 # (The functions call no other AWS API; the deploy gate checks each one's path from the template.)
-DEFAULT_INTERFACE_ENDPOINTS = ("secretsmanager", "states", "bedrock-runtime")
 # textract and transcribe: only for image and audio documents without a NAT gateway.
 KNOWN_INTERFACE_ENDPOINTS = frozenset(
     {*DEFAULT_INTERFACE_ENDPOINTS, "sts", "bedrock", "logs", "kms", "lambda", "textract", "transcribe"}
