@@ -55,14 +55,14 @@ def lambda_sizes(t: Template, limit: int = MAX_UNZIPPED_BYTES) -> tuple[list[str
     (`aws:asset:path`, synthesized with --no-staging so they are the build's own folders)."""
     from pathlib import Path
 
-    from infra.build import unzipped_size
+    from infra.build import REPO, unzipped_size
 
     problems: list[str] = []
     sizes: dict[str, int] = {}
     for logical, resource in t.of_type("AWS::Lambda::Function").items():
         code = (resource.get("Metadata") or {}).get("aws:asset:path")
-        if code is None:
-            continue  # inline code (CDK's own small providers)
+        if code is None or (not Path(code).exists() and not Path(code).resolve().is_relative_to(REPO)):
+            continue  # inline code, or CDK's own small providers (staged in a temporary folder, gone)
         parts = [code]
         for layer in resource.get("Properties", {}).get("Layers", []):
             path = (t.resources.get(ref(layer) or "", {}).get("Metadata") or {}).get("aws:asset:path")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from infra.build import REPO
 from infra.gate import checks
 from infra.gate.template import Template
 from tests.infra import fragments as f
@@ -249,3 +250,14 @@ def test_function_size_counts_its_code_and_every_layer(tmp_path: Path) -> None:
     extra.joinpath("python").rmdir()
     extra.rmdir()
     assert checks.lambda_sizes(t)[0] == [f"Fn: assets not built: {extra}"]
+
+
+def test_function_size_skips_cdks_own_providers_staged_in_gone_temporary_folders() -> None:
+    t = _resources(
+        Provider={
+            "Type": "AWS::Lambda::Function",
+            "Metadata": {"aws:asset:path": "/tmp/cdk-custom-resourceXYZ"},
+        },
+        Ours={"Type": "AWS::Lambda::Function", "Metadata": {"aws:asset:path": str(REPO / ".build" / "nope")}},
+    )
+    assert checks.lambda_sizes(t)[0] == [f"Ours: assets not built: {REPO / '.build' / 'nope'}"]
