@@ -13,11 +13,13 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 import aws_cdk as cdk
 
 from engram.providers import bedrock_profiles
+from infra.app import build_app
+from infra.build import Assets
 from infra.config import ConfigError, StageConfig
 from infra.gate.checks import region_correctness
 from infra.gate.template import Template
 from infra.llm import choose_llm
-from tests.infra.conftest import Synth
+from tests.infra.conftest import Synth, project_context
 from tests.infra.helpers import engram_functions
 
 HAIKU = bedrock_profiles.CLAUDE_HAIKU_4_5
@@ -74,15 +76,13 @@ def test_an_environment_agnostic_synth_warns_and_deploys_the_heuristic(agnostic:
     assert warnings and "region is not known at synth" in str(warnings[0])
 
 
-def test_app_takes_the_account_and_region_from_the_cdk_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from infra.app import build_app
-    from tests.infra.conftest import project_context
-
+def test_app_takes_the_account_and_region_from_the_cdk_environment(
+    monkeypatch: pytest.MonkeyPatch, assets: Assets
+) -> None:
     monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "111111111111")
     monkeypatch.setenv("CDK_DEFAULT_REGION", "ap-southeast-2")
     app = cdk.App(context={**project_context(), "aws:cdk:disable-asset-staging": True})
-    from infra.build import Assets
 
-    stack = build_app(app, Assets.in_build_dir())
+    stack = build_app(app, assets)  # the built assets, or the stand-ins of a fresh clone
     assert (stack.account, stack.region) == ("111111111111", "ap-southeast-2")
     assert stack.functions.llm.model_id == f"au.{HAIKU}"
