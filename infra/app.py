@@ -2,7 +2,10 @@
 
     cdk synth -c stage=prod -c min_acu=1 -c alarm_email=ops@example.com
 
-No account or region is written down: CDK_DEFAULT_ACCOUNT/REGION come from the CLI's credentials.
+No account or region is written down: CDK_DEFAULT_ACCOUNT/REGION come from the CLI's credentials (the
+CLI sets CDK_DEFAULT_REGION from AWS_REGION or the profile's region; `make synth` passes a
+CDK_DEFAULT_REGION of your own on as AWS_REGION). Without credentials the template is environment-agnostic,
+unless CDK_DEFAULT_ACCOUNT is set by hand (as the deploy gate does, with cdk.context.json for its lookups).
 """
 
 from __future__ import annotations
@@ -25,12 +28,11 @@ from infra.nag import check_with_nag  # noqa: E402
 from infra.stack import EngramStack  # noqa: E402
 
 
-def build_app(app: cdk.App, assets: Assets | None = None) -> EngramStack:
+def build_app(app: cdk.App, assets: Assets | None = None, env: cdk.Environment | None = None) -> EngramStack:
     config = StageConfig.from_context(app.node)
     # With credentials the CLI knows the account and region and the stack is pinned to them (what
     # `cdk deploy` wants); without (an offline `make synth`) the template stays environment-agnostic.
-    env = None
-    if os.environ.get("CDK_DEFAULT_ACCOUNT"):
+    if env is None and os.environ.get("CDK_DEFAULT_ACCOUNT"):
         env = cdk.Environment(
             account=os.environ["CDK_DEFAULT_ACCOUNT"], region=os.environ.get("CDK_DEFAULT_REGION")
         )

@@ -1,15 +1,20 @@
-"""`make build`: the Lambda code assets and the dependencies layer, without Docker.
+"""`make build`: the Lambda code assets and the layers, without Docker.
 
     .build/functions/<name>/   handler.py + the `engram` package (+ migrations/ for the migrate function);
                                <name> is e.g. `memories`, `cleanup` or `pipeline/extract`
-    .build/layer/python/       the runtime dependencies from pyproject.toml, as manylinux aarch64 wheels
-                               for CPython 3.12 (boto3/botocore dropped: the Lambda runtime has them)
+    .build/layer/python/       the runtime dependencies, exactly as layers/dependencies/requirements.txt
+                               locks them (hashes checked), as aarch64 wheels for CPython 3.12 (boto3 and
+                               botocore are left out: the Lambda runtime has them)
+    .build/layer/certs/        the RDS CA bundle (layers/certs/), for verify-full TLS to RDS Proxy and Aurora
     .build/extras/<extra>/python/  a layer per optional-dependencies group a function needs on top
-                               (FUNCTION_EXTRAS: the extract step reads PDFs and HTML with `extractors`),
-                               less what the dependencies layer already holds
+                               (FUNCTION_EXTRAS: the extract step reads PDFs and HTML with `extractors`,
+                               locked in layers/extractors/requirements.txt), less what the dependencies
+                               layer already holds
 
-Function code needs no network (it is copied). The layer needs PyPI once; the infra tests use it when
-present and a small stand-in otherwise (see tests/infra/conftest.py).
+`make lock-layers` writes the locks from pyproject.toml (uv, for Lambda's platform, with hashes). What a
+function never loads (test suites, C headers, type stubs) is left out of the layers. Function code needs
+no network (it is copied); the layers need PyPI once. The infra tests use the real layers when present
+and a small stand-in otherwise (see tests/infra/conftest.py).
 """
 
 from __future__ import annotations
@@ -28,14 +33,22 @@ from engram.pipeline.steps import PIPELINE_FUNCTIONS
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD_DIR = REPO / ".build"
+LAYERS_DIR = REPO / "layers"
 PYTHON_VERSION = "3.12"
-# Lambda's python3.12 runs on Amazon Linux 2023 (glibc 2.34): manylinux2014 and 2_28 wheels both load.
-PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_28_aarch64")
+# Lambda's python3.12 runs on Amazon Linux 2023 (glibc 2.34): wheels up to manylinux_2_34 load.
+PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_28_aarch64", "manylinux_2_34_aarch64")
+UV_PLATFORM = "aarch64-manylinux_2_34"
+RDS_CA_BUNDLE = LAYERS_DIR / "certs" / "rds-ca-bundle.pem"
+LAYER_CA_BUNDLE = "certs/rds-ca-bundle.pem"  # in the dependencies layer, so /opt/certs/rds-ca-bundle.pem
+# Never imported at run time: left out of the layers (directory names, and file suffixes).
+PRUNED_DIRS = frozenset({"tests", "include", "mupdf-devel", "__pycache__"})
+PRUNED_SUFFIXES = (".pyi", ".pyc")
 # Provided by the Lambda runtime; shipping them would only add ~25 MB and version skew.
 RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath")
 MIGRATE_FUNCTION = "migrate"
 ADMIN_FUNCTION = "admin"
 CLEANUP_FUNCTION = "cleanup"
+EXPORT_WORKER_FUNCTION = "export_worker"  # writes what POST /v1/export asked for (engram.export.jobs)
 PIPELINE_PREFIX = "pipeline/"
 ALL_FUNCTIONS: tuple[str, ...] = (
     *API_FUNCTIONS,
@@ -43,6 +56,7 @@ ALL_FUNCTIONS: tuple[str, ...] = (
     MIGRATE_FUNCTION,
     ADMIN_FUNCTION,
     CLEANUP_FUNCTION,
+    EXPORT_WORKER_FUNCTION,
     *(PIPELINE_PREFIX + name for name in PIPELINE_FUNCTIONS),
 )
 # Optional-dependency groups (pyproject.toml) a function gets as an extra layer of its own.
@@ -53,6 +67,11 @@ _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache")
 
 def _name_of(requirement: str) -> str:
     return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def lock_file(layer: str) -> Path:
+    """layers/<layer>/requirements.txt: "dependencies", or an extra ("extractors")."""
+    return LAYERS_DIR / layer / "requirements.txt"
 
 
 def layer_requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
@@ -123,11 +142,15 @@ def build_functions(build_dir: Path = BUILD_DIR, names: tuple[str, ...] = ALL_FU
 
 
 def build_layer(build_dir: Path = BUILD_DIR) -> Path:
-    """pip-install the dependencies as aarch64/CPython 3.12 binary wheels into layer/python."""
+    """pip-install the locked dependencies as aarch64/CPython 3.12 wheels into layer/python, and the CA
+    bundle into layer/certs."""
     target = layer_dir(build_dir) / "python"
     shutil.rmtree(layer_dir(build_dir), ignore_errors=True)
     target.mkdir(parents=True)
-    _pip_install(target, layer_requirements())
+    _pip_install(target, lock_file("dependencies"))
+    certs = layer_dir(build_dir) / LAYER_CA_BUNDLE
+    certs.parent.mkdir(parents=True)
+    shutil.copy2(RDS_CA_BUNDLE, certs)
     return target
 
 
@@ -140,14 +163,14 @@ def build_extra_layer(extra: str, build_dir: Path = BUILD_DIR) -> Path:
     target = extras_dir(build_dir) / extra / "python"
     shutil.rmtree(target.parent, ignore_errors=True)
     target.mkdir(parents=True)
-    _pip_install(target, [*layer_requirements(), *extra_requirements(extra)])
+    _pip_install(target, lock_file(extra))  # the lock holds the dependencies too, at the same versions
     for entry in list(target.iterdir()):
         if (base / entry.name).exists():
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
     return target
 
 
-def _pip_install(target: Path, requirements: list[str]) -> None:
+def _pip_install(target: Path, lock: Path) -> None:
     platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     command = [
         sys.executable,
@@ -164,16 +187,70 @@ def _pip_install(target: Path, requirements: list[str]) -> None:
         "--python-version",
         PYTHON_VERSION,
         "--only-binary=:all:",
-        "--upgrade",
-        *requirements,
+        "--require-hashes",  # every wheel is the one the lock names
+        "--no-deps",  # the lock is complete
+        "-r",
+        str(lock),
     ]
     subprocess.run(command, check=True)  # noqa: S603 (a fixed command line)
     for entry in list(target.iterdir()):
         package = _name_of(entry.name.split("-")[0]) if entry.suffix == ".dist-info" else _name_of(entry.name)
         if package in RUNTIME_PROVIDED or entry.name in ("bin", "__pycache__"):
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-    for cache in target.rglob("__pycache__"):
-        shutil.rmtree(cache, ignore_errors=True)
+    prune(target)
+
+
+def prune(target: Path) -> None:
+    """Remove what a function never loads: packages' test suites, C headers, type stubs, bytecode."""
+    for path in sorted(target.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir() and path.name in PRUNED_DIRS and path.parent != target:
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.is_file() and path.name.endswith(PRUNED_SUFFIXES):
+            path.unlink()
+
+
+def lock_layers() -> None:
+    """Resolve the layers' requirements for Lambda (aarch64, CPython 3.12, binary wheels) with hashes:
+    the dependencies from pyproject.toml, then each extras group constrained to the same versions."""
+    uv = Path(sys.executable).parent / "uv"
+    common = [
+        "--python-version",
+        PYTHON_VERSION,
+        "--python-platform",
+        UV_PLATFORM,
+        "--only-binary",
+        ":all:",
+        "--generate-hashes",
+        "--custom-compile-command",
+        "make lock-layers",
+        "--quiet",
+        *(arg for package in RUNTIME_PROVIDED for arg in ("--no-emit-package", package)),
+    ]
+    pyproject = str(REPO / "pyproject.toml")
+    base = lock_file("dependencies")
+    subprocess.run([str(uv), "pip", "compile", pyproject, *common, "-o", str(base)], check=True)  # noqa: S603
+    for extra in EXTRAS:
+        out = lock_file(extra)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        command = [
+            str(uv),
+            "pip",
+            "compile",
+            pyproject,
+            "--extra",
+            extra,
+            "-c",
+            str(base),
+            *common,
+            "-o",
+            str(out),
+        ]
+        subprocess.run(command, check=True)  # noqa: S603
+
+
+def unzipped_size(*paths: Path) -> int:
+    """Bytes of every file under these directories: what Lambda counts against its 250 MB."""
+    return sum(f.stat().st_size for path in paths for f in path.rglob("*") if f.is_file())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,19 +260,23 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument(
         "--layer-only", action="store_true", help="only the dependencies and extras layers (needs PyPI)"
     )
+    which.add_argument("--lock", action="store_true", help="write layers/*/requirements.txt (needs PyPI)")
     parser.add_argument("--build-dir", type=Path, default=BUILD_DIR)
     args = parser.parse_args(argv)
+    if args.lock:
+        lock_layers()
+        return 0
     if not args.layer_only:
         for path in build_functions(args.build_dir):
             print(f"built {path}")
     if not args.functions_only:
         layer = build_layer(args.build_dir)
-        size = sum(f.stat().st_size for f in layer.rglob("*") if f.is_file())
-        print(f"built {layer} ({size / 1e6:.0f} MB unzipped; Lambda allows 250 MB)")
+        size = unzipped_size(layer.parent)
+        print(f"built {layer.parent} ({size / 2**20:.1f} MiB unzipped; Lambda allows 250 MiB per function)")
         for extra in EXTRAS:
             extra_layer = build_extra_layer(extra, args.build_dir)
-            extra_size = sum(f.stat().st_size for f in extra_layer.rglob("*") if f.is_file())
-            print(f"built {extra_layer} ({extra_size / 1e6:.0f} MB unzipped, on top of the layer above)")
+            extra_size = unzipped_size(extra_layer)
+            print(f"built {extra_layer} ({extra_size / 2**20:.1f} MiB unzipped, on top of the layer above)")
     return 0
 
 

@@ -13,13 +13,17 @@ from typing import Any
 from aws_cdk import aws_logs as logs
 from constructs import Node
 
+from engram.preflight import DEFAULT_INTERFACE_ENDPOINTS  # one home: `engram preflight` checks them
+
 # Interface endpoints the functions need instead of a NAT gateway (S3 is a free gateway endpoint).
-DEFAULT_INTERFACE_ENDPOINTS = ("secretsmanager", "states", "bedrock-runtime", "sts")
+# (The functions call no other AWS API; the deploy gate checks each one's path from the template.)
 # textract and transcribe: only for image and audio documents without a NAT gateway.
 KNOWN_INTERFACE_ENDPOINTS = frozenset(
-    {*DEFAULT_INTERFACE_ENDPOINTS, "bedrock", "logs", "kms", "lambda", "textract", "transcribe"}
+    {*DEFAULT_INTERFACE_ENDPOINTS, "sts", "bedrock", "logs", "kms", "lambda", "textract", "transcribe"}
 )
 LLM_PROVIDERS = ("bedrock", "none")
+ENGINE_MAJORS = ("16", "17")
+ENGINE_MAJOR = "16"
 _STAGE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 
 
@@ -34,8 +38,10 @@ class StageConfig:
     max_azs: int = 2
     nat_gateways: int = 0
     interface_endpoints: tuple[str, ...] = DEFAULT_INTERFACE_ENDPOINTS
-    # Database.
-    postgres_version: str = "16.8"
+    # Database. engine_version None: the newest minor of engine_major this aws-cdk-lib knows (AWS retires
+    # old minors, so a pinned one can fail at cluster creation); `-c engine_version=16.9` pins one.
+    engine_major: str = ENGINE_MAJOR
+    engine_version: str | None = None
     min_acu: float = 0.5
     max_acu: float = 4.0
     backup_retention_days: int = 7
@@ -50,9 +56,13 @@ class StageConfig:
     # Functions and observability.
     log_retention_days: int = 30
     embedding_provider: str = "bedrock"
-    # The pipeline's llm-extract step: bedrock (Claude Haiku 4.5, engram.settings.DEFAULT_LLM_MODELS) or
-    # none (the offline heuristic extractor only).
+    # The pipeline's llm-extract step: bedrock or none (the offline heuristic extractor only). llm_model: a
+    # Bedrock model id (its inference profile for the region is chosen, infra/llm.py) or a profile id.
     llm_provider: str = "bedrock"
+    llm_model: str | None = None
+    # Creates API Gateway's region-wide CloudWatch role setting (AWS::ApiGateway::Account), kept on destroy;
+    # only for an account that has none yet (`engram preflight` tells).
+    api_cloudwatch_role: bool = False
     cleanup_schedule: str = "cron(15 3 * * ? *)"  # daily, 03:15 UTC
     tenant_index_schedule: str = "cron(45 3 * * ? *)"  # daily, 03:45 UTC: after cleanup
     export_retention_days: int = 7  # export files are deleted from the bucket after this many days
@@ -69,6 +79,10 @@ class StageConfig:
         return (not self.is_dev) if self.deletion_protection is None else self.deletion_protection
 
     @property
+    def resolved_engine_version(self) -> str:
+        return self.engine_version or newest_engine_version(self.engine_major)
+
+    @property
     def stack_name(self) -> str:
         return f"Engram-{self.stage}"
 
@@ -79,9 +93,15 @@ class StageConfig:
             raise ConfigError(
                 f"ACU range must satisfy 0 <= min_acu <= max_acu <= 256, got {self.min_acu}..{self.max_acu}"
             )
-        if not re.fullmatch(r"16\.\d+", self.postgres_version):
+        if self.engine_major not in ENGINE_MAJORS:
             raise ConfigError(
-                f"postgres_version {self.postgres_version!r}: the stack runs Aurora PostgreSQL 16.x"
+                f"engine_major {self.engine_major!r}: Aurora PostgreSQL {' or '.join(ENGINE_MAJORS)}"
+            )
+        if self.engine_version is not None and not re.fullmatch(
+            rf"{self.engine_major}\.\d+", self.engine_version
+        ):
+            raise ConfigError(
+                f"engine_version {self.engine_version!r}: a {self.engine_major}.x version (engine_major)"
             )
         log_retention(self.log_retention_days)
         if self.max_azs < 2:
@@ -133,9 +153,32 @@ def _coerce(name: str, raw: Any, default: Any) -> Any:
             return tuple(str(item).strip() for item in items)
         if isinstance(default, dict):
             return {str(k): str(v) for k, v in dict(raw).items()}
-        return None if raw in ("", "none") and name == "alarm_email" else str(raw)
+        return (
+            None
+            if raw in ("", "none") and name in ("alarm_email", "llm_model", "engine_version")
+            else str(raw)
+        )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"context {name}={raw!r}: {exc}") from None
+
+
+def known_engine_versions(major: str) -> list[str]:
+    """The Aurora PostgreSQL versions of `major` this aws-cdk-lib knows, oldest first."""
+    from aws_cdk import aws_rds as rds
+
+    found = []
+    for name in dir(rds.AuroraPostgresEngineVersion):
+        match = re.fullmatch(rf"VER_{major}_(\d+)", name)
+        if match:
+            found.append((int(match.group(1)), f"{major}.{match.group(1)}"))
+    return [version for _, version in sorted(found)]
+
+
+def newest_engine_version(major: str) -> str:
+    versions = known_engine_versions(major)
+    if not versions:
+        raise ConfigError(f"this aws-cdk-lib knows no Aurora PostgreSQL {major}.x version")
+    return versions[-1]
 
 
 _RETENTION_DAYS = {

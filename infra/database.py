@@ -59,7 +59,7 @@ class Database(Construct):
         parameters = rds.ParameterGroup(
             self,
             "Parameters",
-            engine=_engine(config),
+            engine=engine(config),
             description="Engram: TLS only, slow statements logged",
             parameters={"rds.force_ssl": "1", "log_min_duration_statement": "1000"},
         )
@@ -67,7 +67,7 @@ class Database(Construct):
             self,
             "Cluster",
             cluster_identifier=self.cluster_identifier,
-            engine=_engine(config),
+            engine=engine(config),
             parameter_group=parameters,
             credentials=rds.Credentials.from_generated_secret(
                 MASTER_USER, secret_name=f"engram/{config.stage}/master"
@@ -96,7 +96,9 @@ class Database(Construct):
         self.cluster.node.add_dependency(postgres_logs)
         assert self.cluster.secret is not None
         self.master_secret: secretsmanager.ISecret = self.cluster.secret
-        self.cluster.add_rotation_single_user(
+        # The stack makes this wait for the deploy-time migration (infra/stack.py): a first rotation
+        # changes the password, which must not happen under the migration's connection.
+        self.rotation = self.cluster.add_rotation_single_user(
             automatically_after=Duration.days(config.secret_rotation_days), vpc_subnets=network.app_subnets
         )
 
@@ -140,20 +142,24 @@ class Database(Construct):
             self.security_group, ec2.Port.tcp(DB_PORT), "proxy to Aurora"
         )
 
+    def admit_proxy_clients(self, group: ec2.SecurityGroup) -> None:
+        """The functions in `group` may reach the proxy (they log in there with IAM tokens)."""
+        group.connections.allow_to(self.proxy_security_group, ec2.Port.tcp(DB_PORT), "functions to RDS Proxy")
+
+    def admit_owners(self, group: ec2.SecurityGroup) -> None:
+        """The functions in `group` (migrate, admin) may reach the cluster directly."""
+        group.connections.allow_to(self.security_group, ec2.Port.tcp(DB_PORT), "owner functions to Aurora")
+
     def allow_app(self, function: lambda_.Function) -> None:
-        """An API function: reach the proxy and log in there as the app role with an IAM token."""
-        function.connections.allow_to(
-            self.proxy_security_group, ec2.Port.tcp(DB_PORT), "function to RDS Proxy"
-        )
+        """An API function: log in at the proxy as the app role with an IAM token."""
         self.proxy.grant_connect(function, APP_ROLE)
 
     def allow_owner(self, function: lambda_.Function) -> None:
-        """The migration and admin functions: reach the cluster and read the master secret."""
-        function.connections.allow_to(self.security_group, ec2.Port.tcp(DB_PORT), "owner function to Aurora")
+        """The migration and admin functions: read the master secret."""
         self.master_secret.grant_read(function)
 
 
-def _engine(config: StageConfig) -> rds.IClusterEngine:
+def engine(config: StageConfig) -> rds.IClusterEngine:
     return rds.DatabaseClusterEngine.aurora_postgres(
-        version=rds.AuroraPostgresEngineVersion.of(config.postgres_version, "16")
+        version=rds.AuroraPostgresEngineVersion.of(config.resolved_engine_version, config.engine_major)
     )

@@ -1,8 +1,10 @@
 """Packaging and the Lambda functions: one per endpoint group (from the route table), the authorizer,
 the migrator, the admin function, the scheduled cleanup and the ingestion pipeline's functions (one per
 step, from engram.pipeline.steps, plus finish, trigger and sweeper). All arm64, Python 3.12, with explicit
-memory, timeout, a log group with retention, X-Ray tracing, their own security group and their own
-least-privilege role, in the VPC with the database settings.
+memory, timeout, a log group with retention, X-Ray tracing and their own least-privilege role, in the VPC
+with the database settings. Security groups are per network role, not per function (they would all be
+alike): the functions that log in through RDS Proxy share one, the owner functions another, and those
+that call S3 (infra/aws_services.py says which) also get the group that lets them out to S3.
 
 Code comes from `make build` (infra/build.py): `.build/functions/<name>/`, the dependencies layer
 `.build/layer/`, and per-function extras layers `.build/extras/<extra>/` (FUNCTION_EXTRAS).
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Annotations, Duration, RemovalPolicy, Stack, Token
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -22,31 +24,31 @@ from constructs import Construct
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
 from engram.pipeline import steps
-from engram.settings import DEFAULT_LLM_MODELS, DEFAULT_MODELS
+from engram.settings import DEFAULT_MODELS
+from infra.aws_services import (
+    EMBEDDING_FUNCTIONS,
+    LLM_FUNCTIONS,
+    PIPELINE_CONTEXT_FUNCTIONS,
+    declared_services,
+)
 from infra.build import (
     ADMIN_FUNCTION,
     CLEANUP_FUNCTION,
+    EXPORT_WORKER_FUNCTION,
     FUNCTION_EXTRAS,
+    LAYER_CA_BUNDLE,
     MIGRATE_FUNCTION,
     PIPELINE_PREFIX,
     Assets,
 )
 from infra.config import StageConfig, log_retention
 from infra.database import APP_ROLE, DB_NAME, DB_PORT, Database
+from infra.llm import LlmChoice, choose_llm
+from infra.migrations import MIGRATE_TIMEOUT_S
 from infra.network import Network
 
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
-INFERENCE_PROFILE_GEOS = frozenset({"us", "eu", "apac", "global"})
-EMBED_STEP = PIPELINE_PREFIX + "embed"
-LLM_STEP = PIPELINE_PREFIX + "llm_extract"
-# Functions that embed text with Bedrock: memories (also those graph observations and session extraction
-# create), queries (search, profile `q`), messages, procedure triggers, chunks, LLM-extracted memories.
-EMBEDDING_FUNCTIONS = frozenset(
-    {"memories", "search", "sessions", "procedures", "profile", "graph", EMBED_STEP, LLM_STEP}
-)
-# Functions that call the LLM: the pipeline's llm-extract step, and sessions (messages with extract=full).
-LLM_FUNCTIONS = frozenset({LLM_STEP, "sessions"})
 # Sessions may wait for the LLM while extracting: as long as API Gateway waits (29 s), less a margin.
 SESSIONS_TIMEOUT_S = 28
 # The pipeline's trigger registers a document and starts its execution; 120 s covers reading the object.
@@ -65,13 +67,6 @@ class FunctionSpec:
     def construct_id(self) -> str:
         """ "memories" -> "Memories", "pipeline/llm_extract" -> "PipelineLlmExtract"."""
         return "".join(part.capitalize() for part in re.split(r"[/_]", self.name))
-
-
-def bedrock_llm_model() -> tuple[str, str]:
-    """(inference profile, model id) of the default Bedrock LLM (engram.settings.DEFAULT_LLM_MODELS)."""
-    profile = DEFAULT_LLM_MODELS["bedrock"]
-    geo, _, rest = profile.partition(".")
-    return profile, rest if geo in INFERENCE_PROFILE_GEOS else profile
 
 
 def function_name(stage: str, name: str) -> str:
@@ -129,7 +124,7 @@ def function_specs() -> tuple[FunctionSpec, ...]:
             MIGRATE_FUNCTION,
             "Engram: applies migrations/ at deploy time, and makes large tenants' vector indexes daily",
             memory_mb=1024,
-            timeout_s=900,  # Lambda's limit: a large tenant's index builds within it
+            timeout_s=MIGRATE_TIMEOUT_S,
             owner=True,
         ),
         FunctionSpec(
@@ -142,6 +137,12 @@ def function_specs() -> tuple[FunctionSpec, ...]:
             CLEANUP_FUNCTION,
             "Engram: deletes expired rows and old superseded versions (scheduled)",
             timeout_s=300,
+        ),
+        FunctionSpec(
+            EXPORT_WORKER_FUNCTION,
+            "Engram: writes a tenant's export to S3 (POST /v1/export starts it)",
+            memory_mb=1024,
+            timeout_s=900,
         ),
         *pipeline_specs(),
     )
@@ -181,6 +182,29 @@ class Functions(Construct):
             )
             for extra in dict.fromkeys(e for extras in FUNCTION_EXTRAS.values() for e in extras)
         }
+        region = Stack.of(self).region
+        self.llm: LlmChoice = choose_llm(config, None if Token.is_unresolved(region) else region)
+        if self.llm.warning:
+            Annotations.of(self).add_warning_v2("engram:llm", self.llm.warning)
+        # Security groups per network role: HTTPS to the AWS APIs, and the database each role logs in to.
+        self.proxy_clients = ec2.SecurityGroup(
+            self,
+            "ProxyClientsSg",
+            vpc=network.vpc,
+            allow_all_outbound=False,
+            description="Functions that log in through RDS Proxy as the app role",
+        )
+        self.owner_clients = ec2.SecurityGroup(
+            self,
+            "OwnerClientsSg",
+            vpc=network.vpc,
+            allow_all_outbound=False,
+            description="Functions that log in to the cluster as its owner (migrate, admin)",
+        )
+        for group in (self.proxy_clients, self.owner_clients):
+            network.https_out(group)
+        database.admit_proxy_clients(self.proxy_clients)
+        database.admit_owners(self.owner_clients)
         self.specs = {spec.name: spec for spec in function_specs()}
         self.functions: dict[str, lambda_.Function] = {
             name: self._function(spec) for name, spec in self.specs.items()
@@ -200,11 +224,9 @@ class Functions(Construct):
             retention=log_retention(config.log_retention_days),
             removal_policy=RemovalPolicy.DESTROY,
         )
-        security_group = ec2.SecurityGroup(
-            self, f"{title}Sg", vpc=vpc, allow_all_outbound=False, description=f"Lambda {name}"
-        )
-        https_to = ec2.Peer.any_ipv4() if config.nat_gateways else ec2.Peer.ipv4(vpc.vpc_cidr_block)
-        security_group.add_egress_rule(https_to, ec2.Port.tcp(443), "HTTPS to AWS APIs")
+        groups = [self.owner_clients if spec.owner else self.proxy_clients]
+        if any(use.service == "s3" and use.calls for use in declared_services(spec.name)):
+            groups.append(self.network.s3_access)
         function = lambda_.Function(
             self,
             title,
@@ -220,7 +242,7 @@ class Functions(Construct):
             environment=self._environment(spec),
             vpc=vpc,
             vpc_subnets=self.network.app_subnets,
-            security_groups=[security_group],
+            security_groups=groups,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
         )
@@ -240,21 +262,31 @@ class Functions(Construct):
                     ],
                 )
             )
-        if spec.name in LLM_FUNCTIONS and config.llm_provider == "bedrock":
+        if spec.name in LLM_FUNCTIONS and self.llm.provider == "bedrock":
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=self.llm_model_arns())
             )
         return function
 
     def llm_model_arns(self) -> list[str]:
-        """The LLM's cross-region inference profile, and its model in whichever region the profile
-        routes a request to (a geographic profile such as `us.` spans several regions)."""
-        stack = Stack.of(self)
-        profile, model = bedrock_llm_model()
+        """What the LLM functions may invoke: the inference profile and its model in whichever region the
+        profile routes a request to (a geographic profile spans several), or the model in this region."""
+        stack, llm = Stack.of(self), self.llm
+        assert llm.model_id is not None and llm.foundation_model is not None
+        if not llm.is_profile:
+            return [
+                stack.format_arn(
+                    service="bedrock", account="", resource="foundation-model", resource_name=llm.model_id
+                )
+            ]
         return [
-            stack.format_arn(service="bedrock", resource="inference-profile", resource_name=profile),
+            stack.format_arn(service="bedrock", resource="inference-profile", resource_name=llm.model_id),
             stack.format_arn(
-                service="bedrock", region="*", account="", resource="foundation-model", resource_name=model
+                service="bedrock",
+                region="*",
+                account="",
+                resource="foundation-model",
+                resource_name=llm.foundation_model,
             ),
         ]
 
@@ -264,13 +296,21 @@ class Functions(Construct):
             "ENGRAM_DB_NAME": DB_NAME,
             "ENGRAM_DB_PORT": str(DB_PORT),
             "ENGRAM_APP_ROLE": APP_ROLE,
+            # verify-full TLS to RDS Proxy and Aurora, against the bundle in the dependencies layer
+            "ENGRAM_DB_SSLMODE": "verify-full",
+            "ENGRAM_DB_SSLROOTCERT": f"/opt/{LAYER_CA_BUNDLE}",
             "ENGRAM_EMBEDDING_PROVIDER": self.config.embedding_provider,
             "POWERTOOLS_SERVICE_NAME": "engram",
             "POWERTOOLS_METRICS_NAMESPACE": "Engram",
             "POWERTOOLS_LOG_LEVEL": "INFO",
         }
         if spec.name in LLM_FUNCTIONS:
-            env["ENGRAM_LLM_PROVIDER"] = self.config.llm_provider
+            env["ENGRAM_LLM_PROVIDER"] = self.llm.provider
+            if self.llm.model_id:
+                env["ENGRAM_LLM_MODEL"] = self.llm.model_id
+        if spec.name in PIPELINE_CONTEXT_FUNCTIONS and not self.network.reaches("textract"):
+            # Without a path to Textract (no NAT, no endpoint), images fail at once and say why.
+            env["ENGRAM_OCR_PROVIDER"] = "none"
         if spec.owner:
             env["ENGRAM_DB_SECRET_ARN"] = self.database.master_secret.secret_arn
         else:

@@ -3,7 +3,8 @@ gets the step Lambdas, finish, trigger and sweeper from Functions (all in the VP
 settings), the documents bucket, and the documents API as a starter (uploads and POST /v1/documents).
 The construct adds the bucket and state machine settings, the S3 and Step Functions grants, Textract and
 Transcribe for the extract step, and the rules: S3 drops -> trigger, executions that ended early ->
-finish, and the sweeper's schedule."""
+finish, and the sweeper's schedule; what those rules' functions fail on lands in the async-failures
+queue."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from constructs import Construct
 from engram.pipeline import steps
 from infra.build import PIPELINE_PREFIX
 from infra.config import StageConfig, log_retention
+from infra.failures import AsyncFailures
 from infra.functions import Functions
 from infra.pipeline_construct import PipelineStateMachine
 
@@ -21,7 +23,14 @@ DOCUMENTS_API_FUNCTION = "documents"
 
 class Ingestion(Construct):
     def __init__(
-        self, scope: Construct, id: str, *, config: StageConfig, functions: Functions, bucket: s3.IBucket
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        config: StageConfig,
+        functions: Functions,
+        bucket: s3.IBucket,
+        failures: AsyncFailures,
     ) -> None:
         super().__init__(scope, id)
 
@@ -35,5 +44,6 @@ class Ingestion(Construct):
             bucket=bucket,
             starters=[functions[DOCUMENTS_API_FUNCTION]],
             log_retention=log_retention(config.log_retention_days),
+            rule_target=failures.target,
         )
         self.state_machine = self.pipeline.state_machine

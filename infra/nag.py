@@ -1,6 +1,7 @@
 """cdk-nag's AwsSolutions pack, run at every synth. cdk-nag 3.x is a CDK policy-validation plugin: synth
 fails on any finding that is not acknowledged. Each acknowledgement is scoped to the constructs it is
-about and says why the finding does not apply (they are also written into the template's metadata)."""
+about and says why the finding does not apply. They stay here, in the code: writing them into the
+template's metadata would cost ~440 KB of CloudFormation's 1 MB."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
 from engram.pipeline import steps
-from infra.build import PIPELINE_PREFIX
-from infra.functions import LLM_FUNCTIONS, bedrock_llm_model
+from infra.aws_services import LLM_FUNCTIONS
+from infra.build import EXPORT_WORKER_FUNCTION, PIPELINE_PREFIX
 from infra.stack import EngramStack
 
 LAMBDA_BASIC = "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
@@ -27,7 +28,7 @@ def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
 
 
 def check_with_nag(app: cdk.App, stack: EngramStack) -> None:
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, write_suppressions_to_cloud_formation=True))
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, write_suppressions_to_cloud_formation=False))
     _acknowledge_findings(stack)
 
 
@@ -89,12 +90,20 @@ def _acknowledge_findings(stack: EngramStack) -> None:
         "Parameters are validated by API Gateway; JSON bodies are validated by each handler with pydantic, "
         "which answers 422 naming the field (an API Gateway model would answer a vaguer 400 first).",
     )
+    if stack.config.api_cloudwatch_role:
+        acknowledge(
+            api.rest_api,
+            f"AwsSolutions-IAM4[Policy::{APIGW_LOGS}]",
+            "The account-level role API Gateway needs to write access and execution logs (opted in with "
+            "api_cloudwatch_role); AWS's policy is the documented minimum.",
+        )
     acknowledge(
-        api.rest_api,
-        f"AwsSolutions-IAM4[Policy::{APIGW_LOGS}]",
-        "The account-level role API Gateway needs to write access and execution logs; AWS's policy is the "
-        "documented minimum.",
+        stack.failures.queue,
+        "AwsSolutions-SQS3",
+        "This queue is the dead-letter queue (async failures of the stack's functions and EventBridge "
+        "targets); a DLQ of a DLQ would only move the messages.",
     )
+    _acknowledge_prefix_list_lookup(stack)
     acknowledge(
         api.rest_api,
         "AwsSolutions-APIG3",
@@ -136,14 +145,15 @@ def _acknowledge_pipeline(stack: EngramStack) -> None:
                 "(<tenant-id>/<container>/...) and writes and deletes its work files under _engram/; "
                 "the object key is data, not known at deploy time. CDK's grant_read/grant_read_write.",
             )
+    partition = "<AWS::Partition>" if cdk.Token.is_unresolved(stack.partition) else stack.partition
     for name in sorted(LLM_FUNCTIONS):
         llm = functions[name]
         assert llm.role is not None
-        if stack.config.llm_provider == "bedrock":
-            _, model = bedrock_llm_model()
+        model = functions.llm.foundation_model
+        if functions.llm.provider == "bedrock" and functions.llm.is_profile:
             acknowledge(
                 llm.role,
-                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/{model}]",
+                f"AwsSolutions-IAM5[Resource::arn:{partition}:bedrock:*::foundation-model/{model}]",
                 "The one LLM model, in any region: a cross-region inference profile (us./eu./apac.) routes "
                 "each request to the model in one of several regions, and Bedrock checks the model's ARN "
                 "there.",
@@ -172,20 +182,43 @@ def _acknowledge_pipeline(stack: EngramStack) -> None:
 
 
 def _acknowledge_storage(stack: EngramStack) -> None:
-    export = stack.functions["export"]
-    assert export.role is not None
-    acknowledge(
-        export.role,
-        f"AwsSolutions-IAM5[Resource::<{_logical_id(stack.buckets.exports)}.Arn>/exports/*]",
-        "Put and read back export files under exports/ of the exports bucket only; each key holds the "
-        "tenant id and a time, decided at request time.",
-    )
+    for name in ("export", EXPORT_WORKER_FUNCTION):
+        export_role = stack.functions[name].role
+        assert export_role is not None
+        acknowledge(
+            export_role,
+            f"AwsSolutions-IAM5[Resource::<{_logical_id(stack.buckets.exports)}.Arn>/exports/*]",
+            "Export requests, files and statuses under exports/ of the exports bucket only; each key holds "
+            "the tenant id and a job id decided at request time.",
+        )
     handler = stack.node.try_find_child("BucketNotificationsHandler050a0587b7544547bf325f094a3db834")
     if handler is not None:
         role = handler.node.try_find_child("Role")
         acknowledge(
             role or handler,
             f"AwsSolutions-IAM4[Policy::{LAMBDA_BASIC}]",
-            "CDK's own handler that turns on the documents bucket's EventBridge notifications at deploy "
+            "CDK's own handler that turns on the buckets' EventBridge notifications at deploy "
             "time; AWS's minimal policy for it to write its logs.",
         )
+
+
+def _acknowledge_prefix_list_lookup(stack: EngramStack) -> None:
+    """CDK's AwsCustomResource that asks EC2 for S3's managed prefix list id at deploy time."""
+    lookup = stack.network.s3_prefix_list_lookup
+    if lookup is None:
+        return
+    provider = stack.node.try_find_child("AWS679f53fac002430cb0da5b7982bd2287")
+    if provider is not None:
+        provider_role = provider.node.try_find_child("ServiceRole")
+        acknowledge(
+            provider_role or provider,
+            f"AwsSolutions-IAM4[Policy::{LAMBDA_BASIC}]",
+            "CDK's own deploy-time function that looks up S3's prefix list; AWS's minimal policy for it to "
+            "write its logs.",
+        )
+    acknowledge(
+        lookup,
+        "AwsSolutions-IAM5[Resource::*]",
+        "ec2:DescribeManagedPrefixLists, read-only, supports no resource-level permissions; it reads the id "
+        "of S3's prefix list for the functions' egress rule.",
+    )

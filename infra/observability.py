@@ -1,6 +1,6 @@
 """A CloudWatch dashboard and the alarms that page someone: API 5xx, API p95 latency, Lambda
-throttles, database connections and RDS Proxy session pinning. Alarms go to an encrypted SNS topic
-(subscribe an address with `-c alarm_email=...`)."""
+throttles, database connections, RDS Proxy session pinning, and async work that failed for good.
+Alarms go to an encrypted SNS topic (subscribe an address with `-c alarm_email=...`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from constructs import Construct
 from infra.api import Api
 from infra.config import StageConfig
 from infra.database import Database
+from infra.failures import AsyncFailures
 from infra.functions import Functions
 
 FIVE_MINUTES = Duration.minutes(5)
@@ -31,6 +32,7 @@ class Observability(Construct):
         api: Api,
         functions: Functions,
         database: Database,
+        failures: AsyncFailures,
     ) -> None:
         super().__init__(scope, id)
         key = kms.Key(
@@ -116,6 +118,7 @@ class Observability(Construct):
             self._alarm(
                 "ProxyPinning", pinned, 5, "RDS Proxy connections pinned to a session", evaluation_periods=3
             ),
+            failures.alarm,
         ]
         for alarm in self.alarms:
             alarm.add_alarm_action(cw_actions.SnsAction(self.topic))

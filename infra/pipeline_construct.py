@@ -21,7 +21,7 @@ and the schedule of the sweeper that fails documents left unfinished.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy
@@ -56,6 +56,8 @@ class PipelineStateMachine(Construct):
     sweeper_function: functions/pipeline/sweeper (scheduled).
     bucket: the documents bucket (drops under <tenant-id>/<container>/, work files under _engram/).
     starters: other functions that start executions and store uploads (the documents API).
+    rule_target: makes each rule's Lambda target (function, retry_attempts=, max_event_age=); the stack
+        passes one that keeps what fails in its async-failures queue (infra/failures.py).
     """
 
     def __init__(
@@ -71,8 +73,10 @@ class PipelineStateMachine(Construct):
         starters: Sequence[lambda_.IFunction] = (),
         sweep_every: Duration | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        rule_target: Callable[..., events.IRuleTarget] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        self._target = rule_target or targets.LambdaFunction
         missing = [s.function for s in pipeline.STEPS if s.function not in step_functions]
         if missing:
             raise ValueError(f"no Lambda given for pipeline step(s): {', '.join(missing)}")
@@ -251,7 +255,7 @@ class PipelineStateMachine(Construct):
                     "object": {"key": [{"anything-but": {"prefix": WORK_PREFIX}}]},
                 },
             ),
-            targets=[targets.LambdaFunction(trigger, retry_attempts=8, max_event_age=Duration.hours(6))],
+            targets=[self._target(trigger, retry_attempts=8, max_event_age=Duration.hours(6))],
         )
         events.Rule(
             self,
@@ -265,12 +269,12 @@ class PipelineStateMachine(Construct):
                     "stateMachineArn": [self.state_machine.state_machine_arn],
                 },
             ),
-            targets=[targets.LambdaFunction(finish, retry_attempts=8)],
+            targets=[self._target(finish, retry_attempts=8)],
         )
         events.Rule(
             self,
             "Sweep",
             description="fail documents left unfinished (an execution that never started)",
             schedule=events.Schedule.rate(sweep_every or Duration.minutes(15)),
-            targets=[targets.LambdaFunction(sweeper, retry_attempts=2)],
+            targets=[self._target(sweeper, retry_attempts=2)],
         )

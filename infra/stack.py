@@ -12,6 +12,7 @@ from infra.api import Api
 from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, Assets
 from infra.config import StageConfig
 from infra.database import Database
+from infra.failures import AsyncFailures
 from infra.functions import Functions
 from infra.ingestion import Ingestion
 from infra.maintenance import Maintenance
@@ -46,13 +47,27 @@ class EngramStack(Stack):
             function=self.functions[MIGRATE_FUNCTION],
             after=[self.database.cluster, self.database.proxy, *self.network.interface_endpoints.values()],
         )
+        # The master secret's rotation (whose first run changes the password at once) is set up only
+        # once the deploy-time migration, which logs in with that password, has finished.
+        self.database.rotation.node.add_dependency(self.migrations.trigger)
         self.api = Api(self, "Api", config=config, functions=self.functions)
         self.buckets = Buckets(self, "Buckets", config=config)
+        self.failures = AsyncFailures(self, "AsyncFailures", config=config)
         self.ingestion = Ingestion(
-            self, "Ingestion", config=config, functions=self.functions, bucket=self.buckets.documents
+            self,
+            "Ingestion",
+            config=config,
+            functions=self.functions,
+            bucket=self.buckets.documents,
+            failures=self.failures,
         )
         self.maintenance = Maintenance(
-            self, "Maintenance", config=config, functions=self.functions, exports=self.buckets.exports
+            self,
+            "Maintenance",
+            config=config,
+            functions=self.functions,
+            exports=self.buckets.exports,
+            failures=self.failures,
         )
         self.observability = Observability(
             self,
@@ -61,6 +76,7 @@ class EngramStack(Stack):
             api=self.api,
             functions=self.functions,
             database=self.database,
+            failures=self.failures,
         )
 
         CfnOutput(self, OUTPUT_API_URL, value=self.api.rest_api.url, description="Base URL of the API")
@@ -86,3 +102,9 @@ class EngramStack(Stack):
         CfnOutput(self, "ExportsBucket", value=self.buckets.exports.bucket_name)
         CfnOutput(self, "ProxyEndpoint", value=self.database.proxy.endpoint)
         CfnOutput(self, "MasterSecretArn", value=self.database.master_secret.secret_arn)
+        CfnOutput(
+            self,
+            "AsyncFailuresQueue",
+            value=self.failures.queue.queue_url,
+            description="Events that async functions failed on after their retries (an alarm watches it)",
+        )

@@ -54,6 +54,7 @@ class Buckets(Construct):
         self.exports = s3.Bucket(
             self,
             "Exports",
+            event_bridge_enabled=True,  # an export request object starts the export worker
             server_access_logs_bucket=self.access_logs,
             server_access_logs_prefix="exports/",
             lifecycle_rules=[

@@ -1,54 +1,64 @@
-"""POST /v1/export: the tenant as JSON Lines. Locally the response body is the file (200); in AWS
-(ENGRAM_EXPORT_BUCKET set) the file is created in S3 and the response is a presigned URL to it (201)."""
+"""POST /v1/export and GET /v1/export/{id}. Locally the response to POST is the JSON Lines file itself.
+In AWS (ENGRAM_EXPORT_BUCKET set) an export may outlast an API call, so POST answers 202 with a job and
+the export worker (functions/export_worker) writes the file to S3; GET answers the job's status and,
+when it is done, a presigned link (engram.export.jobs)."""
 
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
 from engram.api import build_resolver, principal_of, resolve
-from engram.export.models import ExportLink, ExportRequest
+from engram.errors import NotFound
+from engram.export.models import ExportRequest
 from engram.observability import logger, tracer
 
 app = build_resolver()
 
 
-@app.post("/v1/export")
+@app.post(
+    "/v1/export",
+    responses={
+        200: {"description": "locally: the tenant as application/x-ndjson"},
+        202: {"description": "in AWS: the export job; GET its status_url"},
+    },
+)
 def export(body: ExportRequest | None = None) -> Response[Any]:
     principal = principal_of(app)
     request = body or ExportRequest()
-    settings = deps.current().settings
-    service = deps.export_service()
-    if settings.export_bucket:
-        from engram.export.service import upload  # only with a bucket (AWS): the S3 path
-
-        link: ExportLink = upload(
-            service,
-            principal.tenant_id,
-            principal.tenant_name,
-            request.container,
-            s3=deps.boto_client("s3"),
-            bucket=settings.export_bucket,
-            expires_in=settings.export_url_ttl_seconds,
-        )
+    jobs = deps.export_jobs()
+    if jobs is not None:
+        job = jobs.request(principal.tenant_id, principal.tenant_name, request.container)
         return Response(
-            status_code=201,
+            status_code=202,
             content_type="application/json",
-            body=link.model_dump_json(),
-            headers={"Location": link.url},
+            body=job.model_dump_json(exclude_none=True),
+            headers={"Location": job.status_url},
         )
     out = io.StringIO()
-    service.write_jsonl(principal.tenant_id, principal.tenant_name, request.container, out)
+    deps.export_service().write_jsonl(principal.tenant_id, principal.tenant_name, request.container, out)
     return Response(
         status_code=200,
         content_type="application/x-ndjson",
         body=out.getvalue(),
         headers={"Content-Disposition": f'attachment; filename="engram-{principal.tenant_name}.jsonl"'},
+    )
+
+
+@app.get("/v1/export/<id>")
+def export_status(id: Annotated[str, Path(description="the id POST /v1/export answered")]) -> Response[Any]:
+    jobs = deps.export_jobs()
+    if jobs is None:
+        raise NotFound("exports run at once here: POST /v1/export answers the file itself")
+    job = jobs.status(principal_of(app).tenant_id, id)
+    return Response(
+        status_code=200, content_type="application/json", body=job.model_dump_json(exclude_none=True)
     )
 
 

@@ -184,7 +184,30 @@ def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
     yield from rest
 
 
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from engram import preflight  # boto3 only for this command
+
+    llm = args.llm_model
+    if llm is None:  # the profile the stack would choose for this region (infra/llm.py does the same)
+        from engram.providers.bedrock_profiles import CLAUDE_HAIKU_4_5, profile_for
+
+        llm = profile_for(CLAUDE_HAIKU_4_5, args.region)
+    plan = preflight.Plan(
+        region=args.region,
+        engine_version=args.engine_version,
+        llm_model=None if llm == "none" else llm,
+        interface_endpoints=tuple(e for e in args.interface_endpoints.split(",") if e and e != "none"),
+        max_azs=args.max_azs,
+    )
+    table, ok = preflight.report(preflight.run(plan, preflight.Clients.for_region(args.region)))
+    print(table)
+    print("preflight: " + ("ready to deploy" if ok else "FAILED: fix the above before `make deploy`"))
+    return 0 if ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from engram import preflight
+
     parser = argparse.ArgumentParser(prog="engram", description="Engram: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("local", help="run the local stack").set_defaults(func=cmd_local)
@@ -222,6 +245,15 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("file", help="the export file, or - for stdin")
     load.add_argument("--tenant", help="import into this tenant (default: the one in the file)")
     load.set_defaults(func=cmd_import)
+    check = sub.add_parser("preflight", help="check an AWS account and region for a deploy (reads only)")
+    check.add_argument("--region", required=True)
+    check.add_argument(
+        "--engine-version", default="16", help="the stack's (default: the newest 16.x offered)"
+    )
+    check.add_argument("--llm-model", help="inference profile or model id, or none (default: the region's)")
+    check.add_argument("--interface-endpoints", default=",".join(preflight.DEFAULT_INTERFACE_ENDPOINTS))
+    check.add_argument("--max-azs", type=int, default=2)
+    check.set_defaults(func=cmd_preflight)
     return parser
 
 

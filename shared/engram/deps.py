@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from engram.documents.blobs import BlobStore
     from engram.documents.runs import PipelineStarter
     from engram.documents.service import DocumentService
+    from engram.export.jobs import ExportJobs
     from engram.export.service import ExportService
     from engram.graph.service import GraphService
     from engram.instructions.service import InstructionsService
@@ -48,6 +49,7 @@ class Deps:
     # How the in-process pipeline runner calls a step's handler, where no state machine is configured
     # (the local stack gives engram.local.functions.invoke_pipeline_step).
     invoke_step: Invoke | None = None
+    s3: Any = None  # the S3 client of export jobs (AWS)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -279,3 +281,21 @@ def task_context_service() -> TaskContextService:
     from engram.plans.service import TaskContextService
 
     return TaskContextService(database())
+
+
+def export_jobs() -> ExportJobs | None:
+    """Asynchronous exports through the exports bucket (AWS), or None: exports are answered at once."""
+    settings = current().settings
+    if not settings.export_bucket:
+        return None
+    from engram.export.jobs import ExportJobs
+
+    return ExportJobs(s3_client(), settings.export_bucket, settings.export_url_ttl_seconds)
+
+
+def s3_client() -> Any:
+    deps = current()
+    with deps._lock:
+        if deps.s3 is None:
+            deps.s3 = boto_client("s3")  # SigV4, so that the export's presigned links work everywhere
+        return deps.s3

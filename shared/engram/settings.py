@@ -91,6 +91,11 @@ class Settings(BaseModel):
     # AWS: the master user's secret (RDS-generated JSON), for the migration and admin functions only.
     db_secret_arn: str | None = None
     db_sslmode: Literal["disable", "prefer", "require", "verify-ca", "verify-full"] = "require"
+    # The CA bundle verify-ca/verify-full check the server against (AWS: the RDS bundle in the layer).
+    db_sslrootcert: str | None = None
+    # How long a new connection may take to come up, retries included: an Aurora Serverless v2 cluster
+    # paused at 0 ACU takes about 15 s (sometimes more) to resume.
+    db_connect_wait_seconds: float = Field(default=60.0, gt=0, le=900)
     aws_region: str | None = Field(
         default=None, validation_alias=AliasChoices("AWS_REGION", "ENGRAM_AWS_REGION")
     )

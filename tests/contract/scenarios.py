@@ -281,9 +281,18 @@ def export(api: GeneratedApi) -> None:
     api.expect(201, "Memory", "create_memory", body=api.body("MemoryCreate", {"content": "Exported fact"}))
     lines = api.expect(200, "str", "export").splitlines()
     assert '"record":"header"' in lines[0] and any("Exported fact" in line for line in lines)
-    with aws(export_bucket="engram-exports"):
-        link = api.expect(201, "ExportLink", "export", body=api.body("ExportRequest", {}))
-    assert link.counts.additional_properties["memory"] == 1
+    api.expect(404, "ErrorResponse", "get_export", "0" * 32)
+    with aws(export_bucket="engram-exports") as s3:
+        job = api.expect(202, "ExportJob", "export", body=api.body("ExportRequest", {}))
+        running = api.expect(200, "ExportJob", "get_export", job.id)
+        listed = s3.list_objects_v2(Bucket="engram-exports")["Contents"]
+        request = next(o["Key"] for o in listed if o["Key"].endswith(f"/{job.id}.request.json"))
+        jobs = deps.export_jobs()
+        assert jobs is not None
+        jobs.run(deps.export_service(), request)  # what the export worker does with the request
+        done = api.expect(200, "ExportJob", "get_export", job.id)
+    assert running.status == "running" and done.status == "done"
+    assert done.counts.additional_properties["memory"] == 1
 
 
 def plans(api: GeneratedApi) -> None:

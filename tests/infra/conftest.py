@@ -1,4 +1,6 @@
-"""Synthesizes the stack once per session, offline, into a temporary cloud assembly.
+"""Synthesizes the stack once per session, offline, into a temporary cloud assembly: `dev` as a user's
+`cdk deploy` would in eu-west-1 (account 111111111111, lookups from cdk.context.json, like the deploy
+gate), `agnostic` as an offline `make synth` without an account.
 
 Function code is built fresh (a copy, no network). The dependencies layer is the real one from
 `make build` when present; otherwise (a fresh clone that has not run `make build`) a one-file stand-in
@@ -67,9 +69,21 @@ def assets(tmp_path_factory: pytest.TempPathFactory) -> Assets:
     return stand_in
 
 
-def synthesize(outdir: Path, assets: Assets, context: dict[str, Any]) -> Synth:
+REPO = Path(__file__).resolve().parents[2]
+ACCOUNT, REGION = "111111111111", "eu-west-1"
+
+
+def project_context() -> dict[str, Any]:
+    """cdk.json's context and the committed lookups (cdk.context.json), as the CDK CLI passes them."""
+    context: dict[str, Any] = json.loads((REPO / "cdk.json").read_text())["context"]
+    return {**context, **json.loads((REPO / "cdk.context.json").read_text())}
+
+
+def synthesize(
+    outdir: Path, assets: Assets, context: dict[str, Any], env: cdk.Environment | None = None
+) -> Synth:
     app = cdk.App(outdir=str(outdir), context={"aws:cdk:disable-asset-staging": True, **context})
-    stack = build_app(app, assets)
+    stack = build_app(app, assets, env)
     error = None
     try:
         app.synth()
@@ -81,9 +95,15 @@ def synthesize(outdir: Path, assets: Assets, context: dict[str, Any]) -> Synth:
 
 @pytest.fixture(scope="session")
 def dev(tmp_path_factory: pytest.TempPathFactory, assets: Assets) -> Synth:
-    """The default stage exactly as `make synth` builds it (cdk.json's context)."""
-    context = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"]
-    return synthesize(tmp_path_factory.mktemp("cdk-dev"), assets, context)
+    """The default stage as `cdk deploy` synthesizes it for an account in eu-west-1."""
+    env = cdk.Environment(account=ACCOUNT, region=REGION)
+    return synthesize(tmp_path_factory.mktemp("cdk-dev"), assets, project_context(), env)
+
+
+@pytest.fixture(scope="session")
+def agnostic(tmp_path_factory: pytest.TempPathFactory, assets: Assets) -> Synth:
+    """The default stage as an offline `make synth` builds it: no account, no region."""
+    return synthesize(tmp_path_factory.mktemp("cdk-agnostic"), assets, project_context())
 
 
 @pytest.fixture(scope="session")
@@ -94,7 +114,10 @@ def prod_unacknowledged(tmp_path_factory: pytest.TempPathFactory, assets: Assets
     nag._acknowledge_findings = lambda stack: None  # type: ignore[assignment]
     try:
         return synthesize(
-            tmp_path_factory.mktemp("cdk-prod"), assets, {"stage": "prod", "min_acu": "1", "max_acu": "8"}
+            tmp_path_factory.mktemp("cdk-prod"),
+            assets,
+            {**project_context(), "stage": "prod", "min_acu": "1", "max_acu": "8"},
+            cdk.Environment(account=ACCOUNT, region=REGION),
         )
     finally:
         nag._acknowledge_findings = original  # type: ignore[assignment]

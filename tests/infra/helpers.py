@@ -4,32 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.gate.template import ref, refs_in
 from tests.infra.conftest import Synth
 
-
-def ref(value: Any) -> str | None:
-    """The logical id behind {"Ref": id} or {"Fn::GetAtt": [id, attr]}."""
-    if isinstance(value, dict):
-        if "Ref" in value:
-            return str(value["Ref"])
-        if "Fn::GetAtt" in value:
-            return str(value["Fn::GetAtt"][0])
-    return None
-
-
-def refs_in(value: Any) -> set[str]:
-    """Every resource's logical id referenced anywhere inside a property value."""
-    found: set[str] = set()
-    if isinstance(value, dict):
-        own = ref(value)
-        if own and not own.startswith("AWS::"):  # pseudo parameters are not resources
-            found.add(own)
-        for inner in value.values():
-            found |= refs_in(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            found |= refs_in(inner)
-    return found
+__all__ = ["api_methods", "engram_functions", "ref", "refs_in", "resource_path"]
 
 
 def engram_functions(synth: Synth) -> dict[str, str]:

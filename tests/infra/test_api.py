@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
+
+import pytest
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+import aws_cdk as cdk
+
 from engram.api.routes import AUTHORIZER_FUNCTION, ROUTES
-from tests.infra.conftest import Synth
+from infra.build import Assets
+from tests.infra.conftest import ACCOUNT, REGION, Synth, project_context, synthesize
 from tests.infra.helpers import api_methods, engram_functions, ref, refs_in
 
 
@@ -86,3 +96,32 @@ def test_gateway_errors_use_the_api_error_shape(dev: Synth) -> None:
         assert template.startswith('{"error": {"code": '), kind
     assert responses["UNAUTHORIZED"]["StatusCode"] == "401"
     assert responses["THROTTLED"]["StatusCode"] == "429"
+
+
+def test_one_invoke_permission_per_function_and_none_for_test_invoke(dev: Synth) -> None:
+    permissions = [
+        p["Properties"]
+        for p in dev.of_type("AWS::Lambda::Permission").values()
+        if p["Properties"]["Principal"] == "apigateway.amazonaws.com"
+    ]
+    targets = [ref(p["FunctionName"]) for p in permissions]
+    assert len(targets) == len(set(targets)), "one permission per function, not one per method"
+    assert not [p for p in permissions if "test-invoke-stage" in json.dumps(p["SourceArn"])]
+    assert len(targets) == len({r.function for r in ROUTES}) + 1  # the endpoint groups and the authorizer
+
+
+def test_api_gateway_account_role_only_on_opt_in_and_kept_on_destroy(
+    dev: Synth, tmp_path_factory: pytest.TempPathFactory, assets: Assets
+) -> None:
+    assert not dev.of_type("AWS::ApiGateway::Account")
+    opted = synthesize(
+        tmp_path_factory.mktemp("cdk-role"),
+        assets,
+        {**project_context(), "api_cloudwatch_role": "true"},
+        cdk.Environment(account=ACCOUNT, region=REGION),
+    )
+    assert opted.error is None, opted.error
+    (account,) = opted.of_type("AWS::ApiGateway::Account").items()
+    role = ref(account[1]["Properties"]["CloudWatchRoleArn"])
+    for logical in (account[0], role):
+        assert opted.resources[logical]["DeletionPolicy"] == "Retain", logical

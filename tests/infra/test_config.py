@@ -46,7 +46,9 @@ def test_command_line_strings_are_coerced() -> None:
     [
         ({"stage": "Prod!"}, "stage"),
         ({"min_acu": "8", "max_acu": "2"}, "ACU"),
-        ({"postgres_version": "15.4"}, "16.x"),
+        ({"engine_version": "15.4"}, "16.x"),
+        ({"engine_major": "15"}, "16 or 17"),
+        ({"engine_major": "17", "engine_version": "16.9"}, "17.x"),
         ({"max_azs": "1"}, "two availability zones"),
         ({"interface_endpoints": "bedrock-runtime"}, "secretsmanager"),
         ({"interface_endpoints": "secretsmanager,ec2messages"}, "unknown interface endpoints"),
@@ -57,3 +59,15 @@ def test_command_line_strings_are_coerced() -> None:
 def test_unusable_settings_stop_synth_with_a_clear_message(context: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         _config(**context)
+
+
+def test_engine_version_is_the_newest_minor_this_cdk_knows_unless_pinned() -> None:
+    # Given the Aurora PostgreSQL versions this aws-cdk-lib lists
+    from infra.config import known_engine_versions
+
+    sixteen = known_engine_versions("16")
+    assert sixteen and all(v.startswith("16.") for v in sixteen)
+    # Then the default is the newest of them, numerically (16.13 after 16.9), and a pin wins
+    assert _config().resolved_engine_version == max(sixteen, key=lambda v: int(v.split(".")[1]))
+    assert _config(engine_version="16.9").resolved_engine_version == "16.9"
+    assert _config(engine_major="17").resolved_engine_version == known_engine_versions("17")[-1]

@@ -8,13 +8,14 @@ from tests.infra.conftest import Synth
 from tests.infra.helpers import engram_functions, ref
 
 # Functions CDK itself adds as custom-resource providers (outside the VPC, created by the Trigger, the
-# VPC's default-security-group restriction, the documents bucket's EventBridge notifications and the
-# dev stage's bucket emptying on destroy); they carry no Engram code or data.
+# VPC's default-security-group restriction, the buckets' EventBridge notifications, the dev stage's bucket
+# emptying on destroy and the lookup of S3's prefix list); they carry no Engram code or data.
 CDK_PROVIDER_PREFIXES = (
     "AWSCDKTriggerCustomResourceProvider",
     "CustomVpcRestrictDefaultSGCustomResourceProvider",
     "BucketNotificationsHandler",
     "CustomS3AutoDeleteObjectsCustomResourceProvider",
+    "AWS679f53fac002430cb0da5b7982bd2287",  # AwsCustomResource's singleton
 )
 PIPELINE = {f"pipeline-{name}" for name in PIPELINE_FUNCTIONS}
 
@@ -26,6 +27,7 @@ def test_one_function_per_endpoint_group_plus_the_others_and_the_pipeline(dev: S
         "migrate",
         "admin",
         "cleanup",
+        "export_worker",
         *PIPELINE,
     }
 
@@ -53,15 +55,22 @@ def test_api_functions_answer_before_api_gateway_gives_up(dev: Synth) -> None:
         assert dev.props(functions[name])["Timeout"] < 29, name
 
 
-def test_every_function_is_traced_in_the_vpc_with_its_own_security_group(dev: Synth) -> None:
-    groups = []
+def test_every_function_is_traced_in_the_vpc_with_the_groups_of_its_network_role(dev: Synth) -> None:
+    groups: dict[str, set[str | None]] = {}
     for name, logical in engram_functions(dev).items():
         props = dev.props(logical)
         assert props["TracingConfig"] == {"Mode": "Active"}, name
         vpc = props["VpcConfig"]
         assert len(vpc["SubnetIds"]) == 2, name
-        groups.extend(ref(g) for g in vpc["SecurityGroupIds"])
-    assert len(groups) == len(set(groups)) == len(engram_functions(dev))
+        groups[name] = {ref(g) for g in vpc["SecurityGroupIds"]}
+    s3 = {g for g in dev.of_type("AWS::EC2::SecurityGroup") if g.startswith("NetworkS3AccessSg")}
+    (owners,) = [g for g in dev.of_type("AWS::EC2::SecurityGroup") if g.startswith("FunctionsOwnerClientsSg")]
+    (clients,) = [
+        g for g in dev.of_type("AWS::EC2::SecurityGroup") if g.startswith("FunctionsProxyClientsSg")
+    ]
+    assert groups["migrate"] == groups["admin"] == {owners}
+    assert groups["health"] == groups["memories"] == {clients}  # no S3 for those that never call it
+    assert groups["documents"] == groups["pipeline-trigger"] == {clients, *s3} and len(s3) == 1
 
 
 def test_every_function_logs_to_its_own_group_with_retention(dev: Synth) -> None:
@@ -97,3 +106,10 @@ def test_no_password_or_secret_value_in_any_environment(dev: Synth) -> None:
             assert env["ENGRAM_APP_ROLE"] == "engram_app"
             assert "ENGRAM_DB_SECRET_ARN" not in env, name
         assert env["ENGRAM_EMBEDDING_PROVIDER"] == "bedrock"
+
+
+def test_every_function_verifies_the_database_server_against_the_bundle_in_its_layer(dev: Synth) -> None:
+    for name, logical in engram_functions(dev).items():
+        env = dev.props(logical)["Environment"]["Variables"]
+        assert env["ENGRAM_DB_SSLMODE"] == "verify-full", name
+        assert env["ENGRAM_DB_SSLROOTCERT"] == "/opt/certs/rds-ca-bundle.pem", name

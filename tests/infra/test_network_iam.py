@@ -3,6 +3,8 @@ and Transcribe for the extract step, which support no resource-level permissions
 
 from __future__ import annotations
 
+import json
+
 from tests.infra.conftest import Synth
 from tests.infra.helpers import engram_functions, ref, refs_in
 
@@ -50,9 +52,9 @@ def test_no_nat_gateway_and_endpoints_for_the_aws_apis_the_functions_use(dev: Sy
         name = str(props["ServiceName"]).rsplit(".", 1)[-1].strip("'\"]}")
         services[name] = props.get("VpcEndpointType", "Gateway")
     text = " ".join(str(dev.props(k)["ServiceName"]) for k in dev.of_type("AWS::EC2::VPCEndpoint"))
-    for service in ("secretsmanager", "states", "bedrock-runtime", "sts", "s3"):
+    for service in ("secretsmanager", "states", "bedrock-runtime", "s3"):
         assert f".{service}" in text, service
-    assert list(services.values()).count("Interface") == 4
+    assert list(services.values()).count("Interface") == 3  # no STS: no function calls it
 
 
 def test_no_statement_grants_resource_star_except_xray(dev: Synth) -> None:
@@ -64,6 +66,8 @@ def test_no_statement_grants_resource_star_except_xray(dev: Synth) -> None:
             allowed |= EXTRACT_ONLY
         if logical.startswith("IngestionPipelineStateMachineRole"):
             allowed |= LOG_DELIVERY
+        if logical.startswith("NetworkS3PrefixList"):  # the deploy-time lookup of S3's prefix list id
+            allowed |= {"ec2:DescribeManagedPrefixLists"}
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             if statement["Resource"] == "*":
                 assert _actions(statement) <= allowed, (logical, statement)
@@ -101,19 +105,38 @@ def test_only_the_embedding_functions_may_call_bedrock_and_only_llm_extract_and_
     }
 
 
-def test_function_security_groups_reach_only_https_in_the_vpc_and_the_database(dev: Synth) -> None:
-    functions = engram_functions(dev)
-    (cluster_sg,) = [k for k in dev.of_type("AWS::EC2::SecurityGroup") if k.startswith("DatabaseClusterSg")]
-    (proxy_sg,) = [k for k in dev.of_type("AWS::EC2::SecurityGroup") if k.startswith("DatabaseProxySg")]
-    for name, logical in functions.items():
-        (group,) = [ref(g) for g in dev.props(logical)["VpcConfig"]["SecurityGroupIds"]]
-        egress = dev.props(group)["SecurityGroupEgress"]
-        assert [(e["IpProtocol"], e["FromPort"]) for e in egress] == [("tcp", 443)], name
-        assert ref(egress[0]["CidrIp"]) is not None, "the VPC's own CIDR, not 0.0.0.0/0"
-        targets = {
-            ref(e["DestinationSecurityGroupId"])
-            for e in dev.of_type("AWS::EC2::SecurityGroupEgress").values()
-            if ref(e["Properties"]["GroupId"]) == group
-            for e in [e["Properties"]]
-        }
-        assert targets == ({cluster_sg} if name in ("migrate", "admin") else {proxy_sg}), name
+def _egress(synth: Synth, group: str) -> list[dict]:  # type: ignore[type-arg]
+    inline = synth.props(group).get("SecurityGroupEgress", [])
+    separate = [
+        r["Properties"]
+        for r in synth.of_type("AWS::EC2::SecurityGroupEgress").values()
+        if ref(r["Properties"]["GroupId"]) == group
+    ]
+    return [e for e in [*inline, *separate] if e.get("CidrIp") != "255.255.255.255/32"]
+
+
+def _group(synth: Synth, prefix: str) -> str:
+    (group,) = [k for k in synth.of_type("AWS::EC2::SecurityGroup") if k.startswith(prefix)]
+    return group
+
+
+def test_function_groups_reach_only_https_in_the_vpc_and_their_database(dev: Synth) -> None:
+    cluster_sg, proxy_sg = _group(dev, "DatabaseClusterSg"), _group(dev, "DatabaseProxySg")
+    for prefix, database in (("FunctionsProxyClientsSg", proxy_sg), ("FunctionsOwnerClientsSg", cluster_sg)):
+        rules = _egress(dev, _group(dev, prefix))
+        https = [r for r in rules if r["FromPort"] == 443]
+        assert len(https) == 1 and ref(https[0]["CidrIp"]) is not None, "the VPC's own CIDR, not 0.0.0.0/0"
+        (db,) = [r for r in rules if r["FromPort"] == 5432]
+        assert ref(db["DestinationSecurityGroupId"]) == database, prefix
+        assert len(rules) == 2, prefix
+
+
+def test_s3_callers_get_https_to_s3s_managed_prefix_list_looked_up_for_the_region(dev: Synth) -> None:
+    # Given the group that the functions calling S3 carry
+    (rule,) = _egress(dev, _group(dev, "NetworkS3AccessSg"))
+    # Then it lets them out on 443 to the prefix list a deploy-time lookup finds for this region
+    assert (rule["IpProtocol"], rule["FromPort"], rule["ToPort"]) == ("tcp", 443, 443)
+    lookup = ref(rule["DestinationPrefixListId"])
+    assert lookup is not None and dev.resources[lookup]["Type"] == "Custom::AWS"
+    create = json.dumps(dev.props(lookup)["Create"])
+    assert "describeManagedPrefixLists" in create and "com.amazonaws.eu-west-1.s3" in create

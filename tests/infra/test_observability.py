@@ -34,8 +34,9 @@ def test_every_alarm_notifies_the_encrypted_topic(dev: Synth) -> None:
     assert ref(dev.props(topic)["KmsMasterKeyId"]) in dev.of_type("AWS::KMS::Key")
     alarms = _alarms(dev)
     throttle_alarms = [a for a in alarms.values() if "Throttles" in _metric_names(a)]
-    # 5xx, latency, connections, pinning, and one throttle alarm per 10 functions (CloudWatch's limit).
-    assert len(alarms) == 4 + len(throttle_alarms) and throttle_alarms
+    # 5xx, latency, connections, pinning, async failures, and one throttle alarm per 10 functions
+    # (CloudWatch's limit).
+    assert len(alarms) == 5 + len(throttle_alarms) and throttle_alarms
     for logical, alarm in alarms.items():
         assert [ref(a) for a in alarm["AlarmActions"]] == [topic], logical
 

@@ -333,8 +333,8 @@ def test_post_export_streams_the_jsonl_locally(
     assert_invalid(api.post("/v1/export", {"container": "bad name"}), "container")
 
 
-def test_post_export_in_aws_uploads_to_s3_and_returns_a_presigned_url(
-    api: Api, tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
+def test_post_export_in_aws_is_a_job_that_the_worker_writes_to_s3(
+    api: Api, tenant: IssuedKey, other_api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _seed(api)
     with mock_aws():
@@ -343,16 +343,59 @@ def test_post_export_in_aws_uploads_to_s3_and_returns_a_presigned_url(
         monkeypatch.setattr(deps.current().settings, "export_bucket", "engram-exports")
         monkeypatch.setattr(deps.current().settings, "aws_region", "us-east-1")
 
-        response = api.post("/v1/export")
-        stored = s3.get_object(Bucket="engram-exports", Key=response.json["key"])
+        # When the API is asked for an export, it answers at once with a job that is running
+        accepted = api.post("/v1/export")
+        job_id = accepted.json["id"]
+        running = api.get(f"/v1/export/{job_id}")
+        # Then the worker (EventBridge hands it the request object) writes the file and a status
+        jobs = deps.export_jobs()
+        assert jobs is not None
+        jobs.run(deps.export_service(), f"exports/{tenant.tenant_id}/{job_id}.request.json")
+        done = api.get(f"/v1/export/{job_id}")
+        stored = s3.get_object(Bucket="engram-exports", Key=f"exports/{tenant.tenant_id}/{job_id}.jsonl")
+        theirs = other_api.get(f"/v1/export/{job_id}")
+        malformed = api.get("/v1/export/not-a-job")
 
-    assert response.status == 201 and response.headers["Location"] == response.json["url"]
-    link = response.json
-    assert link["key"].startswith(f"exports/{tenant.tenant_id}/") and link["expires_in"] == 3600
-    assert "Signature=" in link["url"] and link["key"] in link["url"]
+    assert accepted.status == 202 and accepted.json["status"] == "running"
+    assert accepted.headers["Location"] == accepted.json["status_url"] == f"/v1/export/{job_id}"
+    assert running.status == 200 and running.json["status"] == "running" and "url" not in running.json
+    assert done.status == 200 and done.json["status"] == "done" and done.json["expires_in"] == 3600
+    assert "Signature=" in done.json["url"] and f"{tenant.tenant_id}/{job_id}.jsonl" in done.json["url"]
     body = stored["Body"].read().decode().splitlines()
     assert json.loads(body[0])["tenant"] == tenant.tenant_name
-    assert len(body) - 1 == sum(link["counts"].values())
+    assert len(body) - 1 == sum(done.json["counts"].values())
+    assert theirs.status == 404, "a job id is looked up under the caller's own tenant only"
+    assert malformed.status == 422
+
+
+def test_an_export_job_that_fails_says_why_and_one_that_never_ran_turns_failed(
+    api: Api, tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="engram-exports")
+        monkeypatch.setattr(deps.current().settings, "export_bucket", "engram-exports")
+        monkeypatch.setattr(deps.current(), "s3", s3)
+        jobs = deps.export_jobs()
+        assert jobs is not None
+        broken = jobs.request(tenant.tenant_id, tenant.tenant_name, None)
+
+        class LostDatabase(ExportService):
+            def write_jsonl(self, *args: Any, **kwargs: Any) -> Any:
+                raise RuntimeError("the database connection was lost")
+
+        with pytest.raises(RuntimeError):  # raised again, so Lambda retries and then keeps the event
+            jobs.run(LostDatabase(deps.database()), f"exports/{tenant.tenant_id}/{broken.id}.request.json")
+        failed = api.get(f"/v1/export/{broken.id}")
+        stale = jobs.request(tenant.tenant_id, tenant.tenant_name, None)
+        key = f"exports/{tenant.tenant_id}/{stale.id}.request.json"
+        old = json.loads(s3.get_object(Bucket="engram-exports", Key=key)["Body"].read())
+        old["requested_at"] = "2020-01-01T00:00:00+00:00"
+        s3.put_object(Bucket="engram-exports", Key=key, Body=json.dumps(old).encode())
+        never_ran = api.get(f"/v1/export/{stale.id}")
+
+    assert failed.json["status"] == "failed" and "connection was lost" in failed.json["error"]
+    assert never_ran.json["status"] == "failed" and "async-failures queue" in never_ran.json["error"]
 
 
 def test_cli_export_then_import_into_a_fresh_database(

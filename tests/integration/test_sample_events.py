@@ -42,6 +42,7 @@ EVENTS_DIR = Path(__file__).resolve().parents[2] / "events"
 EVENTS = sorted(EVENTS_DIR.rglob("*.json"))
 OWNER_FUNCTIONS = ("migrate", "admin")
 SCHEDULED_FUNCTIONS = ("cleanup",)
+EVENT_DRIVEN_FUNCTIONS = ("export_worker",)
 PIPELINE_FUNCTIONS = tuple(f"pipeline/{name}" for name in steps.PIPELINE_FUNCTIONS)
 REGION = "eu-west-1"
 
@@ -143,6 +144,7 @@ def test_every_function_has_a_sample_event() -> None:
         AUTHORIZER_FUNCTION,
         *OWNER_FUNCTIONS,
         *SCHEDULED_FUNCTIONS,
+        *EVENT_DRIVEN_FUNCTIONS,
         *PIPELINE_FUNCTIONS,
     }
     assert functions == folders == expected
@@ -157,14 +159,15 @@ def test_api_event_succeeds(path: Path, tenant: IssuedKey, monkeypatch: pytest.M
         )
     function = function_of(path)
 
-    if function == "export":  # in AWS the export goes to S3 and the answer is a link to it
+    if function == "export":  # in AWS the export is a job: 202, and the worker writes it to S3
         with aws_deps(monkeypatch, buckets=("engram-exports",), export_bucket="engram-exports") as s3:
             response = invoke(function, event)
-            link = json.loads(response["body"])
-            stored = s3.get_object(Bucket="engram-exports", Key=link["key"])["Body"].read().decode()
-        header = json.loads(stored.splitlines()[0])
-        assert (header["record"], header["tenant"]) == ("header", tenant.tenant_name)
-        assert link["url"].startswith("https://")
+            job = json.loads(response["body"])
+            request = f"exports/{tenant.tenant_id}/{job['id']}.request.json"
+            assert json.loads(s3.get_object(Bucket="engram-exports", Key=request)["Body"].read())
+        assert (response["statusCode"], job["status"]) == (202, "running")
+        location = response.get("headers", {}).get("Location") or response["multiValueHeaders"]["Location"][0]
+        assert location == f"/v1/export/{job['id']}"
     else:
         response = invoke(function, event)
 
@@ -292,3 +295,24 @@ def test_the_cleanup_schedule_deletes_expired_memories(api: Api, local_db: Local
             str(r["id"]) for r in cur.execute("SELECT id FROM memories WHERE id IN (%s, %s)", (gone, kept))
         }
     assert ids == {str(kept)}
+
+
+def test_the_export_worker_event_writes_the_requested_export(
+    tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    event = sample("export_worker.json")
+    with aws_deps(monkeypatch, buckets=("engram-exports",), export_bucket="engram-exports") as s3:
+        job = deps.export_jobs()
+        assert job is not None
+        requested = job.request(tenant.tenant_id, tenant.tenant_name, None)
+        event["detail"]["object"]["key"] = f"exports/{tenant.tenant_id}/{requested.id}.request.json"
+
+        result = invoke("export_worker", event)
+        stored = s3.get_object(
+            Bucket="engram-exports", Key=f"exports/{tenant.tenant_id}/{requested.id}.jsonl"
+        )
+        status = job.status(tenant.tenant_id, requested.id)
+
+    header = json.loads(stored["Body"].read().decode().splitlines()[0])
+    assert (header["record"], header["tenant"]) == ("header", tenant.tenant_name)
+    assert result["status"] == status.status == "done" and status.url and "Signature" in status.url

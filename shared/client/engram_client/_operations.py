@@ -89,7 +89,8 @@ _SET_EXTRACTION_INSTRUCTIONS = Operation(
     "PUT", "/v1/extraction-instructions", {200: models.Instructions, 201: models.Instructions}, True
 )
 _DELETE_EXTRACTION_INSTRUCTIONS = Operation("DELETE", "/v1/extraction-instructions", {204: None}, True)
-_EXPORT = Operation("POST", "/v1/export", {200: str, 201: models.ExportLink}, True)
+_GET_EXPORT = Operation("GET", "/v1/export/{id}", {200: models.ExportJob}, True)
+_EXPORT = Operation("POST", "/v1/export", {200: str, 202: models.ExportJob}, True)
 _GET_PLAN = Operation("GET", "/v1/plans/{plan_id}", {200: models.Plan}, True)
 _UPDATE_PLAN = Operation("PUT", "/v1/plans/{plan_id}", {200: models.Plan}, True)
 _DELETE_PLAN = Operation("DELETE", "/v1/plans/{plan_id}", {204: None}, True)
@@ -1064,7 +1065,14 @@ class SyncOperations(SyncCore):
         """
         return self._call(_DELETE_EXTRACTION_INSTRUCTIONS, query={"container": container})
 
-    def export(self, *, container: str | NotGiven | None = NOT_GIVEN) -> str | models.ExportLink:
+    def get_export(self, id: str | UUID) -> models.ExportJob:
+        """GET /v1/export/{id}
+
+        id: the id POST /v1/export answered
+        """
+        return self._call(_GET_EXPORT, path={"id": id})
+
+    def export(self, *, container: str | NotGiven | None = NOT_GIVEN) -> str | models.ExportJob:
         """POST /v1/export
 
         container: only this container ('a.b', or 'a.b.*' with everything below)
@@ -2364,7 +2372,14 @@ class AsyncOperations(AsyncCore):
         """
         return await self._call(_DELETE_EXTRACTION_INSTRUCTIONS, query={"container": container})
 
-    async def export(self, *, container: str | NotGiven | None = NOT_GIVEN) -> str | models.ExportLink:
+    async def get_export(self, id: str | UUID) -> models.ExportJob:
+        """GET /v1/export/{id}
+
+        id: the id POST /v1/export answered
+        """
+        return await self._call(_GET_EXPORT, path={"id": id})
+
+    async def export(self, *, container: str | NotGiven | None = NOT_GIVEN) -> str | models.ExportJob:
         """POST /v1/export
 
         container: only this container ('a.b', or 'a.b.*' with everything below)

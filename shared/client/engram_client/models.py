@@ -315,14 +315,20 @@ class EntitySummary(BaseModel):
     entity_type: Annotated[str, Field(title="Entity Type")]
 
 
-class ExportLink(BaseModel):
-    url: Annotated[
+class ExportJob(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    status: Annotated[Literal["running", "done", "failed"], Field(title="Status")]
+    status_url: Annotated[
         str,
-        Field(description="a presigned GET URL for the JSON Lines file", title="Url"),
+        Field(description="GET it until the status is done or failed", title="Status Url"),
     ]
-    key: Annotated[str, Field(title="Key")]
-    expires_in: Annotated[int, Field(title="Expires In")]
-    counts: Annotated[dict[str, int], Field(title="Counts")]
+    url: Annotated[
+        str | None,
+        Field(description="done: a presigned GET URL for the JSON Lines file", title="Url"),
+    ] = None
+    expires_in: Annotated[int | None, Field(title="Expires In")] = None
+    counts: Annotated[dict[str, int] | None, Field(title="Counts")] = None
+    error: Annotated[str | None, Field(title="Error")] = None
 
 
 class Container2(RootModel[str]):

@@ -263,21 +263,31 @@ def _upload(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
 
 
 def _export(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
-    """Locally the export itself (200); in AWS it is written to S3 and the answer links to it (201)."""
-    from engram.export.models import ExportLink
+    """Locally the export itself (200); in AWS a job that a worker writes to S3 (202)."""
+    from engram.export.jobs import ExportJob
 
     operation["responses"]["200"] = {
         "description": "the local stack: the export as JSON Lines (a header line, then one record a line)",
         "content": {NDJSON: {"schema": {"type": "string", "description": "JSON Lines"}}},
     }
-    operation["responses"]["201"] = {
-        "description": "AWS: the export was written to S3; `url` is a presigned GET link to it",
-        "headers": {"Location": {"description": "the same link", "schema": {"type": "string"}}},
-        "content": {_JSON: {"schema": _model_schema(ExportLink, schemas)}},
+    operation["responses"]["202"] = {
+        "description": "AWS: the export job; follow `status_url` (GET /v1/export/{id}) until it is done",
+        "headers": {"Location": {"description": "the job's status_url", "schema": {"type": "string"}}},
+        "content": {_JSON: {"schema": _model_schema(ExportJob, schemas)}},
     }
 
 
-_SPECIAL = {"upload_document": _upload, "export": _export}
+def _export_job(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """The job's status (AWS); the handler writes it by hand, leaving out the fields not yet known."""
+    from engram.export.jobs import ExportJob
+
+    operation["responses"]["200"] = {
+        "description": "AWS: the job: running, failed (with `error`) or done (with a presigned `url`)",
+        "content": {_JSON: {"schema": _model_schema(ExportJob, schemas)}},
+    }
+
+
+_SPECIAL = {"upload_document": _upload, "export": _export, "get_export": _export_job}
 
 
 def _drop_unreferenced(document: dict[str, Any]) -> None:

@@ -118,7 +118,8 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "containers", "DELETE", "/v1/extraction-instructions", "delete_extraction_instructions", status=204
     ),
-    Route("export", "POST", "/v1/export", "export", also=(201,), retry_safe=True),
+    Route("export", "POST", "/v1/export", "export", also=(202,), retry_safe=True),
+    Route("export", "GET", "/v1/export/{id}", "get_export"),
     Route("plans", "POST", "/v1/plans", "create_plan", status=201, errors=CONFLICT, etag=True),
     Route("plans", "GET", "/v1/plans", "list_plans"),
     Route("plans", "GET", "/v1/plans/{plan_id}", "get_plan", etag=True),

@@ -58,6 +58,7 @@ class Database:
         set_role: str | None = None,
         min_size: int = 1,
         max_size: int = 10,
+        open_timeout: float = 30.0,
     ) -> None:
         # A callable conninfo lets IAM auth mint a fresh token for each new connection.
         self._pool = ConnectionPool(
@@ -71,10 +72,13 @@ class Database:
             name="engram",
         )
         self._opened = False
+        # Until then the pool keeps retrying a connection that fails (with backoff): a server that is
+        # starting or resuming is waited for.
+        self._open_timeout = open_timeout
 
     def open(self) -> Database:
         if not self._opened:
-            self._pool.open(wait=True, timeout=30)
+            self._pool.open(wait=True, timeout=self._open_timeout)
             self._opened = True
         return self
 

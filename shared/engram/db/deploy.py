@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from engram.db.connect import master_conninfo_factory
+from engram.db.connect import master_conninfo_factory, wait_for_database
 from engram.db.migrate import migrate
 from engram.db.tenant_indexes import ensure_tenant_indexes
 from engram.errors import MigrationError
@@ -38,11 +38,14 @@ class DeployReport:
 def migrate_for_deploy(settings: Settings, secrets_client: Any = None) -> DeployReport:
     """Migrate as the owner: the master secret on AWS, `DATABASE_URL` under `sam local`."""
     if settings.db_secret_arn:
-        conninfo = master_conninfo_factory(settings, secrets_client)()
+        factory = master_conninfo_factory(settings, secrets_client)
     elif settings.database_url:
-        conninfo = settings.database_url
+        url = settings.database_url
+        factory = lambda: url  # noqa: E731
     else:
         raise MigrationError("no owner connection: set ENGRAM_DB_SECRET_ARN (AWS) or DATABASE_URL")
+    # A cluster paused at 0 ACU resumes on the first connection: wait for it (and for a rotated secret).
+    conninfo = wait_for_database(factory, wait_seconds=settings.db_connect_wait_seconds)
     applied = migrate(
         conninfo,
         settings.migrations_dir,

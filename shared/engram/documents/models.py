@@ -11,12 +11,13 @@ from uuid import UUID
 from pydantic import AwareDatetime, ConfigDict, Field, StringConstraints, model_validator
 
 from engram.lazymodel import LazyModel
+from engram.limits import MAX_REQUEST_BYTES
 from engram.memories.models import ContainerName, ContainerQuery, Identifier, Metadata, Tag
 
 ExtractMode = Literal["none", "light", "full"]
 DocumentStatus = Literal["queued", "extracting", "chunking", "embedding", "indexing", "done", "failed"]
 SourceKind = Literal["inline", "url", "file", "s3", "drop"]
-MAX_INLINE_BYTES = 10 * 1024 * 1024  # what fits in one API Gateway request
+MAX_INLINE_BYTES = MAX_REQUEST_BYTES  # what fits in one request (engram.limits)
 
 Filename = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255, pattern=r"^[^\x00/\\]+$")

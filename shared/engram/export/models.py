@@ -189,13 +189,6 @@ class ExportRequest(_Record):
     )
 
 
-class ExportLink(LazyModel):
-    url: str = Field(description="a presigned GET URL for the JSON Lines file")
-    key: str
-    expires_in: int
-    counts: dict[str, int]
-
-
 class ImportReport(LazyModel):
     tenant: str
     inserted: dict[str, int]

@@ -6,10 +6,7 @@ on its own) and the relationships between them are exported."""
 
 from __future__ import annotations
 
-import io
 import json
-import tempfile
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
@@ -24,7 +21,6 @@ from engram.export import repo
 from engram.export.models import (
     RECORD_ORDER,
     ContainerRecord,
-    ExportLink,
     Header,
     ImportReport,
     MemoryRecord,
@@ -138,26 +134,3 @@ def _first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = ".".join(str(p) for p in error.get("loc", ()))
     return f"{where}: {error.get('msg')}" if where else str(error.get("msg"))
-
-
-def upload(
-    service: ExportService,
-    tenant_id: UUID,
-    tenant_name: str,
-    container: str | None,
-    *,
-    s3: Any,
-    bucket: str,
-    expires_in: int,
-) -> ExportLink:
-    """AWS: write the export to S3 (spooled through a temporary file) and hand back a presigned
-    GET URL, since an API Gateway response cannot stream."""
-    key = f"exports/{tenant_id}/{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}.jsonl"
-    with tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024, mode="w+b") as spool:
-        text = io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
-        counts = service.write_jsonl(tenant_id, tenant_name, container, text)
-        text.flush()
-        spool.seek(0)
-        s3.upload_fileobj(spool, bucket, key, ExtraArgs={"ContentType": "application/x-ndjson"})
-    url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=expires_in)
-    return ExportLink(url=url, key=key, expires_in=expires_in, counts=dict(counts))

@@ -17,9 +17,10 @@ from urllib.parse import parse_qs
 
 from engram.api.routes import AUTHORIZER_FUNCTION, ROUTES, Route
 from engram.auth import AuthorizerDenied
+from engram.limits import MAX_REQUEST_BYTES
 from engram.local.functions import LocalLambdaContext, handler_of, load_function
 
-MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+MAX_BODY_BYTES = MAX_REQUEST_BYTES  # what Lambda takes in one synchronous call (engram.limits)
 STAGE = "local"
 API_ID = "local"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from engram.limits import TOO_LARGE_MESSAGE
 from engram.local.gateway import MAX_BODY_BYTES, HttpResponse, LocalGateway, error
 from engram.observability import logger
 
@@ -33,9 +34,7 @@ def make_server(host: str, port: int, gateway: LocalGateway | None = None) -> Th
                         if not chunk:
                             break
                         remaining -= len(chunk)
-                self._send(
-                    error(413, "payload_too_large", f"request bodies are limited to {MAX_BODY_BYTES} bytes")
-                )
+                self._send(error(413, "payload_too_large", TOO_LARGE_MESSAGE))
                 self.close_connection = True
                 return
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

@@ -1,0 +1,11 @@
+"""Request limits that every front shares (API Gateway in AWS, the local HTTP front).
+
+Lambda takes at most 6 MB in a synchronous invocation, the whole API Gateway event included, so a
+request body must stay under that: API Gateway itself would accept 10 MB and then fail the call. Larger
+files go through `POST /v1/documents/upload` (in AWS a presigned S3 PUT, with no such limit)."""
+
+MAX_REQUEST_BYTES = 6 * 1024 * 1024
+MAX_REQUEST_MB = MAX_REQUEST_BYTES // (1024 * 1024)
+TOO_LARGE_MESSAGE = (
+    f"request bodies are limited to {MAX_REQUEST_MB} MB; send larger files with POST /v1/documents/upload"
+)
