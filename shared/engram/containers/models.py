@@ -46,6 +46,7 @@ class ContainerDeleted(LazyModel):
     deleted: str
     containers: int = Field(description="containers removed: this one and everything below it")
     memories: int = Field(description="memories removed, every version and every user's")
+    documents: int = Field(description="documents removed, with their chunks and stored files")
 
 
 class ContainerArchived(LazyModel):
@@ -53,3 +54,6 @@ class ContainerArchived(LazyModel):
     into: str
     containers: list[str] = Field(description="the containers removed, whose content moved into `into`")
     memories: int = Field(description="memories moved; each keeps metadata.archived_from")
+    documents: int = Field(
+        description="documents moved (with their chunks); each keeps metadata.archived_from"
+    )
