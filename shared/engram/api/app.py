@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
+from engram.apikey import AmbiguousApiKey, api_key_from
 from engram.errors import EngramError, Unauthorized
 from engram.observability import logger
 from engram.tenants.principal import Principal
@@ -78,10 +79,24 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
         )
 
 
+def _refusal(status: int, code: str, message: str) -> dict[str, Any]:
+    """An error answered before the resolver sees the event."""
+    problem = {"error": {"code": code, "message": message}}
+    headers = {"Content-Type": "application/json"}
+    return {"statusCode": status, "headers": headers, "body": json.dumps(problem)}
+
+
 def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Resolve an event. The API speaks JSON, so a body sent without a JSON content type (curl -d
     sends form encoding) is still read as JSON rather than as a form. The one exception is a
-    multipart upload, which its route reads itself."""
+    multipart upload, which its route reads itself.
+
+    A request naming several API keys is refused here too, not only by the authorizer: in AWS the
+    authorizer's cached answer for one of those keys would otherwise let it through."""
+    try:
+        api_key_from(event)
+    except AmbiguousApiKey as exc:
+        return _refusal(403, "forbidden", str(exc))
     headers = event.get("headers") or {}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
     kind = content_type.lower()
