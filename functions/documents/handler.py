@@ -28,6 +28,7 @@ from engram.observability import logger, metrics, tracer
 
 app = build_resolver()
 DocumentId = Annotated[str, Path(description="the document's id")]
+MULTIPART_ROUTES = frozenset({"/v1/documents/upload"})
 
 
 @app.post(
@@ -110,4 +111,4 @@ def _invalid(exc: ValidationError) -> InvalidInput:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+    return resolve(app, event, context, multipart_routes=MULTIPART_ROUTES)

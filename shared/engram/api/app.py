@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from engram.apikey import AmbiguousApiKey, api_key_from
 from engram.errors import EngramError, Unauthorized
+from engram.fields import MAX_JSON_DEPTH, field_nested_too_deep
 from engram.observability import logger
 from engram.tenants.principal import Principal
 
@@ -35,11 +36,21 @@ def _field_of(loc: tuple[Any, ...]) -> str:
     return out or str(loc[0] if loc else "body")
 
 
+_WRONG_UNION_MEMBER = frozenset(
+    {"uuid_type", "uuid_parsing", "model_type", "model_attributes_type", "dict_type"}
+)
+
+
 def _validation_error(exc: RequestValidationError) -> Response:
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         return error_response(400, "malformed_json", "the request body is not valid JSON")
-    first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
+    # A value that matches no member of a union (an entity id or {name, ...}) fails every member; the
+    # error from the member it was meant for says more than "not a UUID".
+    first = next(
+        (e for e in errors if e.get("type") not in _WRONG_UNION_MEMBER),
+        errors[0] if errors else {"loc": ("body",), "msg": "invalid request"},
+    )
     field = _field_of(tuple(first.get("loc", ())))
     message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
     if first.get("type") == "missing" and field in ("body", ""):
@@ -86,10 +97,16 @@ def _refusal(status: int, code: str, message: str) -> dict[str, Any]:
     return {"statusCode": status, "headers": headers, "body": json.dumps(problem)}
 
 
-def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:
+def resolve(
+    app: APIGatewayRestResolver,
+    event: dict[str, Any],
+    context: Any,
+    *,
+    multipart_routes: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """Resolve an event. The API speaks JSON, so a body sent without a JSON content type (curl -d
-    sends form encoding) is still read as JSON rather than as a form. The one exception is a
-    multipart upload, which its route reads itself.
+    sends form encoding, a client may say multipart) is still read as JSON rather than as a form. The
+    one exception is a multipart upload to one of `multipart_routes`, which reads it itself.
 
     A request naming several API keys is refused here too, not only by the authorizer: in AWS the
     authorizer's cached answer for one of those keys would otherwise let it through."""
@@ -99,21 +116,16 @@ def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) ->
         return _refusal(403, "forbidden", str(exc))
     headers = event.get("headers") or {}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
-    kind = content_type.lower()
-    if "multipart/form-data" in kind:
+    content_type = content_type.strip()
+    if content_type.lower().startswith("multipart/") and event.get("resource") in multipart_routes:
         return app.resolve(event, context)
     if event.get("isBase64Encoded") and event.get("body"):
         try:
             body = base64.b64decode(event["body"]).decode("utf-8")
         except (ValueError, UnicodeDecodeError):
-            problem = {"error": {"code": "malformed_json", "message": "the request body is not UTF-8 JSON"}}
-            return {
-                "statusCode": 400,
-                "headers": {"Content-Type": "application/json"},
-                "body": json.dumps(problem),
-            }
+            return _refusal(400, "malformed_json", "the request body is not UTF-8 JSON")
         event = {**event, "body": body, "isBase64Encoded": False}
-    if event.get("body") and "json" not in kind:
+    if not content_type.startswith("application/json"):  # exactly as the resolver tests it
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["Content-Type"] = "application/json"
         multi = {
@@ -127,8 +139,30 @@ def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) ->
     return app.resolve(event, context)
 
 
+def decode_json_body(text: str) -> Any:
+    """The body as JSON, strictly: NaN and Infinity are not JSON. What the decoder itself cannot take
+    (nesting some 1,000 levels deep, an integer of more than 4,300 digits) is a 422 naming the field,
+    long before the validators would have refused it."""
+
+    def no_constant(name: str) -> Any:
+        raise json.JSONDecodeError(f"{name} is not JSON", text, text.find(name))
+
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        field = field_nested_too_deep(text) or "body"
+        problem = f"nested deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError as exc:  # int() of too many digits: Python's guard against quadratic conversion
+        field, problem = "body", f"holds a number too long to read ({exc})"
+    raise RequestValidationError([{"type": "value_error", "loc": ("body", field), "msg": problem}])
+
+
 def build_resolver() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True, strip_prefixes=None)
+    app = APIGatewayRestResolver(
+        enable_validation=True, strip_prefixes=None, json_body_deserializer=decode_json_body
+    )
     register_error_handlers(app)
     return app
 

@@ -7,10 +7,11 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, StringConstraints
 
+from engram.fields import NoNul
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName
 
-Description = Annotated[str, StringConstraints(max_length=2000, pattern=r"^[^\x00]*$")]
+Description = Annotated[str, StringConstraints(max_length=2000), *NoNul]
 
 
 class ContainerCreate(LazyModel):
