@@ -99,32 +99,28 @@ def delete_subtree(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int,
     return cur.rowcount, memories, [row["id"] for row in documents]
 
 
+def _move_with_provenance(cur: TenantTx, table: str, tenant_id: UUID, name: str, into: str) -> int:
+    """Move the rows of `table` in `name` and below into `into`, appending where each came from to
+    metadata.archived_from. Returns how many moved."""
+    cur.execute(
+        sql.SQL(
+            "UPDATE {table} t SET container = %(into)s, updated_at = now(), metadata = jsonb_set("
+            "  t.metadata || jsonb_build_object('archived_at', to_jsonb(now())), '{{archived_from}}', "
+            "  coalesce(t.metadata -> 'archived_from', '[]'::jsonb) || to_jsonb(t.container::text)) "
+            "WHERE t.tenant_id = %(tenant)s AND {subtree}"
+        ).format(table=sql.Identifier(table), subtree=_subtree("t.container", name)),
+        {"tenant": tenant_id, "into": into},
+    )
+    return cur.rowcount
+
+
 def archive_subtree(cur: TenantTx, tenant_id: UUID, name: str, into: str) -> tuple[list[str], int, int]:
     """Move every memory and document of `name` and below into `into`, appending where it came from
     to metadata.archived_from; point conversations that extract there at `into`; drop the containers.
     Returns (the containers removed, memories moved, documents moved)."""
-    cur.execute(
-        sql.SQL(
-            "UPDATE memories m SET container = %(into)s, updated_at = now(), metadata = jsonb_set("
-            "  m.metadata || jsonb_build_object('archived_at', to_jsonb(now())), '{{archived_from}}', "
-            "  coalesce(m.metadata -> 'archived_from', '[]'::jsonb) || to_jsonb(m.container::text)) "
-            "WHERE m.tenant_id = %(tenant)s AND {subtree}"
-        ).format(subtree=_subtree("m.container", name)),
-        {"tenant": tenant_id, "into": into},
-    )
-    moved = cur.rowcount
-    # Documents move like memories (and record where they came from the same way); their chunks
-    # carry the container too, for search.
-    cur.execute(
-        sql.SQL(
-            "UPDATE documents d SET container = %(into)s, updated_at = now(), metadata = jsonb_set("
-            "  d.metadata || jsonb_build_object('archived_at', to_jsonb(now())), '{{archived_from}}', "
-            "  coalesce(d.metadata -> 'archived_from', '[]'::jsonb) || to_jsonb(d.container::text)) "
-            "WHERE d.tenant_id = %(tenant)s AND {subtree}"
-        ).format(subtree=_subtree("d.container", name)),
-        {"tenant": tenant_id, "into": into},
-    )
-    documents = cur.rowcount
+    moved = _move_with_provenance(cur, "memories", tenant_id, name, into)
+    # Documents move the same way; their chunks carry the container too, for search.
+    documents = _move_with_provenance(cur, "documents", tenant_id, name, into)
     cur.execute(
         sql.SQL("UPDATE chunks k SET container = %s WHERE k.tenant_id = %s AND {}").format(
             _subtree("k.container", name)
