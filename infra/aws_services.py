@@ -103,6 +103,7 @@ BUILDS_UNUSED_BEDROCK_CLIENT = frozenset({"stats"})
 
 EXTRA: dict[str, tuple[ServiceUse, ...]] = {
     "documents": (DOCUMENTS, START_PIPELINE),
+    "containers": (ServiceUse("s3", "deletes the stored files of the documents a deleted container held"),),
     "export": (ServiceUse("s3", "records export requests, reads their status, presigns the file"),),
     "export_worker": (ServiceUse("s3", "reads the export request, writes the file and its status"),),
     TRIGGER: (ServiceUse("s3", "reads each dropped object's checksum"), START_PIPELINE),

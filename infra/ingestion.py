@@ -12,6 +12,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from engram.pipeline import steps
+from engram.settings import WORK_PREFIX
 from infra.build import PIPELINE_PREFIX
 from infra.config import StageConfig, log_retention
 from infra.failures import AsyncFailures
@@ -19,6 +20,8 @@ from infra.functions import Functions
 from infra.pipeline_construct import PipelineStateMachine
 
 DOCUMENTS_API_FUNCTION = "documents"
+# Deleting a container deletes its documents, and with them their stored files (list and delete only).
+CONTAINERS_API_FUNCTION = "containers"
 
 
 class Ingestion(Construct):
@@ -47,3 +50,8 @@ class Ingestion(Construct):
             rule_target=failures.target,
         )
         self.state_machine = self.pipeline.state_machine
+        containers = functions[CONTAINERS_API_FUNCTION]
+        bucket.grant_read(containers)
+        bucket.grant_delete(containers)
+        containers.add_environment("ENGRAM_DOCUMENTS_BUCKET", bucket.bucket_name)
+        containers.add_environment("ENGRAM_WORK_PREFIX", WORK_PREFIX)

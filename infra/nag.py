@@ -134,9 +134,16 @@ def _acknowledge_pipeline(stack: EngramStack) -> None:
         functions["documents"],
     ]
     readers = [functions[PIPELINE_PREFIX + steps.TRIGGER_FUNCTION]]
-    for function in (*writers, *readers):
+    cleaners = [functions["containers"]]  # deleting a container deletes its documents' files
+    for function in (*writers, *readers, *cleaners):
         assert function.role is not None
-        actions = S3_READ_ACTIONS if function in readers else (*S3_READ_ACTIONS, *S3_WRITE_ACTIONS)
+        actions = (
+            S3_READ_ACTIONS
+            if function in readers
+            else (*S3_READ_ACTIONS, "s3:DeleteObject*")
+            if function in cleaners
+            else (*S3_READ_ACTIONS, *S3_WRITE_ACTIONS)
+        )
         for finding in (objects, *(f"Action::{action}" for action in actions)):
             acknowledge(
                 function.role,

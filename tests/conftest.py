@@ -120,12 +120,15 @@ class Api:
         *,
         raw: bytes | None = None,
         headers: dict[str, str] | None = None,
+        repeated: list[tuple[str, str]] | None = None,
     ) -> ApiResponse:
+        """`repeated`: header lines sent in addition, even under a name already sent."""
         sent = {"Content-Type": "application/json", **(headers or {})}
         if self.key is not None:
             sent["x-api-key"] = self.key
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
-        response: HttpResponse = self.gateway.handle(method, path, sent, data)
+        lines = [*sent.items(), *repeated] if repeated else sent
+        response: HttpResponse = self.gateway.handle(method, path, lines, data)
         return ApiResponse(response.status, response.headers, response.body)
 
     def post(self, path: str, body: Any = None, **kw: Any) -> ApiResponse:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -80,6 +81,8 @@ class Reply:
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds to wait before answering (a provider that times out)
+    raw: bytes | None = None  # sent instead of the JSON body (a provider that answers garbage)
 
 
 @dataclass
@@ -114,14 +117,18 @@ class ScriptedOpenAIServer:
                     )
                 if self.path != "/v1/chat/completions":
                     reply = Reply(404, {"error": {"message": f"no route {self.path}"}})
-                data = json.dumps(reply.body).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
+                time.sleep(reply.delay)
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting: what a timeout test wants
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

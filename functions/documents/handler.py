@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
-from engram.api.app import body_error
+from engram.api.app import body_error, read_body
 from engram.api.ids import path_id
 from engram.documents.models import (
     Document,
@@ -27,6 +27,7 @@ from engram.observability import logger, metrics, tracer
 
 app = build_resolver()
 DocumentId = Annotated[str, Path(description="the document's id")]
+MULTIPART_ROUTES = frozenset({"/v1/documents/upload"})
 
 
 @app.post(
@@ -69,10 +70,7 @@ def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
         except ValidationError as exc:
             raise body_error(exc) from None
         return service.create(tenant, request), 202
-    try:
-        ticket_request = UploadRequest.model_validate_json(body or b"{}")
-    except ValidationError as exc:
-        raise body_error(exc) from None
+    ticket_request = read_body(UploadRequest, body)
     return service.presign_upload(
         tenant, ticket_request.filename, ticket_request.container, ticket_request.content_type
     ), 200
@@ -100,4 +98,4 @@ def delete_document(id: DocumentId) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+    return resolve(app, event, context, multipart_routes=MULTIPART_ROUTES)

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import AwareDatetime
 
 from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.api.ids import path_id
+from engram.fields import Text, Timestamp
 from engram.graph.models import (
     MAX_DEPTH,
     Entity,
@@ -30,7 +30,7 @@ from engram.observability import logger, metrics, tracer
 app = build_resolver()
 EntityId = Annotated[str, Path(description="the entity's id")]
 Limit = Annotated[int, Query(ge=1, le=100, description="items per page")]
-Cursor = Annotated[str | None, Query(max_length=400, description="next_cursor of the previous page")]
+Cursor = Annotated[Text | None, Query(max_length=400, description="next_cursor of the previous page")]
 UserId = Annotated[
     Identifier | None,
     Query(description="the user the request is made for: their private memories' observations and relations"),
@@ -39,8 +39,8 @@ UserId = Annotated[
 
 @app.get("/v1/entities")
 def search_entities(
-    q: Annotated[str | None, Query(min_length=1, max_length=200, description="name or alias")] = None,
-    type: Annotated[str | None, Query(min_length=1, max_length=40, description="entity type")] = None,
+    q: Annotated[Text | None, Query(min_length=1, max_length=200, description="name or alias")] = None,
+    type: Annotated[Text | None, Query(min_length=1, max_length=40, description="entity type")] = None,
     limit: Limit = 20,
     cursor: Cursor = None,
 ) -> EntityPage:
@@ -99,11 +99,11 @@ def delete_relation(id: Annotated[str, Path(description="the relation's id")]) -
 
 @app.get("/v1/graph")
 def graph(
-    entity: Annotated[str, Query(min_length=1, max_length=200, description="an entity id, or its name")],
+    entity: Annotated[Text, Query(min_length=1, max_length=200, description="an entity id, or its name")],
     depth: Annotated[int, Query(ge=1, le=MAX_DEPTH, description="hops from the entity")] = 2,
     limit: Annotated[int, Query(ge=1, le=200, description="entities per page")] = 50,
     cursor: Cursor = None,
-    as_of: Annotated[AwareDatetime | None, Query(description="relations valid at this time")] = None,
+    as_of: Annotated[Timestamp | None, Query(description="relations valid at this time")] = None,
     include_history: Annotated[bool, Query(description="also relations no longer current")] = False,
     user_id: UserId = None,
 ) -> Subgraph:

@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.api.ids import path_id
+from engram.fields import Text
 from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
 from engram.procedures.models import (
@@ -45,7 +46,7 @@ def list_procedures(
     agent_id: AgentId = None,
     kind: Annotated[ProcedureKind | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[Text | None, Query(max_length=200)] = None,
 ) -> ProcedurePage:
     return deps.procedure_service().list(
         tenant_of(app), agent_id=agent_id, kind=kind, limit=limit, cursor=cursor

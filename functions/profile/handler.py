@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, resolve, tenant_of
 from engram.errors import InvalidInput
+from engram.fields import Text
 from engram.memories.models import CONTAINER_QUERY_PATTERN, Identifier
 from engram.observability import logger, tracer
 from engram.profile.models import DEFAULT_MAX_TOKENS, MAX_TOKENS_LIMIT, Profile
@@ -26,7 +27,7 @@ def profile(
         str | None, Query(pattern=CONTAINER_QUERY_PATTERN, description="'a.b' or 'a.b.*'")
     ] = None,
     q: Annotated[
-        str | None, Query(min_length=1, max_length=2000, description="add memories relevant to this")
+        Text | None, Query(min_length=1, max_length=2000, description="add memories relevant to this")
     ] = None,
     max_tokens: Annotated[int, Query(ge=50, le=MAX_TOKENS_LIMIT)] = DEFAULT_MAX_TOKENS,
 ) -> Profile:

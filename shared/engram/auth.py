@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engram.apikey import API_KEY_HEADER, AmbiguousApiKey, api_key_from
 from engram.errors import Forbidden, Unauthorized
 from engram.observability import logger
 from engram.tenants.service import authenticate
@@ -11,19 +12,11 @@ from engram.tenants.service import authenticate
 if TYPE_CHECKING:
     from engram.db.database import Database
 
-API_KEY_HEADER = "x-api-key"
+__all__ = ["API_KEY_HEADER", "AuthorizerDenied", "api_key_from", "authorize_request"]
 
 
 class AuthorizerDenied(Exception):
     """API Gateway answers 401 when an authorizer raises 'Unauthorized'."""
-
-
-def api_key_from(event: dict[str, Any]) -> str | None:
-    headers = event.get("headers") or {}
-    for name, value in headers.items():
-        if name.lower() == API_KEY_HEADER and value:
-            return str(value).strip()
-    return None
 
 
 def _api_wide_arn(method_arn: str) -> str:
@@ -34,8 +27,12 @@ def _api_wide_arn(method_arn: str) -> str:
 
 
 def authorize_request(db: Database, event: dict[str, Any]) -> dict[str, Any]:
-    api_key = api_key_from(event)
     method_arn = str(event.get("methodArn", "*"))
+    try:
+        api_key = api_key_from(event)
+    except AmbiguousApiKey as exc:
+        logger.info("api key refused", extra={"reason": str(exc)})
+        return _policy("anonymous", "Deny", method_arn, None, {"reason": str(exc)})
     try:
         principal = authenticate(db, api_key)
     except Unauthorized:

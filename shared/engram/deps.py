@@ -256,7 +256,7 @@ def instructions_service() -> InstructionsService:
 def container_service() -> ContainerService:
     from engram.containers.service import ContainerService
 
-    return ContainerService(database())
+    return ContainerService(database(), blob_store(), work_prefix=current().settings.work_prefix)
 
 
 def profile_service() -> ProfileService:

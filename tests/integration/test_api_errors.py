@@ -114,7 +114,7 @@ def test_unknown_key_is_403(gateway) -> None:  # type: ignore[no-untyped-def]
     response = Api(gateway, "engram_not-a-real-key").get("/v1/stats")
 
     assert response.status == 403
-    assert response.json["error"]["message"] == "unknown API key"
+    assert response.json["error"]["message"] == "unknown or revoked API key"
 
 
 def test_revoked_key_is_403(gateway, local_db: LocalDatabase, tenant: IssuedKey) -> None:  # type: ignore[no-untyped-def]

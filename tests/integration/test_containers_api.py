@@ -71,7 +71,7 @@ def test_delete_asks_for_confirmation_when_not_empty(api: Api) -> None:
     assert unconfirmed.json["error"]["code"] == "confirmation_required"
     assert unconfirmed.json["error"]["memories"] == 2 and unconfirmed.json["error"]["containers"] == 1
     assert confirmed.status == 200
-    assert confirmed.json == {"deleted": "scratch", "containers": 2, "memories": 2}
+    assert confirmed.json == {"deleted": "scratch", "containers": 2, "memories": 2, "documents": 0}
     assert empty.status == 200 and empty.json["memories"] == 0
     assert api.post("/v1/memories/list", {"container": "scratch.*", "user_id": "u"}).json["memories"] == []
     names = [n["name"] for n in api.get("/v1/containers").json["containers"]]
@@ -94,6 +94,7 @@ def test_archive_moves_content_into_the_parent_and_keeps_provenance(api: Api) ->
         "into": "team",
         "containers": ["team.q1", "team.q1.w3"],
         "memories": 3,
+        "documents": 0,
     }
     moved = api.get(f"/v1/memories/{kept['id']}").json
     assert moved["container"] == "team"

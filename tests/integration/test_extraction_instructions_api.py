@@ -33,11 +33,11 @@ def test_instructions_apply_from_the_tenant_down_to_the_container(api: Api) -> N
     applying = api.get(f"{PATH}?container=crm.contacts.vip").json["instructions"]
     everything = api.get(PATH).json["instructions"]
 
-    assert updated["instructions"] == "Record customers' home cities and countries."
+    assert updated["instructions"] == "  Record customers' home cities and countries.  "  # as sent
     assert updated["updated_at"] > updated["created_at"]
     assert [(i["container"], i["instructions"]) for i in applying] == [
         (None, "Prefer full names."),
-        ("crm", "Record customers' home cities and countries."),
+        ("crm", "  Record customers' home cities and countries.  "),
         ("crm.contacts", "Only facts about contacts."),
     ]
     assert [i["container"] for i in everything] == [None, "crm", "crm.contacts", "ops"]

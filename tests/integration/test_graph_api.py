@@ -27,9 +27,9 @@ def memory(api: Api, content: str) -> str:
 
 
 def test_creating_an_entity_twice_under_other_spellings_returns_the_first(api: Api) -> None:
-    first = api.post("/v1/entities", {"name": "Dr. Alice Smith", "entity_type": "Person", "aliases": ["Ali"]})
+    first = api.post("/v1/entities", {"name": "Dr. Alice Smith", "entity_type": "person", "aliases": ["Ali"]})
     again = api.post(
-        "/v1/entities", {"name": "ALICE  SMITH", "entity_type": "person", "aliases": ["A. Smith"]}
+        "/v1/entities", {"name": "ALICE SMITH, PhD", "entity_type": "person", "aliases": ["A. Smith"]}
     )
     by_alias = api.post("/v1/entities", {"name": "ali", "entity_type": "person"})
 
@@ -250,7 +250,7 @@ def test_removing_an_observation_unlinks_but_keeps_the_memory(api: Api) -> None:
 def test_bring_your_own_triples_by_name_are_deduplicated_and_idempotent(api: Api) -> None:
     triple = {
         "source": {"name": "Dr. Alice Smith", "entity_type": "person"},
-        "relation_type": "Works For",
+        "relation_type": "works_for",
         "target": {"name": "ACME Corp.", "entity_type": "organization"},
         "valid_from": "2024-01-01T00:00:00Z",
         "confidence": 0.8,

@@ -28,12 +28,12 @@ MOVED = "2025-03-05T00:00:00Z"
 
 
 @contextmanager
-def llm_stack(server: ScriptedOpenAIServer) -> Iterator[None]:
+def llm_stack(server: ScriptedOpenAIServer, **llm_settings: Any) -> Iterator[None]:
     """The installed collaborators plus an openai LLM pointed at the loopback server, with a fresh
-    pipeline context and starter (they are built with the LLM)."""
+    pipeline context and starter (they are built with the LLM). `llm_settings`: e.g. a timeout."""
     previous = deps.current()
     llm = OpenAILLM.from_settings(
-        Settings(llm_provider="openai", llm_base_url=server.base_url, llm_max_attempts=1)
+        Settings(llm_provider="openai", llm_base_url=server.base_url, llm_max_attempts=1, **llm_settings)
     )
     deps.install(
         deps.Deps(

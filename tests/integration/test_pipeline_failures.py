@@ -135,7 +135,7 @@ def _bomb() -> bytes:
 
 BAD_INPUTS: list[tuple[str, Callable[[], bytes], str, str]] = [
     ("empty.txt", lambda: b"", "empty_content", "the file is empty (0 bytes)"),
-    ("blank.md", lambda: b"  \n\n\t \n", "empty_content", "no text"),
+    ("blank.md", lambda: b"  \n\n\t \n", "empty_content", "no readable text"),
     ("latin1.txt", lambda: "caf\u00e9 cr\u00e8me".encode("latin-1"), "invalid_encoding", "not valid UTF-8"),
     ("blob.bin", lambda: bytes(range(256)) * 4, "unsupported_type", "unknown file type"),
     ("broken.pdf", lambda: b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage", "corrupt", "PDF"),
@@ -155,6 +155,8 @@ BAD_INPUTS: list[tuple[str, Callable[[], bytes], str, str]] = [
     ("photo.png", lambda: b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "unsupported_here", "images need OCR"),
     ("bad.jsonl", lambda: b'{"a": 1}\n{"a": \n', "corrupt", "line 2 is not valid JSON"),
     ("header.csv", lambda: b"name,city\n", "empty_content", "header but no rows"),
+    ("control.txt", lambda: b"\x01\x02\x03\x1b\x7f\x0b\x0c" * 2000, "empty_content", "no readable text"),
+    ("format.md", lambda: "\u200b\u200e\ufeff \u2028\n".encode() * 500, "empty_content", "no readable text"),
 ]
 
 

@@ -274,14 +274,14 @@ class SyncOperations(SyncCore):
         expires_at: datetime | str | NotGiven | None = NOT_GIVEN,
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
-        supersedes: UUID | str | NotGiven | None = NOT_GIVEN,
+        supersedes: NotGiven | None = NOT_GIVEN,
         dedupe_threshold: float | NotGiven = NOT_GIVEN,
     ) -> models.UpsertResult:
         """POST /v1/memories/upsert
 
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
-        supersedes: the id of the memory this one replaces: it stays as history, no longer current
+        supersedes: not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes
         dedupe_threshold: an existing memory at least this similar (cosine) is the same memory
         """
         return self._call(
@@ -748,6 +748,7 @@ class SyncOperations(SyncCore):
         source: an entity id, or {name, entity_type}
         relation_type: lowercase_with_underscores: lives_in, works_for, ...
         valid_from: default: now
+        valid_to: after valid_from; without valid_from, in the future (valid_from is now)
         source_memory_id: the memory that states it, if any
         """
         return self._call(
@@ -1571,14 +1572,14 @@ class AsyncOperations(AsyncCore):
         expires_at: datetime | str | NotGiven | None = NOT_GIVEN,
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
-        supersedes: UUID | str | NotGiven | None = NOT_GIVEN,
+        supersedes: NotGiven | None = NOT_GIVEN,
         dedupe_threshold: float | NotGiven = NOT_GIVEN,
     ) -> models.UpsertResult:
         """POST /v1/memories/upsert
 
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
-        supersedes: the id of the memory this one replaces: it stays as history, no longer current
+        supersedes: not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes
         dedupe_threshold: an existing memory at least this similar (cosine) is the same memory
         """
         return await self._call(
@@ -2053,6 +2054,7 @@ class AsyncOperations(AsyncCore):
         source: an entity id, or {name, entity_type}
         relation_type: lowercase_with_underscores: lives_in, works_for, ...
         valid_from: default: now
+        valid_to: after valid_from; without valid_from, in the future (valid_from is now)
         source_memory_id: the memory that states it, if any
         """
         return await self._call(

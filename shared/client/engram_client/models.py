@@ -32,6 +32,13 @@ class ContainerArchived(BaseModel):
             title="Memories",
         ),
     ]
+    documents: Annotated[
+        int,
+        Field(
+            description="documents moved (with their chunks); each keeps metadata.archived_from",
+            title="Documents",
+        ),
+    ]
 
 
 class ContainerCount(BaseModel):
@@ -87,6 +94,13 @@ class ContainerDeleted(BaseModel):
         Field(
             description="memories removed, every version and every user's",
             title="Memories",
+        ),
+    ]
+    documents: Annotated[
+        int,
+        Field(
+            description="documents removed, with their chunks and stored files",
+            title="Documents",
         ),
     ]
 
@@ -153,6 +167,13 @@ class DocumentAccepted(BaseModel):
     ] = False
 
 
+class Content(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(description="the document's text", pattern="^[^\\x00]*$", title="Content"),
+    ]
+
+
 class Url(RootModel[str]):
     root: Annotated[
         str,
@@ -162,6 +183,17 @@ class Url(RootModel[str]):
             min_length=8,
             pattern="^https?://[^\\s\\x00]+$",
             title="Url",
+        ),
+    ]
+
+
+class FileBase64(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="a file's bytes, base64; send filename too",
+            pattern="^[^\\x00]*$",
+            title="File Base64",
         ),
     ]
 
@@ -180,18 +212,33 @@ class ContentType(RootModel[str]):
             description="detected from the bytes when missing",
             max_length=200,
             min_length=3,
-            pattern="^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\\s*;.*)?$",
+            pattern="^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\\s*;[^\\x00]*[^\\s\\x00])?$",
             title="Content Type",
         ),
     ]
 
 
 class Title(RootModel[str]):
-    root: Annotated[str, Field(max_length=500, min_length=1, pattern="^[^\\x00]*$", title="Title")]
+    root: Annotated[
+        str,
+        Field(
+            max_length=500,
+            min_length=1,
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
+            title="Title",
+        ),
+    ]
 
 
 class Tag(RootModel[str]):
-    root: Annotated[str, Field(max_length=100, min_length=1, pattern="^[^\\x00]*$")]
+    root: Annotated[
+        str,
+        Field(
+            max_length=100,
+            min_length=1,
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
+        ),
+    ]
 
 
 class CustomId(RootModel[str]):
@@ -224,7 +271,7 @@ class Container1(RootModel[str]):
 
 
 class Cursor(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, title="Cursor")]
+    root: Annotated[str, Field(max_length=200, pattern="^[^\\x00]*$", title="Cursor")]
 
 
 class DocumentListRequest(BaseModel):
@@ -272,20 +319,21 @@ class Entity(BaseModel):
 
 
 class Alias(RootModel[str]):
-    root: Annotated[str, Field(max_length=500, min_length=1)]
+    root: Annotated[str, Field(max_length=200, min_length=1, pattern="^[^\\x00]*$")]
 
 
 class EntityCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    name: Annotated[str, Field(max_length=500, min_length=1, title="Name")]
+    name: Annotated[str, Field(max_length=200, min_length=1, pattern="^[^\\x00]*$", title="Name")]
     entity_type: Annotated[
         str | None,
         Field(
             description="a lowercase word: person, place, ...",
             max_length=40,
             min_length=1,
+            pattern="^[^\\x00]*$",
             title="Entity Type",
         ),
     ] = "unknown"
@@ -305,8 +353,11 @@ class EntityRef(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    name: Annotated[str, Field(max_length=500, min_length=1, title="Name")]
-    entity_type: Annotated[str | None, Field(max_length=40, min_length=1, title="Entity Type")] = "unknown"
+    name: Annotated[str, Field(max_length=200, min_length=1, pattern="^[^\\x00]*$", title="Name")]
+    entity_type: Annotated[
+        str | None,
+        Field(max_length=40, min_length=1, pattern="^[^\\x00]*$", title="Entity Type"),
+    ] = "unknown"
 
 
 class EntitySummary(BaseModel):
@@ -505,7 +556,10 @@ class MatchRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    situation: Annotated[str, Field(max_length=10000, min_length=1, title="Situation")]
+    situation: Annotated[
+        str,
+        Field(max_length=10000, min_length=1, pattern="^[^\\x00]*$", title="Situation"),
+    ]
     limit: Annotated[int | None, Field(ge=1, le=50, title="Limit")] = 5
     agent_id: Annotated[
         AgentId | None,
@@ -580,14 +634,17 @@ class Embedding(RootModel[list[float]]):
 
 
 class EmbeddingModel(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, min_length=1, title="Embedding Model")]
+    root: Annotated[
+        str,
+        Field(max_length=200, min_length=1, pattern="^[^\\x00]*$", title="Embedding Model"),
+    ]
 
 
 class MemoryCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    content: Annotated[str, Field(title="Content")]
+    content: Annotated[str, Field(pattern="^[^\\x00]*$", title="Content")]
     container: Annotated[
         str | None,
         Field(
@@ -645,6 +702,10 @@ class MemoryPage(BaseModel):
     next_cursor: Annotated[str | None, Field(title="Next Cursor")]
 
 
+class Content1(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[^\\x00]*$", title="Content")]
+
+
 class Tags(RootModel[list[Tag]]):
     root: Annotated[list[Tag], Field(max_length=50, title="Tags")]
 
@@ -653,7 +714,7 @@ class MemoryPatch(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    content: Annotated[str | None, Field(title="Content")] = None
+    content: Annotated[Content1 | None, Field(title="Content")] = None
     tags: Annotated[Tags | None, Field(title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
     memory_type: Annotated[
@@ -668,7 +729,7 @@ class MemoryUpsert(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    content: Annotated[str, Field(title="Content")]
+    content: Annotated[str, Field(pattern="^[^\\x00]*$", title="Content")]
     container: Annotated[
         str | None,
         Field(
@@ -702,9 +763,9 @@ class MemoryUpsert(BaseModel):
     embedding: Annotated[Embedding | None, Field(title="Embedding")] = None
     embedding_model: Annotated[EmbeddingModel | None, Field(title="Embedding Model")] = None
     supersedes: Annotated[
-        UUID | None,
+        None,
         Field(
-            description="the id of the memory this one replaces: it stays as history, no longer current",
+            description="not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes",
             title="Supersedes",
         ),
     ] = None
@@ -750,7 +811,7 @@ class MessageIn(BaseModel):
         extra="forbid",
     )
     role: Annotated[Literal["user", "assistant", "system", "tool"], Field(title="Role")]
-    content: Annotated[str, Field(title="Content")]
+    content: Annotated[str, Field(pattern="^[^\\x00]*$", title="Content")]
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
     occurred_at: Annotated[
         AwareDatetime | None,
@@ -797,7 +858,7 @@ class ObservationCreate(BaseModel):
         extra="forbid",
     )
     memory_id: Annotated[UUID | None, Field(title="Memory Id")] = None
-    content: Annotated[str | None, Field(title="Content")] = None
+    content: Annotated[Content1 | None, Field(title="Content")] = None
     container: Annotated[
         str | None,
         Field(
@@ -942,11 +1003,19 @@ class ProcedureCreate(BaseModel):
     ] = "rule"
     trigger: Annotated[
         str,
-        Field(description="the situation in which this procedure applies", title="Trigger"),
+        Field(
+            description="the situation in which this procedure applies",
+            pattern="^[^\\x00]*$",
+            title="Trigger",
+        ),
     ]
     content: Annotated[
         str,
-        Field(description="the rule, or the example (input and output)", title="Content"),
+        Field(
+            description="the rule, or the example (input and output)",
+            pattern="^[^\\x00]*$",
+            title="Content",
+        ),
     ]
     agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
     visibility: Annotated[
@@ -980,8 +1049,19 @@ class ProcedurePage(BaseModel):
     next_cursor: Annotated[str | None, Field(title="Next Cursor")]
 
 
+class Trigger(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[^\\x00]*$", title="Trigger")]
+
+
 class Tags1Item(RootModel[str]):
-    root: Annotated[str, Field(max_length=100, min_length=1, pattern="^[^\\x00]*$")]
+    root: Annotated[
+        str,
+        Field(
+            max_length=100,
+            min_length=1,
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
+        ),
+    ]
 
 
 class Tags1(RootModel[list[Tags1Item]]):
@@ -993,8 +1073,8 @@ class ProcedurePatch(BaseModel):
         extra="forbid",
     )
     kind: Annotated[Literal["rule", "example"] | None, Field(title="Kind")] = None
-    trigger: Annotated[str | None, Field(title="Trigger")] = None
-    content: Annotated[str | None, Field(title="Content")] = None
+    trigger: Annotated[Trigger | None, Field(title="Trigger")] = None
+    content: Annotated[Content1 | None, Field(title="Content")] = None
     visibility: Annotated[Literal["private", "tenant"] | None, Field(title="Visibility")] = None
     tags: Annotated[Tags1 | None, Field(title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
@@ -1101,12 +1181,19 @@ class RelationCreate(BaseModel):
             description="lowercase_with_underscores: lives_in, works_for, ...",
             max_length=40,
             min_length=1,
+            pattern="^[^\\x00]*$",
             title="Relation Type",
         ),
     ]
     target: Annotated[UUID | EntityRef, Field(title="Target")]
     valid_from: Annotated[AwareDatetime | None, Field(description="default: now", title="Valid From")] = None
-    valid_to: Annotated[AwareDatetime | None, Field(title="Valid To")] = None
+    valid_to: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="after valid_from; without valid_from, in the future (valid_from is now)",
+            title="Valid To",
+        ),
+    ] = None
     confidence: Annotated[float | None, Field(ge=0.0, le=1.0, title="Confidence")] = 1.0
     source_memory_id: Annotated[
         UUID | None,
@@ -1196,10 +1283,6 @@ class Container5(RootModel[str]):
     ]
 
 
-class ScoreThreshold(RootModel[float]):
-    root: Annotated[float, Field(ge=0.0, le=1.0, title="Score Threshold")]
-
-
 class Embedding2(RootModel[list[float]]):
     root: Annotated[
         list[float],
@@ -1233,7 +1316,7 @@ class SearchRequest(BaseModel):
         Field(description="'a.b' exactly, or 'a.b.*' for a.b and below", title="Container"),
     ] = None
     limit: Annotated[int | None, Field(ge=1, le=100, title="Limit")] = 10
-    score_threshold: Annotated[ScoreThreshold | None, Field(title="Score Threshold")] = None
+    score_threshold: Annotated[float | None, Field(title="Score Threshold")] = None
     mode: Annotated[Literal["hybrid", "vector", "text"] | None, Field(title="Mode")] = "hybrid"
     filters: SearchFilters | None = None
     embedding: Annotated[
@@ -1578,7 +1661,7 @@ class ContentType1(RootModel[str]):
         Field(
             max_length=200,
             min_length=3,
-            pattern="^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\\s*;.*)?$",
+            pattern="^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\\s*;[^\\x00]*[^\\s\\x00])?$",
             title="Content Type",
         ),
     ] = None
@@ -1647,25 +1730,13 @@ class WorkingItem(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class TtlSeconds(RootModel[int]):
-    root: Annotated[
-        int,
-        Field(
-            description="the key expires this long after the write",
-            ge=1,
-            le=31622400,
-            title="Ttl Seconds",
-        ),
-    ]
-
-
 class WorkingPut(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     value: Annotated[Any, Field(description="any JSON value, null included")]
     ttl_seconds: Annotated[
-        TtlSeconds | None,
+        int | None,
         Field(description="the key expires this long after the write", title="Ttl Seconds"),
     ] = None
 
@@ -1757,10 +1828,10 @@ class DocumentCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    content: Annotated[str | None, Field(description="the document's text", title="Content")] = None
+    content: Annotated[Content | None, Field(description="the document's text", title="Content")] = None
     url: Annotated[Url | None, Field(description="an http(s) page or file to fetch", title="Url")] = None
     file_base64: Annotated[
-        str | None,
+        FileBase64 | None,
         Field(description="a file's bytes, base64; send filename too", title="File Base64"),
     ] = None
     filename: Annotated[Filename | None, Field(title="Filename")] = None

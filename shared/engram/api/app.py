@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from engram.apikey import AmbiguousApiKey, api_key_from
 from engram.errors import EngramError, InvalidInput, MalformedJson, Unauthorized
+from engram.fields import MAX_JSON_DEPTH, field_nested_too_deep
 from engram.observability import logger
 from engram.tenants.principal import Principal
+
+M = TypeVar("M", bound=BaseModel)
 
 MALFORMED = "the request body is not valid JSON"
 
@@ -46,33 +50,47 @@ def _field_of(loc: tuple[Any, ...]) -> str:
 
 def body_error(exc: ValidationError) -> EngramError:
     """A body a route validates itself (an upload's JSON, a multipart form's fields), reported as the
-    resolver reports the bodies it validates: 400 malformed_json, or 422 naming the field."""
-    errors = exc.errors()
+    resolver reports the bodies it validates: 400 malformed_json, or 422 naming the fields."""
+    errors = [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors()]
     if any(e.get("type") == "json_invalid" for e in errors):
         return MalformedJson(MALFORMED)
-    field = _field_of(("body", *errors[0].get("loc", ()))) if errors else "body"
-    message = str(errors[0].get("msg", "invalid value")).removeprefix("Value error, ") if errors else ""
-    return InvalidInput(f"{field}: {message}", details={"field": field})
+    field, message, listed = _described(errors)
+    return InvalidInput(f"{field}: {message}", details={"field": field, "errors": listed})
+
+
+_WRONG_UNION_MEMBER = frozenset(
+    {"uuid_type", "uuid_parsing", "model_type", "model_attributes_type", "dict_type"}
+)
+
+
+def _first(errors: list[Any]) -> Any:
+    # A value that matches no member of a union (an entity id or {name, ...}) fails every member; the
+    # error from the member it was meant for says more than "not a UUID".
+    return next(
+        (e for e in errors if e.get("type") not in _WRONG_UNION_MEMBER),
+        errors[0] if errors else {"loc": ("body",), "msg": "invalid request"},
+    )
+
+
+def _described(errors: list[Any]) -> tuple[str, str, list[dict[str, str]]]:
+    """(the field named first, its message, every problem) of pydantic's errors."""
+    first = _first(errors)
+    field = _field_of(tuple(first.get("loc", ())))
+    message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    listed = [
+        {"field": _field_of(tuple(e.get("loc", ()))), "message": str(e.get("msg"))} for e in errors[:20]
+    ]
+    return field, message, listed
 
 
 def _validation_error(exc: RequestValidationError) -> Response:
-    errors = exc.errors()
+    errors = list(exc.errors())
     if any(e.get("type") == "json_invalid" for e in errors):
         return error_response(400, MalformedJson.code, MALFORMED)
-    first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
-    field = _field_of(tuple(first.get("loc", ())))
-    message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-    if first.get("type") == "missing" and field in ("body", ""):
+    field, message, listed = _described(errors)
+    if _first(errors).get("type") == "missing" and field in ("body", ""):
         return error_response(422, "validation_error", "a JSON request body is required", field="body")
-    return error_response(
-        422,
-        "validation_error",
-        f"{field}: {message}",
-        field=field,
-        errors=[
-            {"field": _field_of(tuple(e.get("loc", ()))), "message": str(e.get("msg"))} for e in errors[:20]
-        ],
-    )
+    return error_response(422, "validation_error", f"{field}: {message}", field=field, errors=listed)
 
 
 def register_error_handlers(app: APIGatewayRestResolver) -> None:
@@ -99,27 +117,42 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
         )
 
 
-def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) -> dict[str, Any]:
+def _refusal(status: int, code: str, message: str) -> dict[str, Any]:
+    """An error answered before the resolver sees the event."""
+    problem = {"error": {"code": code, "message": message}}
+    headers = {"Content-Type": "application/json"}
+    return {"statusCode": status, "headers": headers, "body": json.dumps(problem)}
+
+
+def resolve(
+    app: APIGatewayRestResolver,
+    event: dict[str, Any],
+    context: Any,
+    *,
+    multipart_routes: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """Resolve an event. The API speaks JSON, so a body sent without a JSON content type (curl -d
-    sends form encoding) is still read as JSON rather than as a form. The one exception is a
-    multipart upload, which its route reads itself."""
+    sends form encoding, a client may say multipart) is still read as JSON rather than as a form. The
+    one exception is a multipart upload to one of `multipart_routes`, which reads it itself.
+
+    A request naming several API keys is refused here too, not only by the authorizer: in AWS the
+    authorizer's cached answer for one of those keys would otherwise let it through."""
+    try:
+        api_key_from(event)
+    except AmbiguousApiKey as exc:
+        return _refusal(403, "forbidden", str(exc))
     headers = event.get("headers") or {}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
-    kind = content_type.lower()
-    if "multipart/form-data" in kind:
+    content_type = content_type.strip()
+    if content_type.lower().startswith("multipart/") and event.get("resource") in multipart_routes:
         return app.resolve(event, context)
     if event.get("isBase64Encoded") and event.get("body"):
         try:
             body = base64.b64decode(event["body"]).decode("utf-8")
         except (ValueError, UnicodeDecodeError):
-            problem = {"error": {"code": "malformed_json", "message": "the request body is not UTF-8 JSON"}}
-            return {
-                "statusCode": 400,
-                "headers": {"Content-Type": "application/json"},
-                "body": json.dumps(problem),
-            }
+            return _refusal(400, "malformed_json", "the request body is not UTF-8 JSON")
         event = {**event, "body": body, "isBase64Encoded": False}
-    if event.get("body") and "json" not in kind:
+    if not content_type.startswith("application/json"):  # exactly as the resolver tests it
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["Content-Type"] = "application/json"
         multi = {
@@ -133,8 +166,41 @@ def resolve(app: APIGatewayRestResolver, event: dict[str, Any], context: Any) ->
     return app.resolve(event, context)
 
 
+def decode_json_body(text: str) -> Any:
+    """The body as JSON, strictly: NaN and Infinity are not JSON. What the decoder itself cannot take
+    (nesting some 1,000 levels deep, an integer of more than 4,300 digits) is a 422 naming the field,
+    long before the validators would have refused it."""
+
+    def no_constant(name: str) -> Any:
+        raise json.JSONDecodeError(f"{name} is not JSON", text, text.find(name))
+
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        field = field_nested_too_deep(text) or "body"
+        problem = f"nested deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError as exc:  # int() of too many digits: Python's guard against quadratic conversion
+        field, problem = "body", f"holds a number too long to read ({exc})"
+    raise RequestValidationError([{"type": "value_error", "loc": ("body", field), "msg": problem}])
+
+
+def read_body(model: type[M], raw: bytes) -> M:
+    """A JSON body a route reads itself, decoded and refused exactly as the resolver's bodies are."""
+    try:
+        payload = decode_json_body(raw.decode("utf-8")) if raw.strip() else {}
+        return model.model_validate(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise MalformedJson(MALFORMED) from None
+    except ValidationError as exc:
+        raise body_error(exc) from None
+
+
 def build_resolver() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True, strip_prefixes=None)
+    app = APIGatewayRestResolver(
+        enable_validation=True, strip_prefixes=None, json_body_deserializer=decode_json_body
+    )
     register_error_handlers(app)
     return app
 

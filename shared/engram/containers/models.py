@@ -7,10 +7,11 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, StringConstraints
 
+from engram.fields import NoNul
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName
 
-Description = Annotated[str, StringConstraints(max_length=2000, pattern=r"^[^\x00]*$")]
+Description = Annotated[str, StringConstraints(max_length=2000), *NoNul]
 
 
 class ContainerCreate(LazyModel):
@@ -46,6 +47,7 @@ class ContainerDeleted(LazyModel):
     deleted: str
     containers: int = Field(description="containers removed: this one and everything below it")
     memories: int = Field(description="memories removed, every version and every user's")
+    documents: int = Field(description="documents removed, with their chunks and stored files")
 
 
 class ContainerArchived(LazyModel):
@@ -53,3 +55,6 @@ class ContainerArchived(LazyModel):
     into: str
     containers: list[str] = Field(description="the containers removed, whose content moved into `into`")
     memories: int = Field(description="memories moved; each keeps metadata.archived_from")
+    documents: int = Field(
+        description="documents moved (with their chunks); each keeps metadata.archived_from"
+    )

@@ -55,23 +55,29 @@ def create(cur: TenantTx, tenant_id: UUID, name: str, description: str) -> tuple
     return row, created
 
 
-def count_contents(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int]:
-    """(memories of any version, sub-containers) in `name` and below."""
+def count_contents(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int, int]:
+    """(memories of any version, sub-containers, documents) in `name` and below."""
     row = cur.execute(
         sql.SQL(
             "SELECT (SELECT count(*) FROM memories m WHERE m.tenant_id = %(tenant)s AND {memories}) "
             "AS memories, "
             "(SELECT count(*) FROM containers c WHERE c.tenant_id = %(tenant)s AND {containers}) - 1 "
-            "AS containers"
-        ).format(memories=_subtree("m", "container", name), containers=_subtree("c", "name", name)),
+            "AS containers, "
+            "(SELECT count(*) FROM documents d WHERE d.tenant_id = %(tenant)s AND {documents}) AS documents"
+        ).format(
+            memories=_subtree("m", "container", name),
+            containers=_subtree("c", "name", name),
+            documents=_subtree("d", "container", name),
+        ),
         {"tenant": tenant_id},
     ).fetchone()
     assert row is not None
-    return int(row["memories"]), int(row["containers"])
+    return int(row["memories"]), int(row["containers"]), int(row["documents"])
 
 
-def delete_subtree(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int]:
-    """Delete `name`, everything below it and all their memories (relationships cascade)."""
+def delete_subtree(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int, list[UUID]]:
+    """Delete `name`, everything below it, all their memories (relationships cascade) and documents
+    (their chunks and sources cascade). Returns (containers, memories, the documents' ids)."""
     cur.execute(
         sql.SQL("DELETE FROM memories m WHERE m.tenant_id = %s AND {}").format(
             _subtree("m", "container", name)
@@ -79,27 +85,48 @@ def delete_subtree(cur: TenantTx, tenant_id: UUID, name: str) -> tuple[int, int]
         (tenant_id,),
     )
     memories = cur.rowcount
+    documents = cur.execute(
+        sql.SQL("DELETE FROM documents d WHERE d.tenant_id = %s AND {} RETURNING d.id").format(
+            _subtree("d", "container", name)
+        ),
+        (tenant_id,),
+    ).fetchall()
     # One statement: the parent/child foreign key is checked at its end, when all are gone.
     cur.execute(
         sql.SQL("DELETE FROM containers c WHERE c.tenant_id = %s AND {}").format(_subtree("c", "name", name)),
         (tenant_id,),
     )
-    return cur.rowcount, memories
+    return cur.rowcount, memories, [row["id"] for row in documents]
 
 
-def archive_subtree(cur: TenantTx, tenant_id: UUID, name: str, into: str) -> tuple[list[str], int]:
-    """Move every memory of `name` and below into `into`, appending where it came from to
-    metadata.archived_from; point conversations that extract there at `into`; drop the containers."""
+def _move_with_provenance(cur: TenantTx, table: str, tenant_id: UUID, name: str, into: str) -> int:
+    """Move the rows of `table` in `name` and below into `into`, appending where each came from to
+    metadata.archived_from. Returns how many moved."""
     cur.execute(
         sql.SQL(
-            "UPDATE memories m SET container = %(into)s, updated_at = now(), metadata = jsonb_set("
-            "  m.metadata || jsonb_build_object('archived_at', to_jsonb(now())), '{{archived_from}}', "
-            "  coalesce(m.metadata -> 'archived_from', '[]'::jsonb) || to_jsonb(m.container::text)) "
-            "WHERE m.tenant_id = %(tenant)s AND {subtree}"
-        ).format(subtree=_subtree("m", "container", name)),
+            "UPDATE {table} t SET container = %(into)s, updated_at = now(), metadata = jsonb_set("
+            "  t.metadata || jsonb_build_object('archived_at', to_jsonb(now())), '{{archived_from}}', "
+            "  coalesce(t.metadata -> 'archived_from', '[]'::jsonb) || to_jsonb(t.container::text)) "
+            "WHERE t.tenant_id = %(tenant)s AND {subtree}"
+        ).format(table=sql.Identifier(table), subtree=_subtree("t", "container", name)),
         {"tenant": tenant_id, "into": into},
     )
-    moved = cur.rowcount
+    return cur.rowcount
+
+
+def archive_subtree(cur: TenantTx, tenant_id: UUID, name: str, into: str) -> tuple[list[str], int, int]:
+    """Move every memory and document of `name` and below into `into`, appending where it came from
+    to metadata.archived_from; point conversations that extract there at `into`; drop the containers.
+    Returns (the containers removed, memories moved, documents moved)."""
+    moved = _move_with_provenance(cur, "memories", tenant_id, name, into)
+    # Documents move the same way; their chunks carry the container too, for search.
+    documents = _move_with_provenance(cur, "documents", tenant_id, name, into)
+    cur.execute(
+        sql.SQL("UPDATE chunks k SET container = %s WHERE k.tenant_id = %s AND {}").format(
+            _subtree("k", "container", name)
+        ),
+        (into, tenant_id),
+    )
     cur.execute(
         sql.SQL("UPDATE sessions s SET container = %s WHERE s.tenant_id = %s AND {}").format(
             _subtree("s", "container", name)
@@ -112,4 +139,4 @@ def archive_subtree(cur: TenantTx, tenant_id: UUID, name: str, into: str) -> tup
         ),
         (tenant_id,),
     ).fetchall()
-    return sorted(row["name"] for row in removed), moved
+    return sorted(row["name"] for row in removed), moved, documents

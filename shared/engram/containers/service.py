@@ -15,8 +15,10 @@ from engram.containers.models import (
     ContainerTree,
 )
 from engram.db.database import EVERYONE, Database
+from engram.documents.blobs import BlobStore, work_prefix_of
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.memories.models import CONTAINER_PATTERN
+from engram.observability import logger
 
 
 class ConfirmationRequired(Conflict):
@@ -24,8 +26,10 @@ class ConfirmationRequired(Conflict):
 
 
 class ContainerService:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, blobs: BlobStore, *, work_prefix: str) -> None:
         self.db = db
+        self.blobs = blobs  # the deleted documents' stored files
+        self.work_prefix = work_prefix
 
     def tree(self, tenant_id: UUID) -> ContainerTree:
         with self.db.tenant(tenant_id, EVERYONE) as cur:
@@ -59,15 +63,24 @@ class ContainerService:
         with self.db.tenant(tenant_id, EVERYONE) as cur:
             if repo.get(cur, tenant_id, name) is None:
                 raise _not_found(name)
-            memories, children = repo.count_contents(cur, tenant_id, name)
-            if (memories or children) and not confirm:
+            memories, children, held = repo.count_contents(cur, tenant_id, name)
+            if (memories or children or held) and not confirm:
                 raise ConfirmationRequired(
-                    f"container {name!r} holds {memories} memories and {children} sub-containers; "
-                    "repeat with ?confirm=true to delete them all",
-                    details={"memories": memories, "containers": children},
+                    f"container {name!r} holds {memories} memories, {held} documents and {children} "
+                    "sub-containers; repeat with ?confirm=true to delete them all",
+                    details={"memories": memories, "documents": held, "containers": children},
                 )
-            containers, deleted = repo.delete_subtree(cur, tenant_id, name)
-        return ContainerDeleted(deleted=name, containers=containers, memories=deleted)
+            containers, deleted, documents = repo.delete_subtree(cur, tenant_id, name)
+        for document_id in documents:
+            try:
+                self.blobs.delete_prefix(work_prefix_of(self.work_prefix, tenant_id, document_id))
+            except Exception:  # the rows are gone; files left behind are logged, as for one document
+                logger.exception(
+                    "could not delete a document's stored files", extra={"document_id": str(document_id)}
+                )
+        return ContainerDeleted(
+            deleted=name, containers=containers, memories=deleted, documents=len(documents)
+        )
 
     def archive(self, tenant_id: UUID, name: str) -> ContainerArchived:
         parent = name.rpartition(".")[0]
@@ -76,8 +89,10 @@ class ContainerService:
                 raise _not_found(name)
             if not parent:
                 raise Conflict(f"container {name!r} is top-level: there is no parent to archive it into")
-            removed, moved = repo.archive_subtree(cur, tenant_id, name, parent)
-        return ContainerArchived(archived=name, into=parent, containers=removed, memories=moved)
+            removed, moved, documents = repo.archive_subtree(cur, tenant_id, name, parent)
+        return ContainerArchived(
+            archived=name, into=parent, containers=removed, memories=moved, documents=documents
+        )
 
 
 def _total(node: ContainerNode) -> int:

@@ -8,36 +8,39 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import AwareDatetime, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
+from engram.fields import Integer, Label, NoNul, Timestamp, trimmed
 from engram.lazymodel import LazyModel
 from engram.limits import MAX_REQUEST_BYTES
-from engram.memories.models import ContainerName, ContainerQuery, Identifier, Metadata, Tag
+from engram.memories.models import ContainerName, ContainerQuery, Cursor, Identifier, Metadata, Tag
 
 ExtractMode = Literal["none", "light", "full"]
 DocumentStatus = Literal["queued", "extracting", "chunking", "embedding", "indexing", "done", "failed"]
 SourceKind = Literal["inline", "url", "file", "s3", "drop"]
 MAX_INLINE_BYTES = MAX_REQUEST_BYTES  # what fits in one request (engram.limits)
 
+# Labels are kept exactly as sent: whitespace at either end is refused, never trimmed.
 Filename = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255, pattern=r"^[^\x00/\\]+$")
+    str,
+    StringConstraints(min_length=1, max_length=255, pattern=r"^[^\x00/\\]+$"),
+    AfterValidator(trimmed),
 ]
 ContentType = Annotated[
     str,
     StringConstraints(
-        strip_whitespace=True,
         min_length=3,
         max_length=200,
-        pattern=r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$",
+        pattern=r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\s*;[^\x00]*[^\s\x00])?$",
     ),
 ]
 Url = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, min_length=8, max_length=4096, pattern=r"^https?://[^\s\x00]+$"),
+    StringConstraints(min_length=8, max_length=4096, pattern=r"^https?://[^\s\x00]+$"),
+    AfterValidator(trimmed),
 ]
-Title = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500, pattern=r"^[^\x00]*$")
-]
+Title = Annotated[Label, StringConstraints(min_length=1, max_length=500)]
+DocumentText = Annotated[str, *NoNul]
 
 
 class _Strict(LazyModel):
@@ -45,9 +48,11 @@ class _Strict(LazyModel):
 
 
 class DocumentCreate(_Strict):
-    content: str | None = Field(default=None, description="the document's text")
+    content: DocumentText | None = Field(default=None, description="the document's text")
     url: Url | None = Field(default=None, description="an http(s) page or file to fetch")
-    file_base64: str | None = Field(default=None, description="a file's bytes, base64; send filename too")
+    file_base64: DocumentText | None = Field(
+        default=None, description="a file's bytes, base64; send filename too"
+    )
     filename: Filename | None = None
     content_type: ContentType | None = Field(default=None, description="detected from the bytes when missing")
     title: Title | None = None
@@ -62,7 +67,7 @@ class DocumentCreate(_Strict):
         description="memories from the chunks: none (chunks only), light (offline heuristic) or full "
         "(the configured LLM); default: full when an LLM provider is configured, else light",
     )
-    document_date: AwareDatetime | None = Field(
+    document_date: Timestamp | None = Field(
         default=None,
         description="when the content was written (ISO 8601); relative dates in the text are read "
         "against it, and it is a memory's valid_from when the text states none. Default: now",
@@ -159,8 +164,8 @@ class DocumentAccepted(LazyModel):
 class DocumentListRequest(_Strict):
     container: ContainerQuery | None = None
     status: DocumentStatus | None = None
-    limit: int = Field(default=20, ge=1, le=100)
-    cursor: Annotated[str, StringConstraints(max_length=200)] | None = None
+    limit: Integer = Field(default=20, ge=1, le=100)
+    cursor: Cursor | None = None
 
 
 class DocumentPage(LazyModel):

@@ -26,6 +26,8 @@ class Upload:
             return json.loads(raw)
         except json.JSONDecodeError:
             raise InvalidInput(f"{name} must be JSON", details={"field": name}) from None
+        except RecursionError:
+            raise InvalidInput(f"{name} is nested too deeply", details={"field": name}) from None
 
 
 def parse_multipart(content_type: str, body: bytes) -> Upload:
@@ -55,7 +57,11 @@ def parse_multipart(content_type: str, body: bytes) -> Upload:
                 content_type=None if declared in ("application/octet-stream", "text/plain") else declared,
             )
         else:
-            fields[name] = payload.decode("utf-8", "replace")
+            try:
+                fields[name] = payload.decode("utf-8")
+            except UnicodeDecodeError:
+                # Never stored with replacement characters: refused as sent.
+                raise InvalidInput(f"{name} is not UTF-8 text", details={"field": name}) from None
     if upload is None:
         raise InvalidInput("a part named 'file' is required", details={"field": "file"})
     upload.fields = fields

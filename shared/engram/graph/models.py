@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import AwareDatetime, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
+from engram.fields import Flag, NoNul, Number, Timestamp
+from engram.graph.names import MAX_NAME_CHARS, display_name, normalize_name, normalize_type
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName, Content, MemoryType
-from engram.memory_extraction.schema import EntityType, Name, RelationType
 
 MAX_ALIASES = 20
 MAX_DEPTH = 4  # hops a subgraph reaches from its entity
@@ -19,6 +20,39 @@ MAX_DEPTH = 4  # hops a subgraph reaches from its entity
 
 class _Strict(LazyModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _as_stored(value: str) -> str:
+    """A name is stored as sent or refused: never with its spaces, control characters or Unicode
+    forms silently rewritten."""
+    shown = display_name(value)
+    if shown != value:
+        raise ValueError(
+            f"would be stored as {shown!r}: send it that way (names are NFKC-normalised, with single "
+            "spaces, no control characters and nothing at either end)"
+        )
+    if not normalize_name(value):
+        raise ValueError("must contain a letter or a digit")
+    return value
+
+
+def _canonical_type(value: str) -> str:
+    canonical = normalize_type(value)
+    if not canonical or not canonical[0].isalpha():
+        raise ValueError("must be one or more English words, e.g. person, place, lives_in")
+    if canonical != value:
+        raise ValueError(f"would be stored as {canonical!r}: send it that way (lowercase words joined by _)")
+    return value
+
+
+Name = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_NAME_CHARS), *NoNul, AfterValidator(_as_stored)
+]
+TypeName = Annotated[
+    str, StringConstraints(min_length=1, max_length=40), *NoNul, AfterValidator(_canonical_type)
+]
+EntityType = TypeName
+RelationType = TypeName
 
 
 # --- requests ---------------------------------------------------------------------------------
@@ -41,15 +75,21 @@ class RelationCreate(_Strict):
     source: UUID | EntityRef = Field(description="an entity id, or {name, entity_type}")
     relation_type: RelationType = Field(description="lowercase_with_underscores: lives_in, works_for, ...")
     target: UUID | EntityRef
-    valid_from: AwareDatetime | None = Field(default=None, description="default: now")
-    valid_to: AwareDatetime | None = None
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    valid_from: Timestamp | None = Field(default=None, description="default: now")
+    valid_to: Timestamp | None = Field(
+        default=None, description="after valid_from; without valid_from, in the future (valid_from is now)"
+    )
+    confidence: Number = Field(default=1.0, ge=0.0, le=1.0)
     source_memory_id: UUID | None = Field(default=None, description="the memory that states it, if any")
 
     @model_validator(mode="after")
     def _sane(self) -> RelationCreate:
         if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
             raise ValueError("valid_to must be after valid_from")
+        if self.valid_from is None and self.valid_to is not None and self.valid_to <= datetime.now(UTC):
+            raise ValueError(
+                "valid_to is in the past and valid_from defaults to now: send valid_from too (when it began)"
+            )
         return self
 
 
@@ -61,7 +101,7 @@ class ObservationCreate(_Strict):
     content: Content | None = None
     container: ContainerName = "default"
     memory_type: MemoryType = "fact"
-    is_subject: bool = Field(default=True, description="the memory is about this entity")
+    is_subject: Flag = Field(default=True, description="the memory is about this entity")
 
     @model_validator(mode="after")
     def _one_of(self) -> ObservationCreate:

@@ -5,17 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
 
+from engram.fields import NoNul, not_blank
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName
 from engram.memory_extraction.base import MAX_INSTRUCTION_CHARS
 
+# Kept exactly as sent (whitespace included); blank instructions are refused.
 InstructionText = Annotated[
-    str,
-    StringConstraints(
-        strip_whitespace=True, min_length=1, max_length=MAX_INSTRUCTION_CHARS, pattern=r"^[^\x00]*$"
-    ),
+    str, StringConstraints(min_length=1, max_length=MAX_INSTRUCTION_CHARS), *NoNul, AfterValidator(not_blank)
 ]
 
 

@@ -11,6 +11,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -57,7 +58,15 @@ class LocalGateway:
         # other's event (another request's body, or another tenant's principal).
         self._invoke = threading.Lock()
 
-    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> HttpResponse:
+    def handle(
+        self,
+        method: str,
+        raw_path: str,
+        headers: Mapping[str, str] | Iterable[tuple[str, str]],
+        body: bytes,
+    ) -> HttpResponse:
+        """`headers`: a mapping, or every (name, value) pair as received, repeated names included
+        (API Gateway passes all of a repeated header's values in multiValueHeaders)."""
         path, _, query = raw_path.partition("?")
         if method == "GET" and path == "/openapi.json":
             return json_response(200, self.openapi())
@@ -94,10 +103,16 @@ class LocalGateway:
         method: str,
         path: str,
         query: str,
-        headers: dict[str, str],
+        headers: Mapping[str, str] | Iterable[tuple[str, str]],
         body: bytes,
         params: dict[str, str],
     ) -> dict[str, Any]:
+        pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
+        single: dict[str, str] = {}
+        multi_headers: dict[str, list[str]] = {}
+        for name, value in pairs:
+            single[name] = value
+            multi_headers.setdefault(name, []).append(value)
         multi_query = {k: v for k, v in parse_qs(query, keep_blank_values=True).items()}
         try:
             text_body: str | None = body.decode("utf-8") if body else None
@@ -110,8 +125,8 @@ class LocalGateway:
             "resource": route.path,
             "path": path,
             "httpMethod": method,
-            "headers": dict(headers),
-            "multiValueHeaders": {k: [v] for k, v in headers.items()},
+            "headers": single,
+            "multiValueHeaders": multi_headers,
             "queryStringParameters": {k: v[-1] for k, v in multi_query.items()} or None,
             "multiValueQueryStringParameters": multi_query or None,
             "pathParameters": params or None,

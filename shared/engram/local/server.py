@@ -44,7 +44,7 @@ def make_server(host: str, port: int, gateway: LocalGateway | None = None) -> Th
                 self.close_connection = True
                 return
             body = self.rfile.read(length) if length else b""
-            headers = {name: value for name, value in self.headers.items()}
+            headers = list(self.headers.items())  # repeated headers included, as API Gateway passes them
             try:
                 response = gw.handle(self.command, self.path, headers, body)
             except Exception:

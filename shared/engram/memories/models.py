@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import (
     AfterValidator,
-    AwareDatetime,
     ConfigDict,
     Field,
     JsonValue,
     StringConstraints,
+    field_validator,
     model_validator,
 )
 
+from engram.fields import Flag, Float4Vector, Integer, JsonObject, Label, NoNul, Number, Timestamp
 from engram.lazymodel import LazyModel
 
 MAX_CONTENT_BYTES = 100 * 1024
@@ -41,8 +41,6 @@ def _content_fits(value: str) -> str:
     size = len(value.encode("utf-8"))
     if size > MAX_CONTENT_BYTES:
         raise ValueError(f"is {size} bytes; a single memory holds at most {MAX_CONTENT_BYTES} bytes (100 KB)")
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
     return value
 
 
@@ -50,29 +48,19 @@ def _metadata_fits(value: dict[str, JsonValue]) -> dict[str, JsonValue]:
     encoded = json.dumps(value, ensure_ascii=False)
     if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
         raise ValueError(f"is larger than {MAX_METADATA_BYTES} bytes of JSON")
-    if "\\u0000" in encoded:
-        raise ValueError("must not contain NUL characters")
     return value
 
 
-def _finite(vector: list[float]) -> list[float]:
-    if not all(math.isfinite(x) for x in vector):
-        raise ValueError("must contain only finite numbers")
-    return vector
-
-
-Content = Annotated[str, AfterValidator(_content_fits)]
+Content = Annotated[str, *NoNul, AfterValidator(_content_fits)]
 ContainerName = Annotated[str, StringConstraints(pattern=CONTAINER_PATTERN, max_length=520)]
 ContainerQuery = Annotated[str, StringConstraints(pattern=CONTAINER_QUERY_PATTERN, max_length=522)]
-Tag = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=r"^[^\x00]*$")
-]
-Identifier = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=r"^[^\x00]*$")]
-Metadata = Annotated[dict[str, JsonValue], AfterValidator(_metadata_fits)]
-Vector = Annotated[
-    list[float], Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS), AfterValidator(_finite)
-]
-ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# Tags are kept exactly as sent; one with whitespace at either end is refused, never trimmed.
+Tag = Annotated[Label, StringConstraints(min_length=1, max_length=100)]
+Identifier = Annotated[str, StringConstraints(min_length=1, max_length=255), *NoNul]
+Metadata = Annotated[JsonObject, AfterValidator(_metadata_fits)]
+Vector = Annotated[Float4Vector, Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS)]
+ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), *NoNul]
+Cursor = Annotated[str, StringConstraints(max_length=200), *NoNul]
 
 
 class _Strict(LazyModel):
@@ -97,9 +85,9 @@ class MemoryCreate(_Strict):
     visibility: Visibility = Field(
         default="tenant", description="'private': seen only by requests made for user_id; 'tenant': by all"
     )
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
-    valid_from: AwareDatetime | None = None
-    expires_at: AwareDatetime | None = None
+    confidence: Number = Field(default=1.0, ge=0.0, le=1.0)
+    valid_from: Timestamp | None = None
+    expires_at: Timestamp | None = None
     embedding: Vector | None = None
     embedding_model: ModelName | None = None
     supersedes: UUID | None = Field(
@@ -116,12 +104,27 @@ class MemoryCreate(_Strict):
 
 
 class MemoryUpsert(MemoryCreate):
-    dedupe_threshold: float = Field(
+    supersedes: None = Field(
+        default=None,
+        description="not accepted here: upsert decides itself which memory it updates. To replace a "
+        "given memory, POST /v1/memories with supersedes",
+    )
+    dedupe_threshold: Number = Field(
         default=0.95,
         gt=0.0,
         le=1.0,
         description="an existing memory at least this similar (cosine) is the same memory",
     )
+
+    @field_validator("supersedes", mode="before")
+    @classmethod
+    def _no_supersedes(cls, value: Any) -> None:
+        if value is not None:
+            raise ValueError(
+                "upsert does not take supersedes: it finds the memory it updates itself (status "
+                "'updated'). To replace a given memory, POST /v1/memories with supersedes"
+            )
+        return None
 
 
 class UpsertResult(LazyModel):
@@ -136,7 +139,7 @@ class MemoryPatch(_Strict):
     tags: list[Tag] | None = Field(default=None, max_length=50)
     metadata: Metadata | None = None
     memory_type: MemoryType | None = None
-    expires_at: AwareDatetime | None = None
+    expires_at: Timestamp | None = None
     visibility: Visibility | None = None
 
     @model_validator(mode="after")
@@ -190,7 +193,7 @@ class SearchFilters(_Strict):
 
 
 class SearchRequest(_Strict):
-    query: Annotated[str, StringConstraints(min_length=1, max_length=10_000, pattern=r"^[^\x00]*$")]
+    query: Annotated[str, StringConstraints(min_length=1, max_length=10_000), *NoNul]
     scope: SearchScope = Field(
         default="all",
         description="memories, chunks (of documents), all (both, ranked together), or messages (the "
@@ -200,17 +203,17 @@ class SearchRequest(_Strict):
     container: ContainerQuery | None = Field(
         default=None, description="'a.b' exactly, or 'a.b.*' for a.b and below"
     )
-    limit: int = Field(default=10, ge=1, le=100)
-    score_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    limit: Integer = Field(default=10, ge=1, le=100)
+    score_threshold: Number | None = Field(default=None, ge=0.0, le=1.0)
     mode: SearchMode = "hybrid"
     filters: SearchFilters = Field(default_factory=SearchFilters)
     embedding: Vector | None = Field(
         default=None, description="a query vector of your own, for embedding_model"
     )
     embedding_model: ModelName | None = None
-    as_of: AwareDatetime | None = Field(default=None, description="return what was valid at this time")
-    include_history: bool = Field(default=False, description="also return superseded memories")
-    include_related: bool = Field(
+    as_of: Timestamp | None = Field(default=None, description="return what was valid at this time")
+    include_history: Flag = Field(default=False, description="also return superseded memories")
+    include_related: Flag = Field(
         default=False, description="attach each memory result's neighbours, with the relationship type"
     )
 
@@ -299,8 +302,8 @@ class ListRequest(_Strict):
     user_id: Identifier | None = Field(default=None, description="the user the request is made for")
     container: ContainerQuery | None = None
     filters: SearchFilters = Field(default_factory=SearchFilters)
-    limit: int = Field(default=20, ge=1, le=100)
-    cursor: Annotated[str, StringConstraints(max_length=200)] | None = None
+    limit: Integer = Field(default=20, ge=1, le=100)
+    cursor: Cursor | None = None
 
 
 class MemoryPage(LazyModel):

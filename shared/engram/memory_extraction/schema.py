@@ -35,6 +35,7 @@ from pydantic import (
     model_validator,
 )
 
+from engram.fields import no_nul, timestamp_in_range
 from engram.graph.names import display_name, normalize_name, normalize_type
 from engram.memories.models import MemoryType
 from engram.providers.llm import TokenUsage
@@ -82,6 +83,7 @@ def _time(value: Any) -> Any:
 
 
 def _content(value: str) -> str:
+    no_nul(value)  # what PostgreSQL cannot store is refused (and the answer repaired), never stored
     text = " ".join(value.split())
     if not text:
         raise ValueError("must not be empty")
@@ -93,7 +95,7 @@ def _content(value: str) -> str:
 Name = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(_name)]
 EntityType = Annotated[str, BeforeValidator(_type), Field(min_length=1, max_length=40)]
 RelationType = Annotated[str, BeforeValidator(_type), Field(min_length=1, max_length=40)]
-Timestamp = Annotated[datetime, BeforeValidator(_time)]
+Timestamp = Annotated[datetime, BeforeValidator(_time), AfterValidator(timestamp_in_range)]
 Content = Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(_content)]
 
 

@@ -6,8 +6,11 @@ import json
 from datetime import datetime
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, ConfigDict, Field, JsonValue, StringConstraints, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
+from engram.fields import JsonDocument as StorableJson
+from engram.fields import JsonObject as StorableObject
+from engram.fields import NoNul
 from engram.lazymodel import LazyModel
 from engram.memories.models import Identifier
 
@@ -18,16 +21,14 @@ MAX_SUB_TASKS = 1000
 
 ItemId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 Status = Annotated[str, StringConstraints(pattern=STATUS_PATTERN)]
-EventName = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00]*$")]
-Topic = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^[^\x00]*$")]
+EventName = Annotated[str, StringConstraints(min_length=1, max_length=256), *NoNul]
+Topic = Annotated[str, StringConstraints(min_length=1, max_length=512), *NoNul]
 
 
 def _json_fits(value: Any) -> Any:
     encoded = json.dumps(value, ensure_ascii=False)
     if len(encoded.encode("utf-8")) > MAX_JSON_BYTES:
         raise ValueError(f"is larger than {MAX_JSON_BYTES} bytes of JSON")
-    if "\\u0000" in encoded:
-        raise ValueError("must not contain NUL characters")
     return value
 
 
@@ -37,8 +38,9 @@ def _distinct(ids: list[str]) -> list[str]:
     return ids
 
 
-JsonObject = Annotated[dict[str, JsonValue], AfterValidator(_json_fits)]
-JsonDocument = Annotated[JsonValue, AfterValidator(_json_fits)]
+# What engram.fields checks (no NUL, finite numbers, bounded nesting), and a size bound.
+JsonObject = Annotated[StorableObject, AfterValidator(_json_fits)]
+JsonDocument = Annotated[StorableJson, AfterValidator(_json_fits)]
 SubTasks = Annotated[list[ItemId], Field(max_length=MAX_SUB_TASKS), AfterValidator(_distinct)]
 
 

@@ -8,11 +8,12 @@ from uuid import UUID
 
 from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
+from engram.fields import Integer, NoNul, Number
 from engram.lazymodel import LazyModel
 from engram.memories.models import Content, Identifier, Metadata, Tag, Visibility
 
 ProcedureKind = Literal["rule", "example"]
-Situation = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
+Situation = Annotated[str, StringConstraints(min_length=1, max_length=10_000), *NoNul]
 
 
 class _Strict(LazyModel):
@@ -84,12 +85,12 @@ class ProcedurePage(LazyModel):
 
 class MatchRequest(_Strict):
     situation: Situation
-    limit: int = Field(default=5, ge=1, le=50)
+    limit: Integer = Field(default=5, ge=1, le=50)
     agent_id: Identifier | None = Field(
         default=None, description="also match this agent's private procedures"
     )
     kind: ProcedureKind | None = None
-    min_similarity: float = Field(
+    min_similarity: Number = Field(
         default=0.3, ge=0.0, le=1.0, description="cosine similarity between situation and trigger"
     )
 

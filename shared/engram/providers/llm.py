@@ -155,6 +155,12 @@ class RetryingLLM:
                 )
                 self._sleep(delay)
                 continue
+            except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+                # The SDK choked on what came back (an HTML page with a 200, bytes that are not
+                # UTF-8, JSON of another shape): the provider's answer is unusable, not our failure.
+                raise permanent(
+                    self.provider, f"unreadable answer ({type(exc).__name__}: {str(exc)[:200]})"
+                ) from exc
             logger.info(
                 "llm call",
                 extra={

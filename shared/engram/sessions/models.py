@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import AwareDatetime, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from engram.fields import Timestamp
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName, Content, Identifier, Metadata, Scores
 
@@ -51,7 +52,7 @@ class MessageIn(_Strict):
     role: Role
     content: Content
     metadata: Metadata = Field(default_factory=dict)
-    occurred_at: AwareDatetime | None = Field(
+    occurred_at: Timestamp | None = Field(
         default=None,
         description="when the message was said, for an imported conversation; default: when it is "
         "received. Extraction resolves relative dates ('last week') against it",

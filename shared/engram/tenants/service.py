@@ -15,6 +15,7 @@ from engram.tenants.principal import Principal
 if TYPE_CHECKING:
     from engram.db.database import Database
 
+UNKNOWN_OR_REVOKED = "unknown or revoked API key"
 TENANT_NAME_RULE = "lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63"
 
 
@@ -32,10 +33,9 @@ def authenticate(db: Database, api_key: str | None) -> Principal:
         raise Unauthorized("missing API key: send it in the x-api-key header")
     with db.transaction() as cur:
         found = repo.lookup_key(cur, hash_api_key(api_key))
-    if found is None:
-        raise Forbidden("unknown API key")
-    if found.revoked:
-        raise Forbidden("this API key has been revoked")
+    if found is None or found.revoked:
+        # One answer for both: a caller must not learn which keys once existed.
+        raise Forbidden(UNKNOWN_OR_REVOKED)
     return Principal(tenant_id=found.tenant_id, tenant_name=found.tenant_name, key_id=found.key_id)
 
 

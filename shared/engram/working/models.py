@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, JsonValue, StringConstraints
 
+from engram.fields import Integer, JsonDocument
 from engram.lazymodel import LazyModel
 
 SCOPE_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -23,18 +24,16 @@ def _value_fits(value: JsonValue) -> JsonValue:
     encoded = json.dumps(value, ensure_ascii=False)
     if len(encoded.encode("utf-8")) > MAX_VALUE_BYTES:
         raise ValueError(f"is larger than {MAX_VALUE_BYTES} bytes of JSON")
-    if "\\u0000" in encoded:
-        raise ValueError("must not contain NUL characters")
     return value
 
 
 class WorkingPut(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
-    value: Annotated[JsonValue, AfterValidator(_value_fits)] = Field(
+    value: Annotated[JsonDocument, AfterValidator(_value_fits)] = Field(
         description="any JSON value, null included"
     )
-    ttl_seconds: int | None = Field(
+    ttl_seconds: Integer | None = Field(
         default=None, ge=1, le=MAX_TTL_SECONDS, description="the key expires this long after the write"
     )
 

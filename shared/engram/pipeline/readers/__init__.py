@@ -83,7 +83,7 @@ def read(source: Source, limits: Limits, services: Services) -> Extracted:
             f"the extracted text has {extracted.chars} characters; the limit is {limits.max_extracted_chars}"
         )
     if not extracted.has_text():
-        raise EmptyContent("the document contains no text (only whitespace)")
+        raise EmptyContent("the document contains no readable text (only whitespace or control characters)")
     return extracted
 
 

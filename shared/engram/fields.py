@@ -1,0 +1,180 @@
+"""What a request field accepts: the rules every request model shares, in one place.
+
+A value that cannot be stored exactly as sent is refused with a 422 naming the field, never rewritten:
+
+- strings hold no NUL character (PostgreSQL text and jsonb cannot store one);
+- numbers are JSON numbers: never `true`/`false` or a string, always finite;
+- timestamps are ISO 8601 strings with a UTC offset (a number is not a timestamp), to the microsecond,
+  and their instant lies within what PostgreSQL stores and the API returns in any time zone;
+- JSON documents (metadata, working values) nest at most `MAX_JSON_DEPTH` levels and hold only finite
+  numbers and NUL-free strings and keys;
+- vectors hold finite numbers within single precision (`float4`, what pgvector stores);
+- labels (tags, filenames, titles, content types, URLs) do not start or end with whitespace: nothing
+  is trimmed.
+
+The OpenAPI document states what JSON Schema can say (`pattern`, bounds); the validators say the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, JsonValue, StrictBool
+
+NO_NUL = r"^[^\x00]*$"
+# Starts and ends with something other than whitespace, and holds no NUL.
+NO_NUL_TRIMMED = r"^[^\s\x00](?:[^\x00]*[^\s\x00])?$"
+MAX_JSON_DEPTH = 32
+FLOAT4_MAX = 3.4028234663852886e38
+# The instant must be representable between years 1 and 9999 wherever it is shown: a day of margin
+# on each side keeps it so in every UTC offset.
+MIN_TIMESTAMP = datetime(1, 1, 2, tzinfo=UTC)
+MAX_TIMESTAMP = datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=UTC)
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.(?P<fraction>\d+))?)?(?:[Zz]|[+-]\d{2}:\d{2})"
+)
+
+
+def no_nul(value: str) -> str:
+    """Text PostgreSQL can store as sent: no NUL, no lone UTF-16 surrogate (JSON's "\\ud800")."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters (\\u0000)")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("must be valid Unicode: it holds a lone surrogate (\\ud800-\\udfff)") from None
+    return value
+
+
+def _storable(text: str, where: str) -> None:
+    try:
+        no_nul(text)
+    except ValueError as exc:
+        raise ValueError(f"{where} {exc}") from None
+
+
+def not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+def trimmed(value: str) -> str:
+    if value != value.strip():
+        raise ValueError("must not start or end with whitespace (nothing is trimmed: send it as meant)")
+    return value
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a JSON number (not true/false, not a string)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+def _timestamp_text(value: Any) -> Any:
+    if isinstance(value, datetime):  # from Python callers; JSON always sends a string
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO 8601 date-time string with a UTC offset, e.g. 2025-03-05T09:30:00Z")
+    found = _RFC3339.fullmatch(value)
+    if found is None:
+        raise ValueError("must be an ISO 8601 date-time with a UTC offset, e.g. 2025-03-05T09:30:00Z")
+    if len((found.group("fraction") or "").rstrip("0")) > 6:
+        raise ValueError("is more precise than a microsecond: timestamps are stored to the microsecond")
+    return value
+
+
+def timestamp_in_range(value: datetime) -> datetime:
+    try:
+        instant = value.astimezone(UTC)
+    except OverflowError:
+        return _out_of_range()
+    if not MIN_TIMESTAMP <= instant <= MAX_TIMESTAMP:
+        return _out_of_range()
+    return value
+
+
+def _out_of_range() -> datetime:
+    raise ValueError(
+        "is out of range: timestamps lie between 0001-01-02T00:00:00Z and 9999-12-30T23:59:59.999999Z"
+    )
+
+
+def check_json(value: Any) -> Any:
+    """A JSON document as stored in jsonb: finite numbers, no NUL in strings or keys, nested at most
+    MAX_JSON_DEPTH levels. Walked iteratively, so a deep document cannot exhaust the stack."""
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    while stack:
+        node, depth, path = stack.pop()
+        if isinstance(node, dict | list):
+            if depth >= MAX_JSON_DEPTH:
+                raise ValueError(f"{path or 'the value'} is nested deeper than {MAX_JSON_DEPTH} levels")
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in items:
+                if isinstance(key, str):
+                    _storable(key, f"a key of {path or 'the value'}")
+                step = f"[{key}]" if isinstance(key, int) else (f".{key}" if path else str(key))
+                stack.append((child, depth + 1, path + step))
+        elif isinstance(node, str):
+            _storable(node, path or "the value")
+        elif isinstance(node, float) and not math.isfinite(node):
+            raise ValueError(f"{path or 'the value'} is not a finite number")
+    return value
+
+
+# --- the types request models use --------------------------------------------------------------
+
+NoNul = (AfterValidator(no_nul), Field(json_schema_extra={"pattern": NO_NUL}))
+"""Annotated[str, *NoNul, ...]: refuses NUL with a clear message, and says so in the OpenAPI document."""
+
+Text = Annotated[str, *NoNul]
+"""Any string without NUL; add its own bounds where it is used."""
+Number = Annotated[float, BeforeValidator(_json_number)]
+"""A finite JSON number; an integer is a number too."""
+Integer = Annotated[int, BeforeValidator(_json_number)]
+"""A JSON integer (5.0 is 5); never true/false or a string."""
+Flag = StrictBool
+"""true or false, nothing else."""
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_timestamp_text), AfterValidator(timestamp_in_range)]
+JsonDocument = Annotated[JsonValue, BeforeValidator(check_json)]
+JsonObject = Annotated[dict[str, JsonValue], BeforeValidator(check_json)]
+Float4 = Annotated[Number, Field(ge=-FLOAT4_MAX, le=FLOAT4_MAX)]
+"""A number pgvector stores as it is (single precision): beyond this range it cannot."""
+Float4Vector = list[Float4]
+Label = Annotated[
+    str, AfterValidator(no_nul), AfterValidator(trimmed), Field(json_schema_extra={"pattern": NO_NUL_TRIMMED})
+]
+"""A short name (tag, filename, title): no NUL, no whitespace at either end."""
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
+
+
+def field_nested_too_deep(text: str) -> str | None:
+    """The top-level field of a JSON body under which values nest deeper than MAX_JSON_DEPTH levels
+    ("body" when the body itself is an array), or None. For bodies too deep for the JSON decoder."""
+    depth, key, last = 0, None, None
+    for token in _JSON_TOKENS.finditer(text):
+        symbol = token.group()
+        if symbol in ("{", "["):
+            depth += 1
+            if depth > MAX_JSON_DEPTH + 1:  # + 1: the body itself
+                return key or "body"
+        elif symbol in ("}", "]"):
+            depth -= 1
+        elif symbol == ":":
+            if depth == 1 and last is not None:
+                key = last
+        else:
+            try:
+                last = json.loads(symbol)
+            except ValueError:
+                last = symbol.strip('"')
+    return None

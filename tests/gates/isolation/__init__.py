@@ -1,0 +1,1 @@
+"""The isolation gate: tenant A probes tenant B over every route (`python -m tests.gates.isolation`)."""

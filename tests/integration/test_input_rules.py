@@ -1,0 +1,338 @@
+"""Input that cannot be stored exactly as sent is refused with a 422 naming the field: never a 500,
+never a silent rewrite (issue 14's findings, one by one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engram.fields import MAX_JSON_DEPTH
+from tests.conftest import Api, ApiResponse
+from tests.integration.documents_helpers import wait_final
+
+
+def refused(response: ApiResponse, field: str) -> str:
+    assert response.status == 422, (response.status, response.json)
+    error = response.json["error"]
+    assert error["code"] == "validation_error"
+    assert error["field"] == field, error
+    return str(error["message"])
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+# --- NUL characters ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/v1/entities", {"name": "N\u0000ame"}, "name"),
+        ("/v1/entities", {"name": "Alice", "aliases": ["A\u0000"]}, "aliases[0]"),
+        (
+            "/v1/relations",
+            {"source": {"name": "X\u0000y"}, "relation_type": "knows", "target": {"name": "B"}},
+            "source.EntityRef.name",
+        ),
+        (
+            "/v1/memories",
+            {"content": "x", "embedding": [0.1, 0.5, 0.5], "embedding_model": "m\u0000"},
+            "embedding_model",
+        ),
+        ("/v1/memories", {"content": "x", "metadata": {"k\u0000": 1}}, "metadata"),
+        ("/v1/memories", {"content": "x", "tags": ["a\u0000b"]}, "tags[0]"),
+        ("/v1/documents", {"content": "a\u0000b"}, "content"),
+        ("/v1/procedures/match", {"situation": "s\u0000"}, "situation"),
+    ],
+)
+def test_nul_characters_are_refused_never_rewritten(api: Api, path: str, body: dict, field: str) -> None:
+    message = refused(api.post(path, body), field)
+
+    assert "NUL" in message
+    assert api.get("/v1/entities").json["entities"] == []  # nothing stored, "N ame" included
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/v1/entities?q=a%00b", "q"),
+        ("/v1/entities?type=a%00", "type"),
+        ("/v1/entities?cursor=%00", "cursor"),
+        ("/v1/graph?entity=a%00b", "entity"),
+        ("/v1/sessions?user_id=u&cursor=%00", "cursor"),
+        ("/v1/procedures?cursor=%00", "cursor"),
+        ("/v1/profile?user_id=u&q=a%00", "q"),
+        ("/v1/memories/00000000-0000-0000-0000-000000000000?user_id=%00", "user_id"),
+    ],
+)
+def test_nul_characters_in_query_parameters_are_refused(api: Api, path: str, field: str) -> None:
+    refused(api.get(path), field)
+
+
+# --- numbers -------------------------------------------------------------------------------------
+
+
+def test_a_metadata_number_beyond_double_precision_is_refused(api: Api) -> None:
+    message = refused(api.post("/v1/memories", raw=b'{"content": "x", "metadata": {"n": 1e400}}'), "metadata")
+
+    assert "n is not a finite number" in message
+    for constant in (b"NaN", b"Infinity", b"-Infinity"):  # not JSON, though Python's decoder reads them
+        malformed = api.post("/v1/memories", raw=b'{"content": "x", "metadata": {"n": ' + constant + b"}}")
+        assert malformed.status == 400 and malformed.json["error"]["code"] == "malformed_json"
+    digits = b"1" * 5000
+    too_long = api.post("/v1/memories", raw=b'{"content": "x", "metadata": {"n": ' + digits + b"}}")
+    assert too_long.status == 422 and "too long" in too_long.json["error"]["message"]
+    assert api.post("/v1/memories/list", raw=b'{"limit": ' + digits + b"}").status == 422
+    put = api.put("/v1/working/plan-1/k", raw=b'{"value": [1, -1e400]}')
+    assert "[1] is not a finite number" in refused(put, "value")
+
+
+def test_a_vector_outside_float4_is_refused(api: Api) -> None:
+    body = {"content": "x", "embedding": [1e39, 0.5, 0.5], "embedding_model": "m3"}
+
+    refused(api.post("/v1/memories", body), "embedding[0]")
+    search = {"query": "x", "embedding": [0.5, -3.5e38, 0.5], "embedding_model": "m3"}
+    refused(api.post("/v1/search", search), "embedding[1]")
+    largest = {**body, "embedding": [3.4e38, 0.5, 0.5]}
+    assert api.post("/v1/memories", largest).status == 201
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": "x", "confidence": True}, "confidence"),
+        ({"content": "x", "confidence": "0.5"}, "confidence"),
+        ({"content": "x", "valid_from": 12345}, "valid_from"),
+        ({"content": "x", "expires_at": 1.5e9}, "expires_at"),
+        ({"content": "x", "valid_from": "12345"}, "valid_from"),
+        ({"content": "x", "embedding": [True, 0.5, 0.5], "embedding_model": "m3"}, "embedding[0]"),
+    ],
+)
+def test_types_are_strict_no_bool_for_a_number_no_number_for_a_date(api: Api, body: dict, field: str) -> None:
+    refused(api.post("/v1/memories", body), field)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/v1/search", {"query": "x", "limit": True}, "limit"),
+        ("/v1/search", {"query": "x", "include_history": "yes"}, "include_history"),
+        ("/v1/memories/list", {"limit": "5"}, "limit"),
+        ("/v1/procedures/match", {"situation": "s", "min_similarity": False}, "min_similarity"),
+        (
+            "/v1/relations",
+            {"source": {"name": "A"}, "relation_type": "knows", "target": {"name": "B"}, "confidence": True},
+            "confidence",
+        ),
+    ],
+)
+def test_strict_types_hold_on_every_route(api: Api, path: str, body: dict, field: str) -> None:
+    refused(api.post(path, body), field)
+
+
+def test_an_integral_float_is_still_an_integer(api: Api) -> None:
+    # JSON Schema's integer admits 5.0; only true/false and strings are refused.
+    assert api.post("/v1/memories/list", {"limit": 5.0}).status == 200
+
+
+# --- dates ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00Z"],
+)
+def test_timestamps_out_of_range_are_refused(api: Api, stamp: str) -> None:
+    assert "out of range" in refused(
+        api.post("/v1/memories", {"content": "x", "valid_from": stamp}), "valid_from"
+    )
+    assert refused(api.post("/v1/documents", {"content": "x", "document_date": stamp}), "document_date")
+    relation = {
+        "source": {"name": "A"},
+        "relation_type": "knows",
+        "target": {"name": "B"},
+        "valid_from": stamp,
+    }
+    refused(api.post("/v1/relations", relation), "valid_from")
+    refused(api.get(f"/v1/graph?entity=A&as_of={stamp.replace('+', '%2B')}"), "as_of")
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-02T00:00:00Z", "9999-12-30T23:59:59.999999Z"])
+def test_timestamps_at_the_edges_of_the_range_are_stored_and_read_back_exactly(api: Api, stamp: str) -> None:
+    latest = "9999-12-30T23:59:59.999999Z"
+    created = api.post("/v1/memories", {"content": "x", "valid_from": stamp, "expires_at": latest})
+
+    assert created.status == 201, created.json
+    again = api.get(f"/v1/memories/{created.json['id']}").json
+    assert (again["valid_from"], again["expires_at"]) == (stamp, latest)
+
+
+def test_a_timestamp_more_precise_than_a_microsecond_is_refused(api: Api) -> None:
+    message = refused(
+        api.post("/v1/memories", {"content": "x", "valid_from": "2024-01-01T00:00:00.1234567Z"}), "valid_from"
+    )
+
+    assert "microsecond" in message
+    padded = api.post("/v1/memories", {"content": "x", "valid_from": "2024-01-01T00:00:00.123456000Z"})
+    assert padded.status == 201 and padded.json["valid_from"] == "2024-01-01T00:00:00.123456Z"
+
+
+def test_a_relation_that_ended_in_the_past_needs_its_start(api: Api) -> None:
+    body = {"source": {"name": "A"}, "relation_type": "knows", "target": {"name": "B"}}
+
+    message = refused(api.post("/v1/relations", {**body, "valid_to": "2001-01-01T00:00:00Z"}), "body")
+
+    assert "valid_from" in message
+    assert api.get("/v1/entities").json["entities"] == []  # nothing written
+    ended = api.post(
+        "/v1/relations", {**body, "valid_from": "2000-01-01T00:00:00Z", "valid_to": "2001-01-01T00:00:00Z"}
+    )
+    assert ended.status == 201 and ended.json["current"] is False
+
+
+# --- nesting -------------------------------------------------------------------------------------
+
+
+def test_json_nested_2000_deep_is_refused_naming_the_field(api: Api) -> None:
+    raw = '{"content": "x", "metadata": ' + '{"a": ' * 2000 + "1" + "}" * 2001
+
+    message = refused(api.post("/v1/memories", raw=raw.encode()), "metadata")
+
+    assert str(MAX_JSON_DEPTH) in message
+    working = '{"value": ' + "[" * 5000 + "]" * 5000 + "}"
+    refused(api.put("/v1/working/plan-1/k", raw=working.encode()), "value")
+    assert api.post("/v1/search", raw=("[" * 3000 + "]" * 3000).encode()).status == 422
+
+
+def test_nesting_is_refused_beyond_the_stated_depth_and_kept_within_it(api: Api) -> None:
+    too_deep = api.post("/v1/memories", {"content": "x", "metadata": nested(MAX_JSON_DEPTH + 1)})
+    deepest = api.post("/v1/memories", {"content": "x", "metadata": nested(MAX_JSON_DEPTH)})
+
+    assert f"deeper than {MAX_JSON_DEPTH} levels" in refused(too_deep, "metadata")
+    assert deepest.status == 201 and deepest.json["metadata"] == nested(MAX_JSON_DEPTH)
+    search = {"query": "x", "filters": {"metadata": nested(MAX_JSON_DEPTH + 1)}}
+    refused(api.post("/v1/search", search), "filters.metadata")
+
+
+# --- nothing trimmed, nothing ignored ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tag", [" a", "a ", "\ta", "a\n"])
+def test_a_tag_with_whitespace_at_either_end_is_refused_not_trimmed(api: Api, tag: str) -> None:
+    assert "whitespace" in refused(api.post("/v1/memories", {"content": "x", "tags": [tag]}), "tags[0]")
+
+
+def test_tags_are_kept_exactly_as_sent(api: Api) -> None:
+    created = api.post("/v1/memories", {"content": "x", "tags": ["two words", "Ünïcode", "a\tb"]})
+
+    assert created.status == 201
+    assert created.json["tags"] == ["two words", "Ünïcode", "a\tb"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": "x", "filename": " notes.txt"}, "filename"),
+        ({"content": "x", "title": "Notes "}, "title"),
+        ({"url": " https://example.com/a"}, "url"),
+    ],
+)
+def test_document_labels_are_not_trimmed(api: Api, body: dict, field: str) -> None:
+    refused(api.post("/v1/documents", body), field)
+    assert api.post("/v1/documents/list", {}).json["documents"] == []
+
+
+def test_instructions_are_kept_exactly_as_sent(api: Api) -> None:
+    text = "  Record diets as preferences.\n"
+
+    put = api.put("/v1/extraction-instructions", {"instructions": text})
+
+    assert put.status == 201 and put.json["instructions"] == text
+    refused(api.put("/v1/extraction-instructions", {"instructions": " \n "}), "instructions")
+
+
+@pytest.mark.parametrize(
+    ("name", "stored"),
+    [("Alice  Smith", "Alice Smith"), (" Alice", "Alice"), ("Al\u0007ice", "Al ice"), ("ﬁnance", "finance")],
+)
+def test_an_entity_name_that_would_be_rewritten_is_refused(api: Api, name: str, stored: str) -> None:
+    message = refused(api.post("/v1/entities", {"name": name}), "name")
+
+    assert repr(stored) in message
+    assert api.get("/v1/entities").json["entities"] == []
+
+
+@pytest.mark.parametrize(("value", "canonical"), [("Person", "person"), ("org", "organization")])
+def test_an_entity_type_not_in_its_stored_form_is_refused(api: Api, value: str, canonical: str) -> None:
+    assert repr(canonical) in refused(
+        api.post("/v1/entities", {"name": "Acme", "entity_type": value}), "entity_type"
+    )
+
+
+def test_upsert_refuses_supersedes_instead_of_ignoring_it(api: Api) -> None:
+    old = api.post("/v1/memories", {"content": "Alice lives in Paris"}).json
+
+    message = refused(
+        api.post("/v1/memories/upsert", {"content": "Alice lives in Berlin now", "supersedes": old["id"]}),
+        "supersedes",
+    )
+
+    assert "POST /v1/memories" in message
+    assert api.get(f"/v1/memories/{old['id']}").json["is_latest"] is True
+    assert len(api.post("/v1/memories/list", {}).json["memories"]) == 1
+
+
+# --- documents -----------------------------------------------------------------------------------
+
+
+def test_a_document_of_only_control_characters_fails_as_empty(api: Api) -> None:
+    response = api.post("/v1/documents", {"content": "\x01\x02\x03\x1b\x7f" * 2000, "filename": "c.txt"})
+
+    doc = wait_final(api, response.json["id"])
+
+    assert doc["status"] == "failed" and doc["error"]["code"] == "empty_content"
+    assert doc["chunk_count"] == doc["memory_count"] == 0
+
+
+# --- content types -------------------------------------------------------------------------------
+
+JSON_BODY_ROUTES = [
+    ("POST", "/v1/memories", {"content": "x"}),
+    ("POST", "/v1/search", {"query": "x"}),
+    ("POST", "/v1/memories/list", {}),
+    ("POST", "/v1/entities", {"name": "Alice"}),
+    ("POST", "/v1/sessions", {"user_id": "u"}),
+    ("PUT", "/v1/working/plan-1/k", {"value": 1}),
+    ("POST", "/v1/procedures", {"trigger": "t", "content": "c"}),
+    ("POST", "/v1/containers", {"name": "a"}),
+    ("POST", "/v1/documents", {"content": "x"}),
+    ("POST", "/v1/export", {}),
+]
+
+
+@pytest.mark.parametrize(
+    "content_type", ["multipart/form-data", "multipart/form-data; boundary=x", "text/plain"]
+)
+@pytest.mark.parametrize(("method", "path", "body"), JSON_BODY_ROUTES, ids=[r[1] for r in JSON_BODY_ROUTES])
+def test_a_json_route_reads_json_whatever_the_content_type_says(
+    api: Api, method: str, path: str, body: dict, content_type: str
+) -> None:
+    response = api.call(method, path, body, headers={"Content-Type": content_type})
+
+    assert response.status < 300, response.json
+    if path == "/v1/documents":
+        wait_final(api, response.json["id"])
+
+
+def test_a_multipart_upload_without_a_boundary_is_a_422(api: Api) -> None:
+    response = api.post(
+        "/v1/documents/upload", raw=b"--x\r\n", headers={"Content-Type": "multipart/form-data"}
+    )
+
+    assert response.status == 422 and "boundary" in response.json["error"]["message"]
