@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from engram.local.gateway import MAX_BODY_BYTES, HttpResponse, LocalGateway, error
+from engram.api.limits import MAX_REQUEST_BYTES as MAX_BODY_BYTES
+from engram.local.gateway import HttpResponse, LocalGateway, error
 from engram.observability import logger
 
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
