@@ -57,6 +57,10 @@ def _repo_root() -> Path:
 ENV_PREFIX = "ENGRAM_"
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 class Settings(BaseModel):
     """`Settings(**values)`: `values`, and for every field not given, its environment variable: the
     names its AliasChoices list, then ENGRAM_<FIELD>; the first one set wins, names are matched
@@ -76,6 +80,13 @@ class Settings(BaseModel):
     data_dir: Path = Path(".engram")
     port: int = Field(default=8080, ge=1, le=65535)
     host: str = "127.0.0.1"
+    # `engram local`: API worker processes (each runs one request at a time, as a Lambda container
+    # does) and ingestion worker processes (each runs one pipeline step at a time).
+    workers: int = Field(default_factory=lambda: _cores(), ge=1, le=64)
+    ingest_workers: int = Field(default=2, ge=1, le=64)
+    # `engram local`: one time limit for every pipeline step instead of each step's own (for a
+    # machine much slower than Lambda, or tests); unset: engram.pipeline.steps decides.
+    step_timeout_seconds: float | None = Field(default=None, gt=0)
     dev_api_key: SecretStr | None = None
     migrations_dir: Path = Field(default_factory=lambda: _repo_root() / "migrations")
 
