@@ -33,7 +33,7 @@ DEFAULT_MODELS: dict[str, tuple[str, int]] = {
     "openai": (OPENAI_EMBEDDING_MODEL, 1536),
     "bedrock": (BEDROCK_EMBEDDING_MODEL, 1024),
 }
-LOCAL_MAX_CHUNKS = 2_000  # about 4 MB of prose
+LOCAL_MAX_CHUNKS = 1_500  # about 4 MB of prose
 REMOTE_MAX_CHUNKS = 40_000  # about 80 MB of prose; ENGRAM_MAX_EXTRACTED_CHARS (20 M) comes first
 
 # Defaults only; set ENGRAM_LLM_MODEL to the model you mean to pay for (for bedrock, the model or
@@ -160,8 +160,9 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(default=500, ge=50, le=8000)
     chunk_overlap_tokens: int = Field(default=60, ge=0, le=2000)
     max_memories_per_document: int = Field(default=500, ge=0)
-    # Chunks per document; unset: LOCAL_MAX_CHUNKS with the local model (one CPU core embeds about
-    # ten 500-token chunks a second, and the embed step has 600 s), REMOTE_MAX_CHUNKS otherwise.
+    # Chunks per document; unset: LOCAL_MAX_CHUNKS with the local model (one CPU core embeds 3 to 10
+    # 500-token chunks a second, by how busy the machine is, and the embed step has 600 s),
+    # REMOTE_MAX_CHUNKS otherwise.
     max_chunks_per_document: int | None = Field(default=None, ge=1)
     link_similarity: float = Field(default=0.9, gt=0.0, le=1.0)
     embed_batch_size: int = Field(default=64, ge=1, le=2048)
