@@ -3,6 +3,8 @@ malformed requests, a step over its time limit, a killed server, a large documen
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -247,3 +249,39 @@ def test_small_documents_of_another_tenant_pass_two_large_ones(
     assert all(state(tenant.plaintext, body["id"]) not in ("done", "failed") for _, body in large)
     for _, body in large:  # stop them: the run finds its document gone at its next write
         assert call(base_url, "DELETE", f"/v1/documents/{body['id']}", key=tenant.plaintext)[0] == 204
+
+
+def test_a_crashed_api_worker_is_replaced(server: LocalServer, tenant: IssuedKey) -> None:
+    # Given: one API worker (of 2, beside 2 ingestion workers) killed outright
+    assert wait_for(lambda: len(server.worker_pids()) == 4, 30)
+    workers = server.worker_pids()
+    api = [pid for pid in workers if "api" in " ".join(psutil.Process(pid).cmdline())]
+    os.kill(api[0], signal.SIGKILL)
+    assert wait_for(lambda: not psutil.pid_exists(api[0]), 10)
+
+    # When / Then: requests keep being served (one that raced the crash would get a 502, as an
+    # invocation on a Lambda container that dies fails), and a new worker takes its place
+    for _ in range(6):
+        assert call(server.url, "POST", "/v1/search", {"query": "anything"}, tenant.plaintext)[0] == 200
+    assert wait_for(lambda: len(server.worker_pids()) == 4 and api[0] not in server.worker_pids(), 30)
+
+
+def test_a_crashed_postgresql_is_started_again(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # Given: `engram local` on its own embedded PostgreSQL, whose server is killed outright
+    data_dir = tmp_path_factory.mktemp("pg-crash")
+    server = LocalServer(data_dir, {"ENGRAM_INGEST_WORKERS": "1"}).start()
+    try:
+        (postmaster,) = postgres_processes(data_dir / "pg")
+        postmaster.kill()
+
+        # When / Then: a new server is started, and the API answers with the database up
+        def restarted() -> bool:
+            return any(p.pid != postmaster.pid for p in postgres_processes(data_dir / "pg"))
+
+        assert wait_for(restarted, 30), server.output()
+        assert wait_for(
+            lambda: call(server.url, "GET", "/health")[1] == {"status": "ok", "database": "ok"}, 30
+        )
+    finally:
+        assert server.stop() == 0, server.output()
+    assert postgres_processes(data_dir / "pg") == []

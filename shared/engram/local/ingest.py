@@ -70,6 +70,7 @@ class IngestCoordinator:
         self._capacity = documents_running
         self._threads = ThreadPoolExecutor(documents_running, thread_name_prefix="engram-ingest")
         self._stopping = False
+        self._stopped = threading.Event()
 
     # --- PipelineStarter -----------------------------------------------------------------------
 
@@ -92,7 +93,7 @@ class IngestCoordinator:
 
     def _run(self, ref: DocumentRef, name: str) -> None:
         try:
-            LocalRunner(self._invoker(ref, self._is_large(ref))).run(ref)
+            LocalRunner(self._invoker(ref, self._is_large(ref)), sleep=self._sleep).run(ref)
         except Interrupted:
             logger.info(
                 "ingestion interrupted; resumed at the next start",
@@ -108,6 +109,11 @@ class IngestCoordinator:
                     del self._running[ref.tenant_id]
                 if not self._stopping:
                     self._admit()
+
+    def _sleep(self, seconds: float) -> None:
+        """The runner's backoff between retries, cut short when `engram local` stops."""
+        if self._stopped.wait(seconds):
+            raise Interrupted()
 
     @staticmethod
     def _is_large(ref: DocumentRef) -> bool:
@@ -146,6 +152,7 @@ class IngestCoordinator:
         with self._lock:
             self._stopping = True
             self._queued.clear()
+        self._stopped.set()
         self._threads.shutdown(wait=False, cancel_futures=True)
 
     def join(self, timeout: float) -> None:

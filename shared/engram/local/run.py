@@ -1,11 +1,12 @@
 """`engram local`: the database, the API and ingestion workers, the HTTP front, until Ctrl-C.
 
-One supervising process (this one) runs PostgreSQL (embedded, or DATABASE_URL), the HTTP front
-(Hypercorn with engram.local.asgi), the ingestion coordinator and the drop-folder watcher, and keeps
-two pools of worker processes: `ENGRAM_WORKERS` API workers (default: one per core) and
-`ENGRAM_INGEST_WORKERS` ingestion workers. A worker that dies is replaced. Ctrl-C or SIGTERM stops
-everything: the front drains its requests, the workers exit, the embedded PostgreSQL stops. If this
-process is killed outright, the workers die with it and the next start adopts the PostgreSQL it left.
+One supervising process (this one) runs PostgreSQL (embedded, started again if it dies; or
+DATABASE_URL), the HTTP front (Hypercorn with engram.local.asgi), the ingestion coordinator and the
+drop-folder watcher, and keeps two pools of worker processes: `ENGRAM_WORKERS` API workers (default:
+one per core) and `ENGRAM_INGEST_WORKERS` ingestion workers. A worker that dies is replaced. Ctrl-C
+or SIGTERM stops everything: the front drains its requests, the workers exit, the embedded
+PostgreSQL stops. If this process is killed outright, the workers die with it and the next start
+adopts the PostgreSQL it left.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from engram.local.channel import Boot, HttpCall
 from engram.local.gateway import HttpResponse, error
 from engram.local.ingest import DropFolder, IngestCoordinator, start_drop_folder
 from engram.local.stack import LocalDatabase, open_database
-from engram.local.workers import InvocationTimedOut, PoolClosed, WorkerFailed, WorkerPool
+from engram.local.workers import InvocationTimedOut, NoWorkerFree, PoolClosed, WorkerFailed, WorkerPool
 from engram.observability import logger
 from engram.settings import Settings
 from engram.tenants import service
@@ -35,6 +36,7 @@ DEV_TENANT = "dev"
 # API Gateway ends an integration after 29 s; the worker is then killed, as Lambda would end it.
 API_TIMEOUT_SECONDS = 29.0
 GRACE_SECONDS = 10.0
+POSTGRES_CHECK_SECONDS = 1.0
 
 
 def ensure_dev_key(local_admin: Database, settings: Settings) -> str:
@@ -97,8 +99,14 @@ class LocalStack:
         self._database = loop.run_in_executor(None, open_tuned_database, settings)
         api = WorkerPool("api", settings.workers, lambda: self._boot("api"))
         api.start()
-        local = await self._database
+        try:
+            local = await self._database
+        except BaseException:
+            await api.close(grace=0)
+            raise
         drop: DropFolder | None = None
+        server: asyncio.Task[None] | None = None
+        watcher: asyncio.Task[None] | None = None
         ingest = WorkerPool("ingest", settings.ingest_workers, lambda: self._boot("ingest"), fair=True)
         coordinator = IngestCoordinator(
             ingest,
@@ -110,34 +118,54 @@ class LocalStack:
             deps.install(deps.Deps(settings=settings, database=local.app, starter=coordinator))
             key = await asyncio.to_thread(ensure_dev_key, local.admin, settings)
             app = GatewayApp(lambda call: self._http(api, coordinator, call))
-            config = server_config(f"fd://{sock.fileno()}")
+            config = server_config(f"fd://{sock.detach()}")  # the server owns (and closes) it now
             server = loop.create_task(self._serve(app, config))
             await self._until(api.wait_ready(), server)
             ready_seconds = time.monotonic() - started
             ingest.start()
+            if local.embedded is not None:
+                watcher = loop.create_task(self._watch_postgres(local))
             drop = await asyncio.to_thread(start_drop_folder, settings, local.admin, DEV_TENANT)
             self._banner(local, key, ready_seconds, drop)
             await self._until(self.stop_requested.wait(), server)
         finally:
             print("Stopping Engram...", flush=True)
+            if watcher is not None:
+                watcher.cancel()
             if drop is not None:
                 drop.stop()
             coordinator.stop()
             self.stop_requested.set()  # ends the server, which drains its requests first
-            await asyncio.gather(
-                *(t for t in asyncio.all_tasks() if t.get_name() == "engram-http"), return_exceptions=True
-            )
+            if server is not None:
+                await asyncio.gather(server, return_exceptions=True)
             # A step cut short is resumed at the next start: ingestion is not waited for long.
             await asyncio.gather(api.close(), ingest.close(grace=2.0), return_exceptions=True)
-            coordinator.join(timeout=GRACE_SECONDS)
+            await asyncio.to_thread(coordinator.join, GRACE_SECONDS)
             local.close()
             if local.embedded is not None:
-                local.embedded.stop()
+                try:
+                    local.embedded.stop()
+                except Exception:  # it died meanwhile: the next start adopts or replaces it
+                    logger.exception("could not stop PostgreSQL")
             print("Engram stopped.", flush=True)
         return 0
 
+    @staticmethod
+    async def _watch_postgres(local: LocalDatabase) -> None:
+        """Start the embedded PostgreSQL again if it dies; the workers' pools reconnect on their own."""
+        assert local.embedded is not None
+        while True:
+            await asyncio.sleep(POSTGRES_CHECK_SECONDS)
+            try:
+                if await asyncio.to_thread(local.embedded.ensure_running):
+                    logger.warning("PostgreSQL had stopped: started it again")
+            except Exception:
+                logger.exception("could not start PostgreSQL again; retrying")
+
     def _on_signal(self) -> None:
-        if self.stop_requested.is_set():  # a second Ctrl-C: do not wait for anything
+        if self.stop_requested.is_set():
+            # A second Ctrl-C: leave at once. The workers die with this process; PostgreSQL is
+            # adopted and stopped by the next start.
             os._exit(130)
         self.stop_requested.set()
 
@@ -153,7 +181,6 @@ class LocalStack:
     async def _serve(self, app: GatewayApp, config: Any) -> None:
         from hypercorn.asyncio import serve
 
-        asyncio.current_task().set_name("engram-http")  # type: ignore[union-attr]
         await serve(app, config, shutdown_trigger=self.stop_requested.wait)  # type: ignore[arg-type]
 
     async def _boot(self, role: str) -> Boot:
@@ -169,7 +196,9 @@ class LocalStack:
     @staticmethod
     async def _http(api: WorkerPool, coordinator: IngestCoordinator, call: HttpCall) -> HttpResponse:
         try:
-            reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS)
+            reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS, wait=API_TIMEOUT_SECONDS)
+        except NoWorkerFree:
+            return error(503, "unavailable", "every API worker stayed busy; retry later")
         except InvocationTimedOut:
             return error(504, "timeout", f"the request took longer than {API_TIMEOUT_SECONDS:.0f} s")
         except WorkerFailed:

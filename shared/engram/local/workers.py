@@ -45,6 +45,10 @@ class PoolClosed(Exception):
     pass
 
 
+class NoWorkerFree(Exception):
+    """No worker became free within the wait allowed (Lambda would throttle)."""
+
+
 class Worker:
     def __init__(self, role: str, index: int) -> None:
         self.role = role
@@ -92,6 +96,16 @@ class Worker:
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             raise WorkerFailed(f"worker {self.name} exited during the invocation") from exc
         return reply
+
+    @property
+    def usable(self) -> bool:
+        """Not known to have exited (its end of the socket closes the moment it dies)."""
+        return (
+            self.process is not None
+            and self.process.returncode is None
+            and self._reader is not None
+            and not self._reader.at_eof()
+        )
 
     def kill(self) -> None:
         if self.process is not None and self.process.returncode is None:
@@ -227,11 +241,21 @@ class WorkerPool:
     # --- invocations ---------------------------------------------------------------------------
 
     async def invoke(
-        self, message: HttpCall | LambdaCall, *, timeout: float, tenant: str = "", heavy: bool = False
+        self,
+        message: HttpCall | LambdaCall,
+        *,
+        timeout: float,
+        wait: float | None = None,
+        tenant: str = "",
+        heavy: bool = False,
     ) -> Reply:
-        """Run `message` on the next free worker. InvocationTimedOut after `timeout` seconds (the
-        worker is killed), WorkerFailed if the worker dies."""
-        worker = await self._acquire(tenant, heavy)
+        """Run `message` on the next free worker. NoWorkerFree if none is free within `wait`
+        seconds, InvocationTimedOut after `timeout` seconds of running (the worker is killed),
+        WorkerFailed if the worker dies."""
+        try:
+            worker = await asyncio.wait_for(self._acquire(tenant, heavy), wait)
+        except TimeoutError:
+            raise NoWorkerFree(f"no {self.role} worker was free within {wait:.0f} s") from None
         self._running[tenant] = self._running.get(tenant, 0) + 1
         call = asyncio.ensure_future(worker.call(message))
         try:
@@ -244,6 +268,9 @@ class WorkerPool:
             # The caller went away (a client disconnected): the invocation still runs to its end,
             # as in Lambda, and the worker is free again after it.
             call.add_done_callback(lambda done: self._after_abandoned(worker, done))
+            raise
+        except Exception:
+            worker.kill()  # a broken exchange: never reuse the worker
             raise
         finally:
             self._running[tenant] -= 1
@@ -275,14 +302,16 @@ class WorkerPool:
             raise
 
     def _make_idle(self, worker: Worker) -> None:
-        if worker.process is None or worker.process.returncode is not None or self._closed:
+        if not worker.usable or self._closed:
             return
         self._idle.append(worker)
         self._dispatch()
 
     def _dispatch(self) -> None:
-        # A waiter whose caller was cancelled may still be listed until its task runs again.
+        # A waiter whose caller was cancelled may still be listed until its task runs again; a worker
+        # that died while idle, until its exit is reaped.
         self._waiting = [w for w in self._waiting if w.granted is not None and not w.granted.done()]
+        self._idle = [w for w in self._idle if w.usable]
         while self._idle:
             waiter = next_waiter(self._waiting, self._running, len(self._idle), self.size, fair=self.fair)
             if waiter is None:
