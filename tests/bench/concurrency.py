@@ -146,10 +146,17 @@ def _figures(runs: dict[str, Run], waits: dict[str, list[float]], ready: list[fl
             Figure(
                 f"concurrency.{slug}.blocked_max",
                 SECTION,
-                f"{name}: a small request's longest wait during exports",
+                f"{name}: a small request's longest wait during exports (n={len(waits[name])})",
                 max(waits[name]),
                 "ms",
                 target=Target("<=", 100) if name == "engram local" else None,
+            ),
+            Figure(
+                f"concurrency.{slug}.blocked_p50",
+                SECTION,
+                f"{name}: a small request's median wait during exports",
+                percentiles(waits[name])[50],
+                "ms",
             ),
         ]
     figures.append(
