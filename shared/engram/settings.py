@@ -82,7 +82,7 @@ class Settings(BaseModel):
     host: str = "127.0.0.1"
     # `engram local`: API worker processes (each runs one request at a time, as a Lambda container
     # does) and ingestion worker processes (each runs one pipeline step at a time).
-    workers: int = Field(default_factory=lambda: _cores(), ge=1, le=64)
+    workers: int = Field(default_factory=_cores, ge=1, le=64)
     ingest_workers: int = Field(default=2, ge=1, le=64)
     # `engram local`: one time limit for every pipeline step instead of each step's own (for a
     # machine much slower than Lambda, or tests); unset: engram.pipeline.steps decides.

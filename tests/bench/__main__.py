@@ -36,7 +36,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "recall_queries": 30,
         "writes": 100,
         "pdf_pages": 100,
-        "concurrency_seconds": 10,
+        "concurrency_seconds": 20,
     },
     "full": {
         "scales": ["10K", "100K"],
@@ -44,7 +44,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "recall_queries": 100,
         "writes": 300,
         "pdf_pages": 100,
-        "concurrency_seconds": 20,
+        "concurrency_seconds": 40,
     },
 }
 

@@ -1,7 +1,7 @@
 """`engram local` under concurrent clients, beside the single-lane server it replaced (the anchor).
 
-Both servers run as subprocesses on the same database (the bench's own, through DATABASE_URL), one
-after the other and twice in alternation, so the machine's noise falls on both alike:
+Both servers run as subprocesses on the same database (the bench's own, through DATABASE_URL), side
+by side; the clients alternate between them in short slices, so the machine's noise falls on both alike:
 
 - throughput: 8 clients, each a closed loop of a mixed workload (hybrid searches with server-side
   query embedding, writes, reads by id, list pages) on keep-alive connections; requests/s, p50, p95;
@@ -37,6 +37,7 @@ from tests.bench.writes import drop_tenant
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS = 8
+SLICES = 8  # per server, alternating
 SPEC = synthetic.Spec(per_tenant=20_000, tenants=2)
 SECTION = "concurrency (engram local vs the single-lane server, same data, same run)"
 QUERIES = ("quarterly planning notes", "who owns the alpha project", "customer renewal risk", "travel plans")
@@ -89,8 +90,9 @@ class Run:
 
 
 def concurrency(bench_dir: Path, seconds: float, log: Callable[[str], None]) -> list[Figure]:
+    """`seconds`: how long each server is measured, in SLICES slices alternating with the other's."""
     settings = loader.bench_settings(bench_dir / "db-concurrency", bench_dir / "models")
-    log(f"concurrency: {CLIENTS} clients, {seconds:.0f}s per server and round, 2 rounds")
+    log(f"concurrency: {CLIENTS} clients, {seconds:.0f}s per server in {SLICES} alternating slices")
     local = loader.open_bench_database(settings)
     try:
         dataset = loader.ensure_dataset(local, SPEC, log)
@@ -105,19 +107,25 @@ def concurrency(bench_dir: Path, seconds: float, log: Callable[[str], None]) -> 
         }
         runs = {name: Run() for name in servers}
         waits: dict[str, list[float]] = {name: [] for name in servers}
-        for _ in range(2):
-            for name, server in servers.items():
+        try:
+            for server in servers.values():
                 server.start()
-                try:
-                    _warm(server.port, keys, ids)
-                    run = _throughput(server.port, keys, ids, seconds)
+                _warm(server.port, keys, ids)
+            # Both stay up; the clients alternate between them in short slices, so that the
+            # machine's other load falls on both alike.
+            for _ in range(SLICES):
+                for name, server in servers.items():
+                    run = _throughput(server.port, keys, ids, seconds / SLICES)
                     runs[name].seconds += run.seconds
                     runs[name].latencies += run.latencies
                     runs[name].errors += run.errors
-                    waits[name] += _blocked(server.port, keys, ids)
-                finally:
-                    server.stop()
             log("  " + ", ".join(f"{n} {r.rate:.1f} req/s" for n, r in runs.items()))
+            for _ in range(2):
+                for name, server in servers.items():
+                    waits[name] += _blocked(server.port, keys, ids)
+        finally:
+            for server in servers.values():
+                server.stop()
         ready = _readiness(bench_dir, log)
     finally:
         drop_tenant(local, tenants.ensure_tenant(local.admin, writer))
