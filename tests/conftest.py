@@ -19,9 +19,10 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 from engram import deps
+from engram.local.asgi import GatewayApp, server_config
+from engram.local.channel import HttpCall
 from engram.local.functions import invoke_pipeline_step
 from engram.local.gateway import HttpResponse, LocalGateway
-from engram.local.server import make_server
 from engram.local.stack import LocalDatabase, open_database
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import Settings
@@ -175,10 +176,37 @@ def anonymous_api(gateway: LocalGateway) -> Api:
 
 @pytest.fixture(scope="session")
 def live_url(gateway: LocalGateway) -> Iterator[str]:
-    """The local stack over real HTTP (the server `engram local` runs), on a free port."""
-    server = make_server("127.0.0.1", 0, gateway)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    """The local stack over real HTTP on a free port: the front `engram local` serves (Hypercorn and
+    its ASGI app), handing each request to the in-process gateway instead of a worker process."""
+    import asyncio
+    import socket
+
+    from hypercorn.asyncio import serve
+
+    async def invoke(call: HttpCall) -> HttpResponse:
+        return await asyncio.to_thread(gateway.handle, call.method, call.raw_path, call.headers, call.body)
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    ready = threading.Event()
+
+    async def main() -> None:
+        ready.set()
+        await serve(GatewayApp(invoke), server_config(f"127.0.0.1:{port}"), shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    ready.wait(10)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):  # until Hypercorn listens
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.1):
+                break
+        except OSError:
+            threading.Event().wait(0.05)
+    yield url
+    loop.call_soon_threadsafe(stop.set)
+    thread.join(15)

@@ -31,6 +31,9 @@ DEFAULT_MODELS: dict[str, tuple[str, int]] = {
     "openai": (OPENAI_EMBEDDING_MODEL, 1536),
     "bedrock": (BEDROCK_EMBEDDING_MODEL, 1024),
 }
+LOCAL_MAX_CHUNKS = 1_500  # about 4 MB of prose
+REMOTE_MAX_CHUNKS = 40_000  # about 80 MB of prose; ENGRAM_MAX_EXTRACTED_CHARS (20 M) comes first
+
 # Defaults only; set ENGRAM_LLM_MODEL to the model you mean to pay for (for bedrock, the model or
 # inference-profile id your account has access to in its region).
 DEFAULT_LLM_MODELS: dict[str, str] = {
@@ -55,6 +58,10 @@ ENV_PREFIX = "ENGRAM_"
 WORK_PREFIX = "_engram/"
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 class Settings(BaseModel):
     """`Settings(**values)`: `values`, and for every field not given, its environment variable: the
     names its AliasChoices list, then ENGRAM_<FIELD>; the first one set wins, names are matched
@@ -74,6 +81,13 @@ class Settings(BaseModel):
     data_dir: Path = Path(".engram")
     port: int = Field(default=8080, ge=1, le=65535)
     host: str = "127.0.0.1"
+    # `engram local`: API worker processes (each runs one request at a time, as a Lambda container
+    # does) and ingestion worker processes (each runs one pipeline step at a time).
+    workers: int = Field(default_factory=_cores, ge=1, le=64)
+    ingest_workers: int = Field(default=2, ge=1, le=64)
+    # `engram local`: one time limit for every pipeline step instead of each step's own (for a
+    # machine much slower than Lambda, or tests); unset: engram.pipeline.steps decides.
+    step_timeout_seconds: float | None = Field(default=None, gt=0)
     dev_api_key: SecretStr | None = None
     migrations_dir: Path = Field(default_factory=lambda: _repo_root() / "migrations")
 
@@ -152,6 +166,10 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(default=500, ge=50, le=8000)
     chunk_overlap_tokens: int = Field(default=60, ge=0, le=2000)
     max_memories_per_document: int = Field(default=500, ge=0)
+    # Chunks per document; unset: LOCAL_MAX_CHUNKS with the local model (one CPU core embeds 3 to 10
+    # 500-token chunks a second, by how busy the machine is, and the embed step has 600 s),
+    # REMOTE_MAX_CHUNKS otherwise.
+    max_chunks_per_document: int | None = Field(default=None, ge=1)
     link_similarity: float = Field(default=0.9, gt=0.0, le=1.0)
     embed_batch_size: int = Field(default=64, ge=1, le=2048)
     ocr_provider: OcrProviderName = "auto"
@@ -186,6 +204,12 @@ class Settings(BaseModel):
     @property
     def resolved_embedding_dimensions(self) -> int:
         return self.embedding_dimensions or DEFAULT_MODELS[self.embedding_provider][1]
+
+    @property
+    def resolved_max_chunks_per_document(self) -> int:
+        if self.max_chunks_per_document is not None:
+            return self.max_chunks_per_document
+        return LOCAL_MAX_CHUNKS if self.embedding_provider == "local" else REMOTE_MAX_CHUNKS
 
     @property
     def resolved_llm_model(self) -> str | None:

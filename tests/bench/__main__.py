@@ -14,6 +14,7 @@ import numpy as np
 
 from tests.bench import (
     coldstart,
+    concurrency,
     harness,
     latency,
     loader,
@@ -26,16 +27,24 @@ from tests.bench import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SECTIONS = ("coldstart", "latency", "recall", "writes", "pipeline", "scifact")
+SECTIONS = ("coldstart", "latency", "recall", "writes", "pipeline", "scifact", "concurrency")
 # pdf_pages: the PDF has 100 pages, in both profiles (about a minute, mostly embedding).
 PROFILES: dict[str, dict[str, Any]] = {
-    "quick": {"scales": ["10K"], "queries": 300, "recall_queries": 30, "writes": 100, "pdf_pages": 100},
+    "quick": {
+        "scales": ["10K"],
+        "queries": 300,
+        "recall_queries": 30,
+        "writes": 100,
+        "pdf_pages": 100,
+        "concurrency_seconds": 20,
+    },
     "full": {
         "scales": ["10K", "100K"],
         "queries": 1000,
         "recall_queries": 100,
         "writes": 300,
         "pdf_pages": 100,
+        "concurrency_seconds": 40,
     },
 }
 
@@ -163,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                         handlers, local, claims[: args.options["writes"]], embedder.embed_query, log
                     )
                 )
+                result.extend(writes.sentence_embedding(embedder.embed_documents, claims[:100]))
                 wrote = True
         finally:
             local.close()
@@ -173,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if "latency" in args.sections:
         result.extend(latency.embedding_latency(embedder.embed_query, claims[:100]))
+    if "concurrency" in args.sections:
+        result.extend(concurrency.concurrency(bench_dir, args.options["concurrency_seconds"], log))
     if "scifact" in args.sections:
         if corpus is None:
             log(f"scifact: {args.scifact_dir} not found; skipped")

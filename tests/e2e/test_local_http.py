@@ -1,52 +1,12 @@
-"""The local stack over real HTTP: the same server `engram local` runs, on a free port."""
+"""The local stack over real HTTP: `engram local` itself, on a free port (tests/e2e/conftest.py)."""
 
 from __future__ import annotations
 
-import json
 import threading
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from typing import Any
 
-import pytest
-
-from engram.local.server import make_server
+from engram.limits import MAX_REQUEST_BYTES
 from engram.tenants.service import IssuedKey
-
-
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    server = make_server("127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-def call(
-    base_url: str,
-    method: str,
-    path: str,
-    body: Any = None,
-    key: str | None = None,
-    raw: bytes | None = None,
-    content_type: str | None = "application/json",
-) -> tuple[int, Any]:
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    request = urllib.request.Request(base_url + path, data=data, method=method)
-    if content_type:
-        request.add_header("Content-Type", content_type)
-    if key:
-        request.add_header("x-api-key", key)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            payload = response.read()
-            return response.status, json.loads(payload) if payload else None
-    except urllib.error.HTTPError as error:
-        payload = error.read()
-        return error.code, json.loads(payload) if payload else None
+from tests.e2e.local_server import call
 
 
 def test_store_search_patch_delete_over_http(
@@ -88,7 +48,7 @@ def test_errors_over_http(base_url: str, tenant: IssuedKey) -> None:
     assert call(base_url, "POST", "/v1/memories", raw=b"\xff\xfe\x00", key=key)[0] == 400
     status, body = call(base_url, "POST", "/v1/memories", {"content": "x", "limit": 3}, key)
     assert status == 422 and body["error"]["field"] == "limit"
-    status, body = call(base_url, "POST", "/v1/memories", raw=b"x" * (10 * 1024 * 1024 + 1), key=key)
+    status, body = call(base_url, "POST", "/v1/memories", raw=b"x" * (MAX_REQUEST_BYTES + 1), key=key)
     assert status == 413 and body["error"]["code"] == "payload_too_large"
 
 

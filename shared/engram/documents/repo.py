@@ -312,6 +312,19 @@ def chunks_of(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> list[dict[st
     ).fetchall()
 
 
+def chunks_to_embed(
+    cur: TenantTx, tenant_id: UUID, document_id: UUID, model: str, *, after_ordinal: int, limit: int
+) -> list[dict[str, Any]]:
+    """The next `limit` chunks (by ordinal, after `after_ordinal`) without an embedding of `model`."""
+    return cur.execute(
+        """SELECT id, ordinal, content FROM chunks
+           WHERE tenant_id = %s AND document_id = %s AND ordinal > %s
+             AND embedding_model IS DISTINCT FROM %s
+           ORDER BY ordinal LIMIT %s""",
+        (tenant_id, document_id, after_ordinal, model, limit),
+    ).fetchall()
+
+
 def set_chunk_embeddings(
     cur: TenantTx, tenant_id: UUID, vectors: Sequence[tuple[UUID, str]], model: str
 ) -> None:

@@ -1,20 +1,42 @@
-"""`engram local`: database, dev key, model and HTTP front, until Ctrl-C."""
+"""`engram local`: the database, the API and ingestion workers, the HTTP front, until Ctrl-C.
+
+One supervising process (this one) runs PostgreSQL (embedded, started again if it dies; or
+DATABASE_URL), the HTTP front (Hypercorn with engram.local.asgi), the ingestion coordinator and the
+drop-folder watcher, and keeps two pools of worker processes: `ENGRAM_WORKERS` API workers (default:
+one per core) and `ENGRAM_INGEST_WORKERS` ingestion workers. A worker that dies is replaced. Ctrl-C
+or SIGTERM stops everything: the front drains its requests, the workers exit, the embedded
+PostgreSQL stops. If this process is killed outright, the workers die with it and the next start
+adopts the PostgreSQL it left.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
-import threading
+import socket
 import time
-from types import FrameType
+from collections.abc import Awaitable
+from typing import Any
 
 from engram import deps
 from engram.db.database import Database
-from engram.local.server import make_server
-from engram.local.stack import install_app, open_database
+from engram.db.embedded import apply_settings, tuned_settings
+from engram.local.asgi import GatewayApp, server_config
+from engram.local.channel import Boot, HttpCall
+from engram.local.gateway import HttpResponse, error
+from engram.local.ingest import DropFolder, IngestCoordinator, start_drop_folder
+from engram.local.stack import LocalDatabase, open_database
+from engram.local.workers import InvocationTimedOut, NoWorkerFree, PoolClosed, WorkerFailed, WorkerPool
+from engram.observability import logger
 from engram.settings import Settings
 from engram.tenants import service
 
 DEV_TENANT = "dev"
+# API Gateway ends an integration after 29 s; the worker is then killed, as Lambda would end it.
+API_TIMEOUT_SECONDS = 29.0
+GRACE_SECONDS = 10.0
+POSTGRES_CHECK_SECONDS = 1.0
 
 
 def ensure_dev_key(local_admin: Database, settings: Settings) -> str:
@@ -36,43 +58,173 @@ def ensure_dev_key(local_admin: Database, settings: Settings) -> str:
 
 
 def run_local(settings: Settings) -> int:
-    started = time.monotonic()
+    return asyncio.run(LocalStack(settings).run())
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    return sock
+
+
+def open_tuned_database(settings: Settings) -> LocalDatabase:
+    """The database, with the embedded server's settings tuned (restarted once when they need it)."""
     local = open_database(settings)
-    install_app(local)
-    key = ensure_dev_key(local.admin, settings)
-    deps.embedder().embed_query("warm up")  # load the model now, not on the first request
-    from engram.local.ingest import start_local_ingest
-
-    ingest = start_local_ingest(settings, local.admin, DEV_TENANT)
-    server = make_server(settings.host, settings.port)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    where = (settings.database_url and "DATABASE_URL") or str(settings.pg_data_dir.resolve())
-    print(f"Engram local stack ready in {time.monotonic() - started:.1f}s", flush=True)
-    print(f"  API:       http://{settings.host}:{settings.port}  (OpenAPI at /openapi.json)", flush=True)
-    print(f"  database:  {where}", flush=True)
-    print(
-        f"  embedder:  {deps.embedder().model_id} (local)"
-        if settings.embedding_provider == "local"
-        else f"  embedder:  {deps.embedder().model_id}",
-        flush=True,
-    )
-    print(f"  dev API key (tenant '{DEV_TENANT}'): {key}", flush=True)
-    print(f"  drop folder: {settings.drop_dir.resolve()}/<container>/ (files become documents)", flush=True)
-    print("Press Ctrl-C to stop.", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        ingest.stop()
-        server.server_close()
+    if local.embedded is not None and apply_settings(local.admin_conninfo, tuned_settings()):
         local.close()
+        local.embedded.stop()
+        local = open_database(settings)
+    return local
+
+
+class LocalStack:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.stop_requested = asyncio.Event()
+        self._database: asyncio.Future[LocalDatabase] | None = None
+
+    async def run(self) -> int:
+        started = time.monotonic()
+        settings = self.settings
+        loop = asyncio.get_running_loop()
+        sock = listening_socket(settings.host, settings.port)  # a port in use fails here, at once
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self._on_signal)
+
+        # The API workers import their handlers while the database starts.
+        self._database = loop.run_in_executor(None, open_tuned_database, settings)
+        api = WorkerPool("api", settings.workers, lambda: self._boot("api"))
+        api.start()
+        try:
+            local = await self._database
+        except BaseException:
+            await api.close(grace=0)
+            raise
+        drop: DropFolder | None = None
+        server: asyncio.Task[None] | None = None
+        watcher: asyncio.Task[None] | None = None
+        ingest = WorkerPool("ingest", settings.ingest_workers, lambda: self._boot("ingest"), fair=True)
+        coordinator = IngestCoordinator(
+            ingest,
+            loop,
+            documents_running=4 * settings.ingest_workers,
+            step_timeout_seconds=settings.step_timeout_seconds,
+        )
+        try:
+            deps.install(deps.Deps(settings=settings, database=local.app, starter=coordinator))
+            key = await asyncio.to_thread(ensure_dev_key, local.admin, settings)
+            app = GatewayApp(lambda call: self._http(api, coordinator, call))
+            config = server_config(f"fd://{sock.detach()}")  # the server owns (and closes) it now
+            server = loop.create_task(self._serve(app, config))
+            await self._until(api.wait_ready(), server)
+            ready_seconds = time.monotonic() - started
+            ingest.start()
+            if local.embedded is not None:
+                watcher = loop.create_task(self._watch_postgres(local))
+            drop = await asyncio.to_thread(start_drop_folder, settings, local.admin, DEV_TENANT)
+            self._banner(local, key, ready_seconds, drop)
+            await self._until(self.stop_requested.wait(), server)
+        finally:
+            print("Stopping Engram...", flush=True)
+            if watcher is not None:
+                watcher.cancel()
+            if drop is not None:
+                drop.stop()
+            coordinator.stop()
+            self.stop_requested.set()  # ends the server, which drains its requests first
+            if server is not None:
+                await asyncio.gather(server, return_exceptions=True)
+            # A step cut short is resumed at the next start: ingestion is not waited for long.
+            await asyncio.gather(api.close(), ingest.close(grace=2.0), return_exceptions=True)
+            await asyncio.to_thread(coordinator.join, GRACE_SECONDS)
+            local.close()
+            if local.embedded is not None:
+                try:
+                    local.embedded.stop()
+                except Exception:  # it died meanwhile: the next start adopts or replaces it
+                    logger.exception("could not stop PostgreSQL")
+            print("Engram stopped.", flush=True)
+        return 0
+
+    @staticmethod
+    async def _watch_postgres(local: LocalDatabase) -> None:
+        """Start the embedded PostgreSQL again if it dies; the workers' pools reconnect on their own."""
+        assert local.embedded is not None
+        while True:
+            await asyncio.sleep(POSTGRES_CHECK_SECONDS)
+            try:
+                if await asyncio.to_thread(local.embedded.ensure_running):
+                    logger.warning("PostgreSQL had stopped: started it again")
+            except Exception:
+                logger.exception("could not start PostgreSQL again; retrying")
+
+    def _on_signal(self) -> None:
+        if self.stop_requested.is_set():
+            # A second Ctrl-C: leave at once. The workers die with this process; PostgreSQL is
+            # adopted and stopped by the next start.
+            os._exit(130)
+        self.stop_requested.set()
+
+    async def _until(self, awaitable: Awaitable[Any], server: asyncio.Task[None]) -> None:
+        """Await `awaitable`, unless the server ends first (it failed: raise its error)."""
+        waiting = asyncio.ensure_future(awaitable)
+        await asyncio.wait({waiting, server}, return_when=asyncio.FIRST_COMPLETED)
+        if not waiting.done():
+            waiting.cancel()
+            server.result()
+            raise RuntimeError("the HTTP server stopped")
+
+    async def _serve(self, app: GatewayApp, config: Any) -> None:
+        from hypercorn.asyncio import serve
+
+        await serve(app, config, shutdown_trigger=self.stop_requested.wait)  # type: ignore[arg-type]
+
+    async def _boot(self, role: str) -> Boot:
+        assert self._database is not None
+        local = await asyncio.shield(self._database)
+        settings = self.settings
         if local.embedded is not None:
-            local.embedded.stop()
-        print("Engram stopped.", flush=True)
-    return 0
+            return Boot(role, settings, local.embedded.app_conninfo(settings.app_role), None)
+        if settings.app_database_url:
+            return Boot(role, settings, settings.app_database_url, None)
+        return Boot(role, settings, local.admin_conninfo, settings.app_role)
+
+    @staticmethod
+    async def _http(api: WorkerPool, coordinator: IngestCoordinator, call: HttpCall) -> HttpResponse:
+        try:
+            reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS, wait=API_TIMEOUT_SECONDS)
+        except NoWorkerFree:
+            return error(503, "unavailable", "every API worker stayed busy; retry later")
+        except InvocationTimedOut:
+            return error(504, "timeout", f"the request took longer than {API_TIMEOUT_SECONDS:.0f} s")
+        except WorkerFailed:
+            return error(502, "upstream_error", "the handler's process exited; it has been restarted")
+        except PoolClosed:
+            return error(503, "unavailable", "the server is stopping")
+        for ref, name in reply.starts:
+            coordinator.start(ref, name)
+        response: HttpResponse = reply.value
+        return response
+
+    def _banner(self, local: LocalDatabase, key: str, ready_seconds: float, drop: DropFolder) -> None:
+        settings = self.settings
+        where = (settings.database_url and "DATABASE_URL") or str(settings.pg_data_dir.resolve())
+        embedder = deps.embedder().model_id if settings.embedding_provider != "local" else None
+        lines = [
+            f"Engram local stack ready in {ready_seconds:.1f}s",
+            f"  API:       http://{settings.host}:{settings.port}  (OpenAPI at /openapi.json)",
+            f"  workers:   {settings.workers} API, {settings.ingest_workers} ingestion",
+            f"  database:  {where}",
+            f"  embedder:  {embedder or settings.resolved_embedding_model + ' (local)'}",
+            f"  dev API key (tenant '{DEV_TENANT}'): {key}",
+            f"  drop folder: {settings.drop_dir.resolve()}/<container>/ (files become documents)",
+        ]
+        if drop.resumed:
+            lines.append(f"  resumed {drop.resumed} unfinished document(s)")
+        lines.append("Press Ctrl-C to stop.")
+        print("\n".join(lines), flush=True)
+        logger.debug("started", extra={"ready_seconds": ready_seconds})

@@ -58,7 +58,9 @@ def describe_failure(step: str | None, error: dict[str, Any] | None) -> tuple[st
     where = f"{step}: " if step else ""
     if name in FAILURE_CODES:
         return FAILURE_CODES[name], f"{where}{message}" if message else f"{where}{name}"
-    if name == "States.Timeout":
+    # States.Timeout: the Task's TimeoutSeconds; Sandbox.Timedout: the Lambda's own timeout, which
+    # comes first (the Task allows TASK_TIMEOUT_MARGIN_SECONDS more). `engram local` reports the latter.
+    if name in ("States.Timeout", "Sandbox.Timedout"):
         return "timeout", f"{where}the step took longer than its time limit"
     if name == "TransientError" or name.startswith("Lambda."):
         return "unavailable", f"{where}still failing after retries ({name}: {message or 'no detail'})"

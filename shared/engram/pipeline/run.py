@@ -3,7 +3,9 @@
 Each step: (1) claims the document for its revision and sets the status (a short transaction);
 (2) does its work outside any transaction; (3) writes its results in one transaction that first checks
 the revision again. So a step either writes everything or nothing, a retried step overwrites its own
-earlier attempt, and a superseded run (the document deleted or queued again) writes nothing.
+earlier attempt, and a superseded run (the document deleted or queued again) writes nothing. The
+embed step writes a page of chunks at a time (its memory stays bounded); a retry resumes after the
+last page written.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from engram.documents.failures import (
     ExtractionUnusable,
     SourceMissing,
     Superseded,
+    TooLarge,
     UnsupportedHere,
 )
 from engram.documents.outputs import fail_document, purge_memories
@@ -39,6 +42,9 @@ from engram.pipeline.document_memories import (
 from engram.pipeline.embedding import embed_batched, vector_literal
 from engram.pipeline.readers import Source, read
 from engram.pipeline.readers.result import Extracted
+
+# The embed step reads, embeds and writes this many chunks at a time.
+EMBED_PAGE_CHUNKS = 256
 
 
 def _claim(ctx: PipelineContext, ref: DocumentRef, status: str) -> dict[str, Any]:
@@ -117,6 +123,12 @@ def chunk_step(ctx: PipelineContext, ref: DocumentRef) -> None:
     drafts = chunk(extracted, ctx.settings.chunk_tokens, ctx.settings.chunk_overlap_tokens)
     if not drafts:
         raise EmptyContent("the document has no text to index")
+    limit = ctx.settings.resolved_max_chunks_per_document
+    if len(drafts) > limit:
+        raise TooLarge(
+            f"the document makes {len(drafts):,} chunks of about {ctx.settings.chunk_tokens} tokens; "
+            f"the limit is {limit:,} (ENGRAM_MAX_CHUNKS_PER_DOCUMENT): split it into smaller documents"
+        )
     with ctx.db.tenant(ref.tenant_id) as cur:
         doc = _current(cur, ref)
         documents.replace_chunks(
@@ -128,22 +140,33 @@ def chunk_step(ctx: PipelineContext, ref: DocumentRef) -> None:
 
 
 def embed_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    """Embeds the chunks a page at a time, each page committed once the revision is checked again:
+    memory stays bounded whatever the document's size, and a retry resumes where it stopped."""
     _claim(ctx, ref, "embedding")
-    with ctx.db.tenant(ref.tenant_id) as cur:
-        rows = documents.chunks_of(cur, ref.tenant_id, ref.document_id)
     model = ctx.embedder.model_id
-    todo = [r for r in rows if r["embedding_model"] != model]  # a retry resumes where it stopped
-    vectors = embed_batched(
-        ctx.embedder, [r["content"] for r in todo], batch_size=ctx.settings.embed_batch_size, sleep=ctx.sleep
-    )
-    with ctx.db.tenant(ref.tenant_id) as cur:
-        _current(cur, ref)
-        documents.set_chunk_embeddings(
-            cur,
-            ref.tenant_id,
-            [(r["id"], vector_literal(v)) for r, v in zip(todo, vectors, strict=True)],
-            model,
+    after = -1
+    while True:
+        with ctx.db.tenant(ref.tenant_id) as cur:
+            rows = documents.chunks_to_embed(
+                cur, ref.tenant_id, ref.document_id, model, after_ordinal=after, limit=EMBED_PAGE_CHUNKS
+            )
+        if not rows:
+            return
+        vectors = embed_batched(
+            ctx.embedder,
+            [r["content"] for r in rows],
+            batch_size=ctx.settings.embed_batch_size,
+            sleep=ctx.sleep,
         )
+        with ctx.db.tenant(ref.tenant_id) as cur:
+            _current(cur, ref)
+            documents.set_chunk_embeddings(
+                cur,
+                ref.tenant_id,
+                [(r["id"], vector_literal(v)) for r, v in zip(rows, vectors, strict=True)],
+                model,
+            )
+        after = rows[-1]["ordinal"]
 
 
 # --- llm-extract ------------------------------------------------------------------------------

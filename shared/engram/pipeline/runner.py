@@ -2,8 +2,8 @@
 
 It invokes the same Lambda handlers (functions/pipeline/<step>/handler.py) in the order of
 `engram.pipeline.steps.STEPS`, retries TransientError with the same backoff policy, sends any other
-failure to mark-failed with the step's name, and marks the document done at the end. What it cannot
-do is stop a step at its TimeoutSeconds: a Python thread cannot be killed.
+failure to mark-failed with the step's name, and marks the document done at the end. Time limits
+are the invoker's: `engram local` runs each step in a worker process it kills at the step's timeout.
 """
 
 from __future__ import annotations
@@ -29,9 +29,15 @@ from engram.pipeline.steps import (
 Invoke = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
+def error_name(exc: BaseException) -> str:
+    """The error name Step Functions matches: the exception's class name, or the name an invoker
+    gives (a step that ran in another process, a timeout)."""
+    return str(getattr(exc, "error_name", None) or type(exc).__name__)
+
+
 def error_object(exc: BaseException) -> dict[str, str]:
     """The {Error, Cause} a Catch sees when a Python Lambda raises `exc`."""
-    name = type(exc).__name__
+    name = error_name(exc)
     return {"Error": name, "Cause": json.dumps({"errorMessage": str(exc), "errorType": name})}
 
 
@@ -61,7 +67,7 @@ class LocalRunner:
                     extra={
                         "step": step.name,
                         "document_id": str(ref.document_id),
-                        "error": type(exc).__name__,
+                        "error": error_name(exc),
                     },
                 )
                 self._finish(
@@ -90,7 +96,7 @@ class LocalRunner:
             try:
                 return self.invoke(function, event)
             except Exception as exc:
-                if type(exc).__name__ not in TRANSIENT_ERRORS or attempt == self.max_retries:
+                if error_name(exc) not in TRANSIENT_ERRORS or attempt == self.max_retries:
                     raise
                 logger.info(
                     "retrying", extra={"function": function, "attempt": attempt + 1, "error": str(exc)}

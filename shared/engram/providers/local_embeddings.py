@@ -62,12 +62,21 @@ def _truncates_at(target: Path) -> int | None:
     return value if isinstance(value, int) else None
 
 
+# ONNX Runtime's batch: 16 sequences of up to 256 word pieces. Larger batches are no faster on a
+# CPU, and the memory arena grows with them (batches of 64 took a process past 2.5 GB).
+ONNX_BATCH = 16
+
+
 class LocalEmbedder:
+    """One ONNX Runtime thread by default: in `engram local` and in Lambda, parallelism comes from
+    processes (one request or step each), and a thread pool per process only makes the processes
+    compete (a query's p95 was 4-6x worse with ONNX Runtime's default of one thread per core on a
+    loaded 2-core machine). No memory arena: embedding a large document stays within a few hundred
+    MB."""
+
     dimensions = LOCAL_DIMENSIONS
 
-    def __init__(
-        self, *, model_id: str = LOCAL_MODEL_NAME, model_dir: Path, threads: int | None = None
-    ) -> None:
+    def __init__(self, *, model_id: str = LOCAL_MODEL_NAME, model_dir: Path, threads: int | None = 1) -> None:
         self.model_id = model_id
         self._model_dir = model_dir / "all-MiniLM-L6-v2"
         self._threads = threads
@@ -80,13 +89,16 @@ class LocalEmbedder:
                 from fastembed import TextEmbedding
 
                 offline = assemble_offline_model(self._model_dir)
+                options: dict[str, Any] = {"threads": self._threads, "enable_cpu_mem_arena": False}
                 try:
                     if offline is not None:
-                        self._model = TextEmbedding(
-                            LOCAL_MODEL_NAME, specific_model_path=str(offline), threads=self._threads
-                        )
+                        model = TextEmbedding(LOCAL_MODEL_NAME, specific_model_path=str(offline), **options)
                     else:
-                        self._model = TextEmbedding(LOCAL_MODEL_NAME, threads=self._threads)
+                        model = TextEmbedding(LOCAL_MODEL_NAME, **options)
+                    # Warm up: ONNX Runtime's first runs of a session are several times slower.
+                    for _ in range(3):
+                        list(model.embed(["warm up the session"]))
+                    self._model = model
                 except Exception as exc:
                     raise ProviderError(
                         "could not load the local embedding model; install it offline with "
@@ -99,7 +111,7 @@ class LocalEmbedder:
         if not texts:
             return []
         model = self._load()
-        return [vector.tolist() for vector in model.embed(list(texts), batch_size=64)]
+        return [vector.tolist() for vector in model.embed(list(texts), batch_size=ONNX_BATCH)]
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]

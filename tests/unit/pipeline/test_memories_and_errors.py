@@ -154,6 +154,11 @@ def test_step_functions_errors_become_clear_document_errors() -> None:
         "timeout",
         "embed: the step took longer than its time limit",
     )
+    lambda_timeout = _cause("Task timed out after 600.00 seconds", "Sandbox.Timedout")
+    assert describe_failure("embed", {"Error": "Sandbox.Timedout", "Cause": lambda_timeout}) == (
+        "timeout",
+        "embed: the step took longer than its time limit",
+    )
     assert describe_failure("chunk", {"Error": "Lambda.ServiceException", "Cause": "boom"}) == (
         "unavailable",
         "chunk: still failing after retries (Lambda.ServiceException: boom)",

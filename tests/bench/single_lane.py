@@ -1,11 +1,17 @@
-"""The local HTTP front: a threaded HTTP/1.1 server in front of `LocalGateway`."""
+"""The local HTTP front `engram local` had before its worker processes, kept as the concurrency
+bench's anchor: a threaded http.server in front of one in-process `LocalGateway`, whose lock lets one
+request run at a time (a single lane).
+
+    python -m tests.bench.single_lane PORT   (DATABASE_URL or ENGRAM_DATA_DIR as for `engram local`)
+"""
 
 from __future__ import annotations
 
+import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from engram.limits import TOO_LARGE_MESSAGE
-from engram.local.gateway import MAX_BODY_BYTES, HttpResponse, LocalGateway, error
+from engram.limits import MAX_REQUEST_BYTES
+from engram.local.gateway import HttpResponse, LocalGateway, error, too_large
 from engram.observability import logger
 
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
@@ -24,9 +30,7 @@ def make_server(host: str, port: int, gateway: LocalGateway | None = None) -> Th
             except ValueError:
                 self._send(error(400, "bad_request", "invalid Content-Length"))
                 return
-            if length > MAX_BODY_BYTES:
-                # Read (and drop) a moderately oversized body so the client sees the 413 rather than
-                # a reset connection; beyond that, just close.
+            if length > MAX_REQUEST_BYTES:
                 if length <= DRAIN_LIMIT_BYTES:
                     remaining = length
                     while remaining > 0:
@@ -34,13 +38,7 @@ def make_server(host: str, port: int, gateway: LocalGateway | None = None) -> Th
                         if not chunk:
                             break
                         remaining -= len(chunk)
-                self._send(error(413, "payload_too_large", TOO_LARGE_MESSAGE))
-                self.close_connection = True
-                return
-            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                self._send(
-                    error(411, "length_required", "send a Content-Length; chunked bodies are not supported")
-                )
+                self._send(too_large())
                 self.close_connection = True
                 return
             body = self.rfile.read(length) if length else b""
@@ -70,3 +68,26 @@ def make_server(host: str, port: int, gateway: LocalGateway | None = None) -> Th
     server = ThreadingHTTPServer((host, port), RequestHandler)
     server.daemon_threads = True
     return server
+
+
+def main(argv: list[str]) -> int:
+    from engram import deps
+    from engram.local.stack import install_app, open_database
+    from engram.settings import get_settings
+
+    settings = get_settings()
+    local = open_database(settings)
+    install_app(local)
+    deps.embedder().embed_query("warm up")
+    server = make_server("127.0.0.1", int(argv[0]))
+    print("ready", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+        local.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,143 @@
+"""The HTTP front of `engram local`: a small ASGI app, served by Hypercorn, that does what API
+Gateway does before a Lambda runs: match the route (JSON 404/405 otherwise, for any method), enforce
+the payload limit, and hand the request to a worker process, which builds the proxy event.
+
+HTTP parsing (strict, h11), connection and read timeouts are Hypercorn's job (see `server_config`);
+the body limit is counted here on the bytes actually received, so no header (a negative or
+duplicated Content-Length, chunked encoding) gets a larger body through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from engram.limits import MAX_REQUEST_BYTES
+from engram.local.channel import HttpCall
+from engram.local.gateway import OPENAPI_PATH, HttpResponse, error, match_route, too_large
+
+Invoke = Callable[[HttpCall], Awaitable[HttpResponse]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+# An oversized body up to this size is read and dropped, so that the client reads the 413 instead
+# of a connection reset; beyond it the connection is closed after the 413.
+DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
+BODY_TIMEOUT_SECONDS = 60.0
+# API Gateway's limit on the request line and header values together.
+MAX_HEADER_BYTES = 10240
+_HOP_BY_HOP = {"content-length", "connection", "transfer-encoding", "keep-alive"}
+
+
+class GatewayApp:
+    def __init__(self, invoke: Invoke, *, body_timeout: float = BODY_TIMEOUT_SECONDS) -> None:
+        self.invoke = invoke
+        self.body_timeout = body_timeout
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return  # websockets: closed by the server
+        response = await self._serve(scope, receive)
+        if response is not None:
+            await _respond(send, response)
+
+    async def _serve(self, scope: dict[str, Any], receive: Receive) -> HttpResponse | None:
+        method: str = scope["method"]
+        raw_path = scope["raw_path"].decode("latin-1")
+        size = len(raw_path) + len(scope["query_string"]) + sum(len(k) + len(v) for k, v in scope["headers"])
+        if size > MAX_HEADER_BYTES:
+            return error(
+                431,
+                "headers_too_large",
+                f"the request line and headers are limited to {MAX_HEADER_BYTES} bytes",
+            )
+        body = await self._read_body(receive)
+        if body is None:
+            return None  # the client went away
+        if isinstance(body, HttpResponse):
+            return body
+        if not (method == "GET" and raw_path == OPENAPI_PATH):
+            matched = match_route(method, raw_path)
+            if isinstance(matched, HttpResponse):
+                return matched
+        query = scope["query_string"].decode("latin-1")
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+        target = f"{raw_path}?{query}" if query else raw_path
+        return await self.invoke(HttpCall(method, target, headers, body))
+
+    async def _read_body(self, receive: Receive) -> bytes | HttpResponse | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout
+        chunks: list[bytes] = []
+        received = 0
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                return error(
+                    408, "request_timeout", f"the body did not arrive within {self.body_timeout:.0f} s"
+                )
+            if message["type"] == "http.disconnect":
+                return None
+            data: bytes = message.get("body", b"")
+            received += len(data)
+            if received <= MAX_REQUEST_BYTES:
+                chunks.append(data)
+            elif received > DRAIN_LIMIT_BYTES:
+                return too_large()
+            if not message.get("more_body", False):
+                break
+        return too_large() if received > MAX_REQUEST_BYTES else b"".join(chunks)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _respond(send: Send, response: HttpResponse) -> None:
+    headers = [
+        (name.encode("latin-1", "replace"), value.encode("latin-1", "replace"))
+        for name, value in response.lines()
+        if name.lower() not in _HOP_BY_HOP
+    ]
+    headers.append((b"content-length", str(len(response.body)).encode()))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body})
+
+
+def server_config(bind: str, *, keep_alive_timeout: float = 5.0, read_timeout: int = 30) -> Any:
+    """Hypercorn's settings for the local front.
+
+    - `keep_alive_timeout` also bounds how long a new connection may take to send its request line
+      and headers (Hypercorn's idle timer runs until the headers are in): half-open and slowloris
+      connections are closed after it, and never hold a worker, which only sees whole requests.
+    - `read_timeout`: a connection that sends nothing for this long while its body is expected is
+      closed.
+    - Header names keep their case (API Gateway passes them as sent); 16 KB of request line and
+      headers at most.
+    """
+    from hypercorn.config import Config
+
+    config = Config()
+    config.bind = [bind]
+    config.keep_alive_timeout = keep_alive_timeout
+    config.read_timeout = read_timeout
+    config.h11_max_incomplete_size = 16 * 1024
+    config.h11_pass_raw_headers = True
+    config.include_server_header = False
+    config.accesslog = None
+    config.errorlog = "-"
+    config.loglevel = "WARNING"
+    config.graceful_timeout = 10.0
+    config.backlog = 1024
+    return config

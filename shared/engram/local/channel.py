@@ -1,0 +1,86 @@
+"""Messages between `engram local` and its worker processes: length-prefixed pickles over a socket
+pair. Both ends are this program, so pickle is safe here; nothing else can write to the socket."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+import socket
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.documents.runs import DocumentRef
+from engram.settings import Settings
+
+_LENGTH = struct.Struct("!Q")
+
+
+@dataclass(frozen=True)
+class Boot:
+    """What a worker needs to serve: sent once, right after it starts."""
+
+    role: str  # "api" or "ingest"
+    settings: Settings
+    app_conninfo: str
+    set_role: str | None  # SET ROLE after connecting (a DATABASE_URL that logs in as an admin)
+
+
+@dataclass(frozen=True)
+class HttpCall:
+    method: str
+    raw_path: str  # percent-encoded, with the query string
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class LambdaCall:
+    function: str  # under functions/, e.g. "pipeline/embed"
+    event: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    value: Any = None
+    # When the function raised: the error's name and message, as Lambda reports them.
+    error: tuple[str, str] | None = None
+    # Pipeline runs the invocation asked for (a document registered), started by `engram local`.
+    starts: list[tuple[DocumentRef, str]] = field(default_factory=list)
+
+
+def encode(message: object) -> bytes:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(data)) + data
+
+
+def send(sock: socket.socket, message: object) -> None:
+    sock.sendall(encode(message))
+
+
+def receive(sock: socket.socket) -> Any:
+    """The next message, or None once the other end has closed."""
+    header = _read_exactly(sock, _LENGTH.size)
+    if header is None:
+        return None
+    (length,) = _LENGTH.unpack(header)
+    data = _read_exactly(sock, length)
+    if data is None:
+        return None
+    return pickle.loads(data)  # noqa: S301 - written by the parent process only
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = sock.recv(min(size - len(chunks), 1 << 20))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)
+
+
+async def read_message(reader: asyncio.StreamReader) -> Any:
+    """The next message; asyncio.IncompleteReadError once the worker has gone."""
+    (length,) = _LENGTH.unpack(await reader.readexactly(_LENGTH.size))
+    return pickle.loads(await reader.readexactly(length))  # noqa: S301 - our own worker

@@ -1,0 +1,138 @@
+"""One worker process of `engram local`: what a Lambda container is in AWS.
+
+It loads the handlers and the model once, then runs one invocation at a time, as Lambda does (and as
+Powertools requires: its resolvers keep the current event in a class attribute). An API worker
+serves HTTP requests through a `LocalGateway` (authorizer, proxy event, handler); an ingestion
+worker runs pipeline step functions. It exits when `engram local` closes its end of the socket, and
+dies with it if `engram local` is killed.
+
+    python -m engram.local.worker ROLE FD PARENT_PID
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+from engram.documents.runs import DocumentRef
+from engram.local.channel import Boot, HttpCall, LambdaCall, Reply, receive, send
+
+
+class ForwardingStarter:
+    """The pipeline starter of a worker: documents registered during an invocation are handed to
+    `engram local` with the reply, which runs them on its ingestion workers (as StartExecution
+    hands them to Step Functions)."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[DocumentRef, str]] = []
+
+    def start(self, ref: DocumentRef, name: str) -> None:
+        self._pending.append((ref, name))
+
+    def drain(self) -> list[tuple[DocumentRef, str]]:
+        pending, self._pending = self._pending, []
+        return pending
+
+
+class Runtime:
+    def __init__(self, boot: Boot) -> None:
+        from engram import deps
+        from engram.db.database import Database
+        from engram.local.gateway import LocalGateway
+
+        self.boot = boot
+        self.starter = ForwardingStarter()
+        database = Database(boot.app_conninfo, set_role=boot.set_role, min_size=1, max_size=2)
+        deps.install(deps.Deps(settings=boot.settings, database=database.open(), starter=self.starter))
+        self.gateway = LocalGateway()
+
+    def warm(self) -> None:
+        """Load the model and open a connection now: the first request should not pay for them
+        (Lambda's provisioned concurrency does the same)."""
+        from engram import deps
+
+        with deps.database().transaction() as cur:
+            cur.execute("SELECT 1")
+        if self.boot.settings.embedding_provider == "local":
+            deps.embedder().embed_query("warm up")
+
+    def invoke(self, call: HttpCall | LambdaCall) -> Reply:
+        if isinstance(call, HttpCall):
+            return Reply(value=self._http(call), starts=self.starter.drain())
+        from engram.local.functions import LocalLambdaContext, handler_of
+
+        try:
+            result = handler_of(call.function)(
+                call.event, LocalLambdaContext(call.function.replace("/", "-"))
+            )
+        except Exception as exc:
+            return Reply(error=(type(exc).__name__, str(exc)), starts=self.starter.drain())
+        return Reply(value=result, starts=self.starter.drain())
+
+    def _http(self, call: HttpCall) -> Any:
+        from engram.local.gateway import error
+        from engram.observability import logger
+
+        try:
+            return self.gateway.handle(call.method, call.raw_path, call.headers, call.body)
+        except Exception:
+            logger.exception("local gateway failed")
+            return error(500, "internal_error", "an internal error occurred; it has been logged")
+
+
+def preload(role: str) -> None:
+    """Import every handler this worker serves (done before the boot message arrives, while
+    `engram local` starts the database)."""
+    from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
+    from engram.local.functions import load_function
+    from engram.pipeline.steps import FINISH, STEPS
+
+    if role == "api":
+        names = [*API_FUNCTIONS, AUTHORIZER_FUNCTION]
+    else:
+        names = [f"pipeline/{step.function}" for step in (*STEPS, FINISH)]
+    for name in names:
+        load_function(name)
+    with contextlib.suppress(ImportError):  # most of the local model's load time
+        import fastembed  # noqa: F401
+
+
+def _die_with(parent_pid: int) -> None:
+    """Linux: be killed when `engram local` dies, even by SIGKILL (it cannot stop us then)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # it died before prctl took effect
+        os._exit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    role, fd, parent_pid = args[0], int(args[1]), int(args[2])
+    _die_with(parent_pid)
+    # Ctrl-C reaches `engram local`, which stops the workers in order; a worker ends its current
+    # invocation first.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sock = socket.socket(fileno=fd)
+    preload(role)
+    boot: Boot | None = receive(sock)
+    if boot is None:
+        return 0
+    runtime = Runtime(boot)
+    runtime.warm()
+    send(sock, ("ready", os.getpid()))
+    while True:
+        call = receive(sock)
+        if call is None:
+            return 0
+        send(sock, runtime.invoke(call))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,329 @@
+"""A pool of worker processes (engram.local.worker), each running one invocation at a time, as a
+Lambda function's containers do. A worker that crashes is replaced; one that outlives its
+invocation's time limit is killed and replaced, as Lambda ends a function at its timeout.
+
+Who gets the next free worker: the API pool serves requests in arrival order. The ingestion pool is
+fair: the waiting call of the tenant with the fewest calls running goes first, and a call for a
+large document never takes the last free worker, which stays for small documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engram.local.channel import Boot, HttpCall, LambdaCall, Reply, encode, read_message
+from engram.observability import logger
+
+BootProvider = Callable[[], Awaitable[Boot]]
+READY_TIMEOUT_SECONDS = 180.0
+STOP_GRACE_SECONDS = 10.0
+# A worker that keeps dying at start is restarted ever more slowly, up to this.
+MAX_RESTART_DELAY_SECONDS = 30.0
+
+
+class WorkerFailed(Exception):
+    """The worker process died during the invocation (Lambda reports `Runtime.ExitError`)."""
+
+    error_name = "Runtime.ExitError"
+
+
+class InvocationTimedOut(Exception):
+    """The invocation outlived its time limit; the worker was killed (Lambda: `Sandbox.Timedout`)."""
+
+    error_name = "Sandbox.Timedout"
+
+
+class PoolClosed(Exception):
+    pass
+
+
+class NoWorkerFree(Exception):
+    """No worker became free within the wait allowed (Lambda would throttle)."""
+
+
+class Worker:
+    def __init__(self, role: str, index: int) -> None:
+        self.role = role
+        self.name = f"{role}-{index}"
+        self.process: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self.started_at = 0.0
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    async def start(self, boot: BootProvider) -> None:
+        """Start the process (it imports its handlers meanwhile), send it `boot()`, wait until it
+        is ready to serve."""
+        parent_end, child_end = socket.socketpair()
+        self.started_at = time.monotonic()
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "engram.local.worker",
+                self.role,
+                str(child_end.fileno()),
+                str(os.getpid()),
+                pass_fds=(child_end.fileno(),),
+                start_new_session=True,  # the terminal's Ctrl-C goes to `engram local` alone
+            )
+        finally:
+            child_end.close()
+        self._reader, self._writer = await asyncio.open_unix_connection(sock=parent_end, limit=1 << 20)
+        self._writer.write(encode(await boot()))
+        await self._writer.drain()
+        ready = await asyncio.wait_for(read_message(self._reader), READY_TIMEOUT_SECONDS)
+        if not (isinstance(ready, tuple) and ready[0] == "ready"):
+            raise RuntimeError(f"worker {self.name} answered {ready!r} instead of ready")
+
+    async def call(self, message: HttpCall | LambdaCall) -> Reply:
+        assert self._reader is not None and self._writer is not None
+        try:
+            self._writer.write(encode(message))
+            await self._writer.drain()
+            reply: Reply = await read_message(self._reader)
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            raise WorkerFailed(f"worker {self.name} exited during the invocation") from exc
+        return reply
+
+    @property
+    def usable(self) -> bool:
+        """Not known to have exited (its end of the socket closes the moment it dies)."""
+        return (
+            self.process is not None
+            and self.process.returncode is None
+            and self._reader is not None
+            and not self._reader.at_eof()
+        )
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            self.process.kill()
+
+    async def stop(self, grace: float) -> None:
+        """Close our end: the worker finishes its invocation, reads EOF and exits; after `grace`
+        seconds it is killed."""
+        if self._writer is not None:
+            self._writer.close()
+        if self.process is None:
+            return
+        try:
+            await asyncio.wait_for(self.process.wait(), grace)
+        except TimeoutError:
+            self.kill()
+            await self.process.wait()
+
+
+@dataclass
+class Waiter:
+    """An invocation waiting for a worker."""
+
+    seq: int  # arrival order
+    tenant: str
+    heavy: bool  # for a large document
+    granted: asyncio.Future[Worker] | None = None
+
+
+def next_waiter(
+    waiting: Sequence[Waiter], running: Mapping[str, int], idle: int, size: int, *, fair: bool
+) -> Waiter | None:
+    """Who gets the next free worker. In order of arrival; or, `fair`: the tenant with the fewest
+    invocations running first, and a heavy invocation never takes the last free worker of a pool
+    of several (None: nobody may have it now)."""
+    if not waiting:
+        return None
+    if not fair:
+        return waiting[0]
+    keep_one = size > 1 and idle == 1
+    eligible = [w for w in waiting if not (w.heavy and keep_one)]
+    if not eligible:
+        return None
+    return min(eligible, key=lambda w: (running.get(w.tenant, 0), w.seq))
+
+
+class WorkerPool:
+    def __init__(self, role: str, size: int, boot: BootProvider, *, fair: bool = False) -> None:
+        if size < 1:
+            raise ValueError(f"a {role} pool needs at least one worker")
+        self.role = role
+        self.size = size
+        self.fair = fair
+        self._boot = boot
+        self._workers: set[Worker] = set()
+        self._idle: list[Worker] = []
+        self._waiting: list[Waiter] = []
+        self._running: dict[str, int] = {}  # tenant -> calls running
+        self._seq = itertools.count()
+        self._index = itertools.count()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = False
+        self._ready = asyncio.Event()
+        self.restarts = 0
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the first worker alone, so that the pool serves as soon as it can on a busy machine;
+        the others start once it is ready."""
+        self._spawn(delay=0.0)
+
+    async def wait_ready(self) -> None:
+        """Until at least one worker is serving."""
+        await self._ready.wait()
+
+    def pids(self) -> list[int]:
+        return [w.pid for w in self._workers if w.pid is not None]
+
+    async def close(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Stop every worker: each ends its invocation, if it does within `grace` seconds."""
+        self._closed = True
+        for waiter in self._waiting:
+            if waiter.granted is not None and not waiter.granted.done():
+                waiter.granted.set_exception(PoolClosed(f"the {self.role} pool is stopping"))
+        self._waiting.clear()
+        await asyncio.gather(*(w.stop(grace) for w in list(self._workers)), return_exceptions=True)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _spawn(self, delay: float) -> None:
+        task = asyncio.get_running_loop().create_task(self._run_worker(delay))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_worker(self, delay: float) -> None:
+        """Start a worker, serve with it until it exits, then start its replacement."""
+        if delay:
+            await asyncio.sleep(delay)
+        if self._closed:
+            return
+        worker = Worker(self.role, next(self._index))
+        self._workers.add(worker)
+        try:
+            await worker.start(self._boot)
+        except Exception:
+            if not self._closed:  # else: stopped while starting
+                logger.exception("worker failed to start", extra={"worker": worker.name})
+            worker.kill()
+        else:
+            self._make_idle(worker)
+            if not self._ready.is_set():
+                self._ready.set()
+                for _ in range(self.size - 1):
+                    self._spawn(delay=0.0)
+        if worker.process is not None:
+            await worker.process.wait()
+        self._workers.discard(worker)
+        if worker in self._idle:
+            self._idle.remove(worker)
+        if self._closed:
+            return
+        self.restarts += 1
+        lived = time.monotonic() - worker.started_at
+        next_delay = 0.0 if lived > 10 else min(MAX_RESTART_DELAY_SECONDS, max(0.5, 2 * delay))
+        logger.warning(
+            "worker exited; starting another",
+            extra={"worker": worker.name, "code": worker.process and worker.process.returncode},
+        )
+        self._spawn(next_delay)
+
+    # --- invocations ---------------------------------------------------------------------------
+
+    async def invoke(
+        self,
+        message: HttpCall | LambdaCall,
+        *,
+        timeout: float,
+        wait: float | None = None,
+        tenant: str = "",
+        heavy: bool = False,
+    ) -> Reply:
+        """Run `message` on the next free worker. NoWorkerFree if none is free within `wait`
+        seconds, InvocationTimedOut after `timeout` seconds of running (the worker is killed),
+        WorkerFailed if the worker dies."""
+        try:
+            worker = await asyncio.wait_for(self._acquire(tenant, heavy), wait)
+        except TimeoutError:
+            raise NoWorkerFree(f"no {self.role} worker was free within {wait:.0f} s") from None
+        self._running[tenant] = self._running.get(tenant, 0) + 1
+        call = asyncio.ensure_future(worker.call(message))
+        try:
+            reply = await asyncio.wait_for(asyncio.shield(call), timeout)
+        except TimeoutError:
+            worker.kill()
+            call.cancel()
+            raise InvocationTimedOut(f"Task timed out after {timeout:.2f} seconds") from None
+        except asyncio.CancelledError:
+            # The caller went away (a client disconnected): the invocation still runs to its end,
+            # as in Lambda, and the worker is free again after it.
+            call.add_done_callback(lambda done: self._after_abandoned(worker, done))
+            raise
+        except Exception:
+            worker.kill()  # a broken exchange: never reuse the worker
+            raise
+        finally:
+            self._running[tenant] -= 1
+            if not self._running[tenant]:
+                del self._running[tenant]
+        self._make_idle(worker)
+        return reply
+
+    def _after_abandoned(self, worker: Worker, call: asyncio.Future[Reply]) -> None:
+        if call.cancelled() or call.exception() is not None:
+            worker.kill()
+        else:
+            self._make_idle(worker)
+
+    async def _acquire(self, tenant: str, heavy: bool) -> Worker:
+        if self._closed:
+            raise PoolClosed(f"the {self.role} pool is stopping")
+        granted: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
+        waiter = Waiter(next(self._seq), tenant, heavy, granted)
+        self._waiting.append(waiter)
+        self._dispatch()
+        try:
+            return await granted
+        except asyncio.CancelledError:
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
+            elif granted.done() and not granted.cancelled():
+                self._make_idle(granted.result())
+            raise
+
+    def _make_idle(self, worker: Worker) -> None:
+        if not worker.usable or self._closed:
+            return
+        self._idle.append(worker)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        # A waiter whose caller was cancelled may still be listed until its task runs again; a worker
+        # that died while idle, until its exit is reaped.
+        self._waiting = [w for w in self._waiting if w.granted is not None and not w.granted.done()]
+        self._idle = [w for w in self._idle if w.usable]
+        while self._idle:
+            waiter = next_waiter(self._waiting, self._running, len(self._idle), self.size, fair=self.fair)
+            if waiter is None:
+                return
+            self._waiting.remove(waiter)
+            assert waiter.granted is not None
+            waiter.granted.set_result(self._idle.pop(0))
+
+    @property
+    def busy(self) -> int:
+        return len(self._workers) - len(self._idle)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
