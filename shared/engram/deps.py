@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from engram.changes.webhooks import WebhookService
     from engram.containers.service import ContainerService
     from engram.db.database import Database
     from engram.documents.blobs import BlobStore
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
     from engram.profile.service import ProfileService
     from engram.providers.embeddings import Embedder
     from engram.providers.llm import LLM
+    from engram.relay import Relay
     from engram.sessions.service import SessionService
+    from engram.sessions.summaries import SummaryService
     from engram.working.service import WorkingMemoryService
 
 
@@ -299,3 +302,34 @@ def s3_client() -> Any:
         if deps.s3 is None:
             deps.s3 = boto_client("s3")  # SigV4, so that the export's presigned links work everywhere
         return deps.s3
+
+
+def summary_service() -> SummaryService:
+    from engram.sessions.summaries import SummaryService
+
+    return SummaryService(database(), llm)
+
+
+def webhook_service() -> WebhookService:
+    from engram.changes.webhooks import WebhookService
+
+    return WebhookService(database(), event_bus=current().settings.event_bus_name)
+
+
+def relay() -> Relay:
+    """Summaries, then change events: to the EventBridge bus if one is configured (AWS), else to webhooks."""
+    from engram.relay import Relay
+
+    settings = current().settings
+    if settings.event_bus_name:
+        from engram.changes.eventbridge import EventBridgePublisher
+
+        events: Any = EventBridgePublisher(database(), boto_client("events"), settings.event_bus_name)
+    else:
+        import httpx
+
+        from engram.changes.delivery import WebhookDelivery
+
+        client = httpx.Client(timeout=settings.webhook_timeout_seconds, follow_redirects=False)
+        events = WebhookDelivery(database(), client)
+    return Relay(summary_service(), events)

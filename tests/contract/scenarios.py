@@ -257,6 +257,28 @@ def profile(api: GeneratedApi) -> None:
     assert "Ann prefers tea" in built.context
 
 
+def webhooks(api: GeneratedApi) -> None:
+    created = api.expect(
+        201,
+        "WebhookCreated",
+        "create_webhook",
+        body=api.body("WebhookCreate", {"url": "https://example.com/hook", "events": ["memory.created"]}),
+    )
+    assert created.secret.startswith("whsec_")
+    assert [w.id for w in api.expect(200, "WebhookList", "list_webhooks").webhooks] == [created.id]
+    detail = api.expect(200, "WebhookDetail", "get_webhook", created.id)
+    assert detail.deliveries.failed == 0 and detail.recent_failures == []
+    api.expect(204, None, "delete_webhook", created.id)
+    api.expect(404, "ErrorResponse", "get_webhook", created.id)
+    with aws(event_bus_name="engram-dev-events"):
+        api.expect(
+            409,
+            "ErrorResponse",
+            "create_webhook",
+            body=api.body("WebhookCreate", {"url": "https://example.com/h", "events": ["document.done"]}),
+        )
+
+
 def containers(api: GeneratedApi) -> None:
     api.expect(201, "Container", "create_container", body=api.body("ContainerCreate", {"name": "crm"}))
     api.expect(200, "Container", "create_container", body=api.body("ContainerCreate", {"name": "crm"}))
@@ -355,4 +377,5 @@ SCENARIOS: dict[str, Callable[[GeneratedApi], None]] = {
     "containers": containers,
     "export": export,
     "plans": plans,
+    "webhooks": webhooks,
 }

@@ -358,6 +358,22 @@ def export_job(a: Harvest, b: Harvest) -> Iterable[Call]:
         yield Call("GET", f"/v1/export/{value.replace('-', '')}")
 
 
+# --- webhooks --------------------------------------------------------------------------------------
+
+
+def webhooks_create(a: Harvest, b: Harvest) -> Iterable[Call]:
+    body = {"url": "http://127.0.0.1:9/probe", "events": ["document.failed"]}
+    yield Call("POST", "/v1/webhooks", body=body)
+
+
+def webhook_by_id(method: str) -> Template:
+    def template(a: Harvest, b: Harvest) -> Iterable[Call]:
+        for webhook in _ids(b, "webhook"):
+            yield Call(method, f"/v1/webhooks/{webhook}")
+
+    return template
+
+
 # --- plans and task context ----------------------------------------------------------------------
 
 
@@ -477,6 +493,10 @@ TEMPLATES: dict[tuple[str, str], Spec] = {
     ("DELETE", "/v1/extraction-instructions"): Spec(instructions("DELETE")),
     ("POST", "/v1/export"): Spec(export, cap=10),
     ("GET", "/v1/export/{id}"): Spec(export_job),
+    ("POST", "/v1/webhooks"): Spec(webhooks_create, cap=1),
+    ("GET", "/v1/webhooks"): Spec(once("GET", "/v1/webhooks")),
+    ("GET", "/v1/webhooks/{id}"): Spec(webhook_by_id("GET")),
+    ("DELETE", "/v1/webhooks/{id}"): Spec(webhook_by_id("DELETE")),
     ("POST", "/v1/plans"): Spec(plans_create),
     ("GET", "/v1/plans"): Spec(plans_list),
     ("GET", "/v1/plans/{plan_id}"): Spec(plan_by_id("GET")),
