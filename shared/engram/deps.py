@@ -15,6 +15,7 @@ from engram.settings import Settings, get_settings
 if TYPE_CHECKING:
     from engram.changes.webhooks import WebhookService
     from engram.containers.service import ContainerService
+    from engram.context.service import ContextService
     from engram.db.database import Database
     from engram.documents.blobs import BlobStore
     from engram.documents.runs import PipelineStarter
@@ -302,6 +303,12 @@ def s3_client() -> Any:
         if deps.s3 is None:
             deps.s3 = boto_client("s3")  # SigV4, so that the export's presigned links work everywhere
         return deps.s3
+
+
+def context_service() -> ContextService:
+    from engram.context.service import ContextService
+
+    return ContextService(database(), embedder(), memory_search())
 
 
 def summary_service() -> SummaryService:

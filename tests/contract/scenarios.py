@@ -255,6 +255,13 @@ def profile(api: GeneratedApi) -> None:
     )
     built = api.expect(200, "Profile", "get_profile", user_id="ann")
     assert "Ann prefers tea" in built.context
+    turn = api.expect(
+        200,
+        "AgentContext",
+        "get_context",
+        body=api.body("ContextRequest", {"query": "what does Ann drink?", "user_id": "ann"}),
+    )
+    assert "Ann prefers tea" in turn.context and turn.items[0].source == "memory"
 
 
 def webhooks(api: GeneratedApi) -> None:

@@ -109,6 +109,7 @@ ROUTES: tuple[Route, ...] = (
     Route("procedures", "PATCH", "/v1/procedures/{id}", "update_procedure", errors=PROVIDER),
     Route("procedures", "DELETE", "/v1/procedures/{id}", "delete_procedure", status=204),
     Route("profile", "GET", "/v1/profile", "get_profile", errors=PROVIDER),
+    Route("profile", "POST", "/v1/context", "get_context", retry_safe=True, errors=PROVIDER),
     Route("containers", "GET", "/v1/containers", "list_containers"),
     Route("containers", "POST", "/v1/containers", "create_container", status=201, also=(200,)),
     Route("containers", "DELETE", "/v1/containers/{name}", "delete_container", errors=CONFLICT),

@@ -313,6 +313,16 @@ def profile(a: Harvest, b: Harvest) -> Iterable[Call]:
         )
 
 
+def context(a: Harvest, b: Harvest) -> Iterable[Call]:
+    sessions = [None, *_ids(b, "session", forms=False)]
+    for party, session, plan in itertools.product(_party(b), sessions, [None, *b.names["plan"]]):
+        body: dict[str, Any] = {"query": "where does someone live", **party, "max_tokens": 400}
+        body.update({k: v for k, v in (("session_id", session), ("plan_id", plan)) if v})
+        yield Call("POST", "/v1/context", body=body)
+    for container in _containers(b):
+        yield Call("POST", "/v1/context", body={"query": "lives", "container": container})
+
+
 def containers_tree(a: Harvest, b: Harvest) -> Iterable[Call]:
     yield from (Call("GET", "/v1/containers") for _ in range(3))
 
@@ -484,6 +494,7 @@ TEMPLATES: dict[tuple[str, str], Spec] = {
     ("PATCH", "/v1/procedures/{id}"): Spec(procedure_by_id("PATCH", {"content": "probe"})),
     ("DELETE", "/v1/procedures/{id}"): Spec(procedure_by_id("DELETE")),
     ("GET", "/v1/profile"): Spec(profile),
+    ("POST", "/v1/context"): Spec(context, cap=60),
     ("GET", "/v1/containers"): Spec(containers_tree),
     ("POST", "/v1/containers"): Spec(containers_create),
     ("DELETE", "/v1/containers/{name}"): Spec(container_delete),
