@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engram.pipeline import steps
-from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, PIPELINE_PREFIX
+from infra.build import ADMIN_FUNCTION, EXPORT_WORKER_FUNCTION, MIGRATE_FUNCTION, PIPELINE_PREFIX
 
 # Functions that embed text with Bedrock: memories (also those graph observations and session extraction
 # create), queries (search, profile `q`), messages, procedure triggers, chunks, LLM-extracted memories.
@@ -97,6 +97,11 @@ TRANSCRIBE_UNUSED = ServiceUse(
     "transcribe", "the pipeline context builds the transcriber; only extract calls it", calls=False
 )
 START_PIPELINE = ServiceUse("stepfunctions", "starts the ingestion state machine")
+RESTORES_VECTORS = ServiceUse(
+    "bedrock-runtime",
+    "the import's memory writer is built with the embedder; an import restores vectors and never calls it",
+    calls=False,
+)
 
 # API functions whose service is built with an embedder they never use (MemoryService for stats).
 BUILDS_UNUSED_BEDROCK_CLIENT = frozenset({"stats"})
@@ -104,8 +109,21 @@ BUILDS_UNUSED_BEDROCK_CLIENT = frozenset({"stats"})
 EXTRA: dict[str, tuple[ServiceUse, ...]] = {
     "documents": (DOCUMENTS, START_PIPELINE),
     "containers": (ServiceUse("s3", "deletes the stored files of the documents a deleted container held"),),
-    "export": (ServiceUse("s3", "records export requests, reads their status, presigns the file"),),
-    "export_worker": (ServiceUse("s3", "reads the export request, writes the file and its status"),),
+    "export": (
+        ServiceUse(
+            "s3",
+            "records export and import requests, reads their status, presigns the files; an import's "
+            "documents' files go to the documents bucket",
+        ),
+        RESTORES_VECTORS,
+    ),
+    EXPORT_WORKER_FUNCTION: (
+        ServiceUse(
+            "s3",
+            "reads requests and uploads, writes export files and statuses; reads and writes documents' files",
+        ),
+        RESTORES_VECTORS,
+    ),
     TRIGGER: (ServiceUse("s3", "reads each dropped object's checksum"), START_PIPELINE),
 }
 

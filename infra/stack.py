@@ -67,6 +67,7 @@ class EngramStack(Stack):
             config=config,
             functions=self.functions,
             exports=self.buckets.exports,
+            documents=self.buckets.documents,
             failures=self.failures,
         )
         self.observability = Observability(

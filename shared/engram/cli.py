@@ -8,9 +8,9 @@ engram keys list --tenant NAME
 engram keys ... --stage STAGE     the same against a deployed stage (API Gateway key + usage plan)
 engram cleanup [--retention-days N | --keep-superseded]
                                   delete expired rows and superseded versions past retention
-engram export --tenant NAME [--container C] [-o FILE]
+engram export --tenant NAME [--container C] [-o FILE] [--with-files]
                                   the tenant as JSON Lines (stdout unless -o)
-engram import FILE [--tenant NAME]
+engram import FILE [--tenant NAME] [--new-ids]
                                   load an export (idempotent by id); the tenant defaults to
                                   the one named in the file and is created if needed
 """
@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import IO
 
 from engram.errors import EngramError
 from engram.settings import Settings
@@ -126,39 +128,45 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     import re
 
-    from engram.export.service import ExportService
-    from engram.local.stack import open_database
     from engram.memories.models import CONTAINER_QUERY_PATTERN
     from engram.observability import logger
-    from engram.tenants import service
 
     if args.container and not re.fullmatch(CONTAINER_QUERY_PATTERN, args.container):
         print(f"engram: invalid container {args.container!r} (use 'a.b' or 'a.b.*')", file=sys.stderr)
         return 2
     logger.setLevel("WARNING")  # stdout may be the export itself
-    local = open_database(_settings())
+    if not args.tenant:
+        print("engram: give --tenant", file=sys.stderr)
+        return 2
+    from engram import deps
+    from engram.local.stack import open_database
+    from engram.tenants import service
+
+    settings = _settings()
+    local = open_database(settings)
     try:
+        deps.install(deps.Deps(settings=settings, database=local.app))
         tenant_id = service.ensure_existing_tenant(local.admin, args.tenant)
-        exporter = ExportService(local.app)
-        if args.output:
-            with open(args.output, "w", encoding="utf-8") as out:
-                counts = exporter.write_jsonl(tenant_id, args.tenant, args.container, out)
-        else:
-            counts = exporter.write_jsonl(tenant_id, args.tenant, args.container, sys.stdout)
-            sys.stdout.flush()
+        exporter = deps.export_service()
+        with _output(args.output) as out:
+            counts = exporter.write_jsonl(
+                tenant_id, args.tenant, args.container, out, with_files=args.with_files
+            )
     finally:
         local.close()
-    print(
-        "exported " + (", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"),
-        file=sys.stderr,
-    )
+    _summary("exported", counts)
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from engram.export.service import ExportService, read_header
+    from engram import deps
+    from engram.export.importer import read_header
+    from engram.local.progress import Bars
     from engram.local.stack import open_database
+    from engram.observability import logger
     from engram.tenants import service
+
+    logger.setLevel("WARNING")
 
     source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
     try:
@@ -166,17 +174,43 @@ def cmd_import(args: argparse.Namespace) -> int:
         first = next(lines, "")
         header = read_header(first)
         tenant = args.tenant or header.tenant
-        local = open_database(_settings())
+        settings = _settings()
+        local = open_database(settings)
         try:
+            deps.install(deps.Deps(settings=settings, database=local.app))
             tenant_id = service.ensure_tenant(local.admin, tenant)
-            report = ExportService(local.app).import_jsonl(tenant_id, tenant, _chain(first, lines))
+            with Bars("importing", stream=sys.stderr) as bars:
+                report = deps.import_service().import_jsonl(
+                    tenant_id, tenant, _chain(first, lines), new_ids=args.new_ids, progress=bars.one
+                )
         finally:
             local.close()
     finally:
         if source is not sys.stdin:
             source.close()
+    _summary("imported", report.inserted, report.skipped)
     print(report.model_dump_json())
     return 0
+
+
+@contextmanager
+def _output(path: str | None) -> Iterator[IO[str]]:
+    if not path:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with open(path, "w", encoding="utf-8") as out:
+        yield out
+
+
+def _summary(what: str, counts: Mapping[str, int], skipped: Mapping[str, int] | None = None) -> None:
+    parts = [f"{n} {kind}" for kind, n in sorted(counts.items()) if n]
+    line = f"{what} " + (", ".join(parts) or "nothing")
+    if skipped:
+        already = sum(skipped.values())
+        if already:
+            line += f"; {already} already there ({', '.join(f'{n} {k}' for k, n in sorted(skipped.items()))})"
+    print(line, file=sys.stderr)
 
 
 def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
@@ -237,13 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
     retention.add_argument("--keep-superseded", action="store_true", help="never delete superseded versions")
     clean.set_defaults(func=cmd_cleanup)
     export = sub.add_parser("export", help="export a tenant as JSON Lines")
-    export.add_argument("--tenant", required=True)
+    export.add_argument("--tenant", help="the tenant, in this data directory's database")
     export.add_argument("--container", help="only this container ('a.b', or 'a.b.*' with everything below)")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
-    export.set_defaults(func=cmd_export)
+    export.add_argument("--with-files", action="store_true", help="also the documents' original bytes")
     load = sub.add_parser("import", help="import a JSON Lines export (idempotent by id)")
     load.add_argument("file", help="the export file, or - for stdin")
     load.add_argument("--tenant", help="import into this tenant (default: the one in the file)")
+    load.add_argument(
+        "--new-ids", action="store_true", help="give every row a new id: copy into another tenant or database"
+    )
+    export.set_defaults(func=cmd_export)
     load.set_defaults(func=cmd_import)
     check = sub.add_parser("preflight", help="check an AWS account and region for a deploy (reads only)")
     check.add_argument("--region", required=True)

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from engram.documents.blobs import BlobStore
     from engram.documents.runs import PipelineStarter
     from engram.documents.service import DocumentService
+    from engram.export.import_jobs import ImportJobs
+    from engram.export.importer import ImportService
     from engram.export.jobs import ExportJobs
     from engram.export.service import ExportService
     from engram.graph.service import GraphService
@@ -272,7 +274,13 @@ def profile_service() -> ProfileService:
 def export_service() -> ExportService:
     from engram.export.service import ExportService
 
-    return ExportService(database())
+    return ExportService(database(), blob_store())
+
+
+def import_service() -> ImportService:
+    from engram.export.importer import ImportService
+
+    return ImportService(database(), memory_writer(), blob_store(), current().settings.work_prefix)
 
 
 def plan_service() -> PlanService:
@@ -295,6 +303,16 @@ def export_jobs() -> ExportJobs | None:
     from engram.export.jobs import ExportJobs
 
     return ExportJobs(s3_client(), settings.export_bucket, settings.export_url_ttl_seconds)
+
+
+def import_jobs() -> ImportJobs | None:
+    """Uploaded, asynchronous imports through the exports bucket (AWS), or None: answered at once."""
+    settings = current().settings
+    if not settings.export_bucket:
+        return None
+    from engram.export.import_jobs import ImportJobs
+
+    return ImportJobs(s3_client(), settings.export_bucket, settings.export_url_ttl_seconds)
 
 
 def s3_client() -> Any:

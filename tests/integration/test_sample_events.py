@@ -316,3 +316,24 @@ def test_the_export_worker_event_writes_the_requested_export(
     header = json.loads(stored["Body"].read().decode().splitlines()[0])
     assert (header["record"], header["tenant"]) == ("header", tenant.tenant_name)
     assert result["status"] == status.status == "done" and status.url and "Signature" in status.url
+
+
+def test_the_export_worker_imports_an_uploaded_file(
+    api: Api, tenant: IssuedKey, other_tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.post("/v1/memories", {"content": "Moved between deployments"})
+    exported = api.post("/v1/export").raw
+    event = sample("export_worker.import.json")
+    with aws_deps(monkeypatch, buckets=("engram-exports",), export_bucket="engram-exports") as s3:
+        jobs = deps.import_jobs()
+        assert jobs is not None
+        requested = jobs.request(other_tenant.tenant_id, other_tenant.tenant_name, new_ids=True)
+        key = f"imports/{other_tenant.tenant_id}/{requested.id}.jsonl"
+        s3.put_object(Bucket="engram-exports", Key=key, Body=exported)
+        event["detail"]["object"]["key"] = key
+
+        result = invoke("export_worker", event)
+        status = jobs.status(other_tenant.tenant_id, requested.id)
+
+    assert result["status"] == status.status == "done"
+    assert status.report is not None and status.report.inserted["memory"] == 1

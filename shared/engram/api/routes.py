@@ -121,6 +121,8 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route("export", "POST", "/v1/export", "export", also=(202,), retry_safe=True),
     Route("export", "GET", "/v1/export/{id}", "get_export"),
+    Route("export", "POST", "/v1/import", "import_tenant", also=(202,), errors=CONFLICT, retry_safe=True),
+    Route("export", "GET", "/v1/import/{id}", "get_import"),
     Route("webhooks", "POST", "/v1/webhooks", "create_webhook", status=201, errors=CONFLICT),
     Route("webhooks", "GET", "/v1/webhooks", "list_webhooks"),
     Route("webhooks", "GET", "/v1/webhooks/{id}", "get_webhook"),

@@ -186,3 +186,9 @@ def tenants_with_events(cur: TenantTx, limit: int) -> list[UUID]:
 def tenants_with_due_deliveries(cur: TenantTx, limit: int) -> list[UUID]:
     rows = cur.execute("SELECT tenant_id FROM tenants_with_due_deliveries(%s)", (limit,)).fetchall()
     return [row["tenant_id"] for row in rows]
+
+
+def suppress_change_events(cur: TenantTx) -> None:
+    """This transaction records no change event and queues no summary (an import restores rows; it does
+    not change them)."""
+    cur.execute("SELECT set_config('engram.no_change_events', 'on', true)")

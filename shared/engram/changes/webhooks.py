@@ -17,13 +17,9 @@ from engram.changes.models import (
     WebhookList,
 )
 from engram.db.database import Database
-from engram.errors import Conflict, NotFound
+from engram.errors import Conflict, NotFound, UnsupportedHere
 
 MAX_WEBHOOKS_PER_TENANT = 20
-
-
-class WebhooksUnavailable(Conflict):
-    code = "unsupported_here"
 
 
 class WebhookService:
@@ -34,7 +30,7 @@ class WebhookService:
 
     def create(self, tenant_id: UUID, request: WebhookCreate) -> WebhookCreated:
         if self.event_bus:
-            raise WebhooksUnavailable(
+            raise UnsupportedHere(
                 f"this deployment sends change events to the EventBridge bus {self.event_bus}: add a rule "
                 "there (an API destination delivers them to a URL, signed and retried by EventBridge)"
             )

@@ -12,6 +12,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db import restore
 from engram.db.database import TenantTx
 
 SESSION_COLUMNS = sql.SQL(
@@ -280,3 +281,11 @@ def recent_embeddings(
         (tenant_id, session_id, role, model, limit),
     ).fetchall()
     return [row["embedding"] for row in rows]
+
+
+def restore_session(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "sessions", tenant_id, row, conflict="(id)", json=("metadata",))
+
+
+def restore_message(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "session_messages", tenant_id, row, conflict="(id)", json=("metadata",))

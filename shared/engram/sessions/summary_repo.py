@@ -10,6 +10,7 @@ from uuid import UUID
 
 from psycopg import sql
 
+from engram.db import restore
 from engram.db.database import TenantTx
 
 SUMMARY_COLUMNS = sql.SQL("s.content, s.method, s.model, s.through_seq, s.updated_at")
@@ -78,3 +79,7 @@ def tenants_with_queued(cur: TenantTx, limit: int) -> list[UUID]:
     """Tenants with sessions to summarize (ids only, across tenants: a SECURITY DEFINER function)."""
     rows = cur.execute("SELECT tenant_id FROM tenants_with_queued_summaries(%s)", (limit,)).fetchall()
     return [row["tenant_id"] for row in rows]
+
+
+def restore_summary(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "session_summaries", tenant_id, row, conflict="(tenant_id, session_id)")

@@ -6,6 +6,7 @@ A route without a template stops the gate before it starts: add one here when yo
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,8 @@ from typing import Any
 from engram.api.routes import ROUTES
 from tests.gates.isolation.client import Call
 from tests.gates.isolation.reads import Harvest
+
+NDJSON = {"content-type": "application/x-ndjson"}
 
 Template = Callable[[Harvest, Harvest], Iterable[Call]]
 
@@ -368,6 +371,47 @@ def export_job(a: Harvest, b: Harvest) -> Iterable[Call]:
         yield Call("GET", f"/v1/export/{value.replace('-', '')}")
 
 
+def import_tenant(a: Harvest, b: Harvest) -> Iterable[Call]:
+    # A file that names B's memories by id: refused as another tenant's (409), or, with new ids, copied
+    # into A under ids of A's own; B's rows are never read, changed or revealed either way.
+    header = {"record": "header", "format": "engram-export", "version": 2, "tenant": "probe"}
+    for memory in _ids(b, "memory", False):
+        record = {
+            "record": "memory",
+            "id": memory,
+            "container": "default",
+            "content": _content(a),
+            "memory_type": "fact",
+            "tags": [],
+            "metadata": {},
+            "agent_id": None,
+            "conversation_id": None,
+            "user_id": None,
+            "visibility": "tenant",
+            "confidence": 1.0,
+            "is_latest": True,
+            "valid_from": "2026-01-01T00:00:00Z",
+            "valid_to": None,
+            "expires_at": None,
+            "embedding": None,
+            "embedding_model": None,
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+        }
+        lines = "\n".join(
+            json.dumps(line)
+            for line in ({**header, "container": None, "exported_at": "2026-01-01T00:00:00Z"}, record)
+        )
+        for new_ids in ("false", "true"):
+            yield Call("POST", "/v1/import", {"new_ids": new_ids}, content=lines + "\n", headers=NDJSON)
+
+
+def import_job(a: Harvest, b: Harvest) -> Iterable[Call]:
+    # Locally imports run at once (404 for every id); in AWS a job is looked up under the caller's tenant.
+    for value in _ids(b, "memory", False):
+        yield Call("GET", f"/v1/import/{value.replace('-', '')}")
+
+
 # --- webhooks --------------------------------------------------------------------------------------
 
 
@@ -504,6 +548,8 @@ TEMPLATES: dict[tuple[str, str], Spec] = {
     ("DELETE", "/v1/extraction-instructions"): Spec(instructions("DELETE")),
     ("POST", "/v1/export"): Spec(export, cap=10),
     ("GET", "/v1/export/{id}"): Spec(export_job),
+    ("POST", "/v1/import"): Spec(import_tenant, cap=6),
+    ("GET", "/v1/import/{id}"): Spec(import_job),
     ("POST", "/v1/webhooks"): Spec(webhooks_create, cap=1),
     ("GET", "/v1/webhooks"): Spec(once("GET", "/v1/webhooks")),
     ("GET", "/v1/webhooks/{id}"): Spec(webhook_by_id("GET")),
