@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engram.pipeline import steps
-from infra.build import ADMIN_FUNCTION, EXPORT_WORKER_FUNCTION, MIGRATE_FUNCTION, PIPELINE_PREFIX
+from infra.build import (
+    ADMIN_FUNCTION,
+    EXPORT_WORKER_FUNCTION,
+    MIGRATE_FUNCTION,
+    PIPELINE_PREFIX,
+    RELAY_FUNCTION,
+)
 
 # Functions that embed text with Bedrock: memories (also those graph observations and session extraction
 # create), queries (search, profile `q`), messages, procedure triggers, chunks, LLM-extracted memories.
@@ -33,8 +39,9 @@ EMBEDDING_FUNCTIONS = frozenset(
         PIPELINE_PREFIX + "llm_extract",
     }
 )
-# Functions that call the LLM: the pipeline's llm-extract step, and sessions (messages with extract=full).
-LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions"})
+# Functions that call the LLM: the pipeline's llm-extract step, sessions (messages with extract=full) and
+# the relay (conversation summaries).
+LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions", RELAY_FUNCTION})
 # Functions that log in to the cluster as its owner with the master secret (the others: RDS Proxy).
 OWNER_FUNCTIONS = frozenset({MIGRATE_FUNCTION, ADMIN_FUNCTION})
 # The step functions and finish share one context (engram.deps.pipeline_context), which builds every
@@ -56,6 +63,7 @@ IAM_PREFIX = {
     "lambda": "lambda:",
     "sqs": "sqs:",
     "rds": "rds-db:",
+    "events": "events:",
 }
 ENDPOINT_SERVICE = {"stepfunctions": "states"}  # where the endpoint's name is not the client's
 
@@ -124,6 +132,7 @@ EXTRA: dict[str, tuple[ServiceUse, ...]] = {
         ),
         RESTORES_VECTORS,
     ),
+    RELAY_FUNCTION: (ServiceUse("events", "puts change events on the stack's event bus"),),
     TRIGGER: (ServiceUse("s3", "reads each dropped object's checksum"), START_PIPELINE),
 }
 
