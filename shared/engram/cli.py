@@ -13,6 +13,8 @@ engram export --tenant NAME [--container C] [-o FILE] [--with-files]
 engram import FILE [--tenant NAME] [--new-ids]
                                   load an export (idempotent by id); the tenant defaults to
                                   the one named in the file and is created if needed
+engram export --url URL --key KEY -o FILE / engram import FILE --url URL --key KEY
+                                  the same against any deployment, through its API
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import IO
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from engram.errors import EngramError
 from engram.settings import Settings
+
+if TYPE_CHECKING:
+    from engram_client import Engram
 
 
 def _settings() -> Settings:
@@ -135,8 +141,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"engram: invalid container {args.container!r} (use 'a.b' or 'a.b.*')", file=sys.stderr)
         return 2
     logger.setLevel("WARNING")  # stdout may be the export itself
+    if args.url:
+        return _remote_export(args)
     if not args.tenant:
-        print("engram: give --tenant", file=sys.stderr)
+        print("engram: give --tenant (this database) or --url and --key (a deployment)", file=sys.stderr)
         return 2
     from engram import deps
     from engram.local.stack import open_database
@@ -158,15 +166,43 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    from engram import deps
-    from engram.export.importer import read_header
+def _remote_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from engram.local.progress import Bars
-    from engram.local.stack import open_database
+    from engram_client.transfer import export_to
+
+    if not args.output:
+        print("engram: --url needs --output FILE", file=sys.stderr)
+        return 2
+    with _client(args) as client, Bars("exporting", stream=sys.stderr) as bars:
+        counts = export_to(
+            client,
+            Path(args.output),
+            container=args.container,
+            with_files=args.with_files,
+            on_records=bars.add,
+        )
+    _summary(f"exported to {args.output}:", counts)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from engram.export.importer import read_header
     from engram.observability import logger
-    from engram.tenants import service
 
     logger.setLevel("WARNING")
+    if args.url:
+        if args.file == "-" or args.tenant:
+            print("engram: with --url, give a file (not -) and no --tenant: the key decides", file=sys.stderr)
+            return 2
+        return _remote_import(args, Path(args.file))
+    from engram import deps
+    from engram.local.progress import Bars
+    from engram.local.stack import open_database
+    from engram.tenants import service
 
     source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
     try:
@@ -191,6 +227,28 @@ def cmd_import(args: argparse.Namespace) -> int:
     _summary("imported", report.inserted, report.skipped)
     print(report.model_dump_json())
     return 0
+
+
+def _remote_import(args: argparse.Namespace, path: Path) -> int:
+    from engram.local.progress import Bars
+    from engram_client.transfer import import_from, record_kinds
+
+    totals = record_kinds(path)
+    with _client(args) as client, Bars("importing", totals=totals, stream=sys.stderr) as bars:
+        summary = import_from(client, path, new_ids=args.new_ids, on_records=bars.add)
+    _summary(
+        f"imported {path} in {summary.parts} part(s)"
+        + (f" (job {summary.job_id})" if summary.job_id else ""),
+        summary.inserted,
+        summary.skipped,
+    )
+    return 0
+
+
+def _client(args: argparse.Namespace) -> Engram:
+    from engram_client import Engram
+
+    return Engram(args.url, args.key or os.environ.get("ENGRAM_API_KEY"), timeout=600.0)
 
 
 @contextmanager
@@ -281,6 +339,13 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument(
         "--new-ids", action="store_true", help="give every row a new id: copy into another tenant or database"
     )
+    for command in (export, load):
+        command.add_argument(
+            "--url", help="a deployment's API (http://127.0.0.1:8080, or the stack's ApiUrl)"
+        )
+        command.add_argument(
+            "--key", help="its API key (default: ENGRAM_API_KEY); the key decides the tenant"
+        )
     export.set_defaults(func=cmd_export)
     load.set_defaults(func=cmd_import)
     check = sub.add_parser("preflight", help="check an AWS account and region for a deploy (reads only)")
@@ -304,6 +369,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except EngramError as exc:
         print(f"engram: {exc.message}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from engram_client.errors import EngramError as ClientError
+
+        if not isinstance(exc, ClientError):
+            raise
+        print(f"engram: {exc}", file=sys.stderr)
         return 2
     return code
 

@@ -710,3 +710,28 @@ def test_cli_export_then_import_into_a_fresh_database(
     assert "imported" in imported.stderr and "memory" in imported.stderr
     copy_id = tenants.ensure_existing_tenant(fresh.admin, "cli-copy")
     assert _export(fresh.app, copy_id, "cli-copy")[1:] == exported.stdout.splitlines()[1:]
+
+
+def test_cli_moves_a_tenant_between_deployments_over_the_api(
+    api: Api,
+    tenant: IssuedKey,
+    other_tenant: IssuedKey,
+    local_db: LocalDatabase,
+    live_url: str,
+    tmp_path: Path,
+) -> None:
+    _seed(api, tenant, local_db)
+    file = tmp_path / "moved.jsonl"
+
+    exported = _engram_cli("export", "--url", live_url, "--key", tenant.plaintext, "-o", str(file), env={})
+    imported = _engram_cli(
+        "import", str(file), "--url", live_url, "--key", other_tenant.plaintext, "--new-ids", env={}
+    )
+    wrong_key = _engram_cli("import", str(file), "--url", live_url, "--key", "engram_nope", env={})
+
+    assert exported.returncode == 0, exported.stderr
+    assert imported.returncode == 0, imported.stderr
+    lines = file.read_text().splitlines()
+    assert "exported to" in exported.stderr and "imported" in imported.stderr
+    assert len(_export(local_db.app, other_tenant.tenant_id, "o")) == len(lines)
+    assert wrong_key.returncode == 2 and "forbidden" in wrong_key.stderr
