@@ -17,6 +17,7 @@ def test_the_deployable_template_passes_every_check_of_the_gate(dev: Synth) -> N
     report.template, report.templates = stack.flat, stack.templates
     check_template(report, scan_functions(ALL_FUNCTIONS))
     assert {name: problems for name, problems in report.problems.items() if problems} == {}
+    assert len(report.templates) == 2, "the stack and its API"
     for template in report.templates.values():
         assert template.size < 700_000 and len(template.resources) <= 400
     assert sorted(report.paths) == sorted(ALL_FUNCTIONS)
