@@ -7,10 +7,11 @@ credentials at all.
 
 For each region: the synth itself (cdk-nag's AwsSolutions pack fails it on any unacknowledged finding),
 budgets and cfn-lint (zero errors) for each template of the stack (its nested stacks' too), and on the
-whole stack (infra/gate/nested.py): region-correct model ids and their IAM grants, reachability of every AWS
-API each function's code calls and of the database, async failures kept and alarmed, deploy-time
-timeouts, the secret's rotation after the migration, no account-level API Gateway setting, the engine
-version, and no suppression metadata or test-invoke permissions in the template. Exits 1 on any problem.
+whole stack (infra/gate/nested.py): region-correct model ids and their IAM grants, reachability of every
+AWS API each function's code calls and of the database, no role granting a function a service its
+declarations do not name, async failures kept and alarmed, deploy-time timeouts, the secret's rotation
+after the migration, no account-level API Gateway setting, the engine version, and no suppression
+metadata or test-invoke permissions in the template. Exits 1 on any problem.
 """
 
 from __future__ import annotations
@@ -172,6 +173,9 @@ def check_template(report: RegionReport, code: dict[str, FunctionCode]) -> None:
         "test-invoke permissions": checks.no_test_invoke_permissions(t),
         "functions": unknown,
         "reachability": reachable,
+        "grants beyond the declarations": checks.grants_within_declarations(
+            t, functions, {name: declared_services(name) for name in functions}
+        ),
         "region": checks.region_correctness(t, report.region),
         "LLM and its grant": checks.llm_matches_grant(t, report.region),
         "async failures": checks.async_failures_kept(t),
@@ -214,7 +218,7 @@ def run(cdk: Path, regions: list[str], account: str, out: Path, *, lint: bool = 
 def print_reports(reports: list[RegionReport], account: str, verbose: bool) -> None:
     print(f"\ndeploy gate: Engram-{STAGE} for account {account}")
     header = ("region", "synth", "cdk-nag", "checks", "template", "resources", "size (KB)", "cfn-lint")
-    row = "{:<16}{:<8}{:>8}{:>10}   {:<28}{:>10}{:>11}{:>24}"
+    row = "{:<16}{:<8}{:>8}{:>8}   {:<32}{:>10}{:>11}{:>24}"
     print(row.format(*header))
     for r in reports:
         nag = "-" if r.nag_findings is None else str(len(r.nag_findings))
