@@ -84,9 +84,11 @@ def match_route(method: str, raw_path: str) -> Matched | HttpResponse:
             allowed.append(route.method)
     shown = _decoded_path(raw_path)
     if allowed:
-        return error(
+        refused = error(
             405, "method_not_allowed", f"{method} is not allowed on {shown}; use {', '.join(allowed)}"
         )
+        # A 405 names what the path allows (RFC 9110, 15.5.6).
+        return HttpResponse(refused.status, {**refused.headers, "Allow": ", ".join(allowed)}, refused.body)
     return error(404, "not_found", f"no route for {method} {shown}")
 
 
