@@ -74,14 +74,18 @@ def match_route(method: str, raw_path: str) -> Matched | HttpResponse:
     """The route for a request path as sent (percent-encoded), or the JSON 404/405 API Gateway's
     gateway responses give. Routes are matched segment by segment on the encoded path, so `%2F`
     stays inside its segment; path parameters are then percent-decoded, as API Gateway does."""
+    matching = [(route, found) for route, regex in _COMPILED if (found := regex.match(raw_path))]
+    # The resource is the most specific path that matches, as in API Gateway: a literal segment wins
+    # over a parameter (/v1/memories/list is not /v1/memories/{id}); only its methods are allowed.
+    resource = min((route.path for route, _ in matching), key=_specificity, default=None)
     allowed = []
-    for route, regex in _COMPILED:
-        found = regex.match(raw_path)
-        if found:
-            if route.method == method:
-                params = {name: unquote(value) for name, value in found.groupdict().items()}
-                return Matched(route, _decoded_path(raw_path), params)
-            allowed.append(route.method)
+    for route, found in matching:
+        if route.path != resource:
+            continue
+        if route.method == method:
+            params = {name: unquote(value) for name, value in found.groupdict().items()}
+            return Matched(route, _decoded_path(raw_path), params)
+        allowed.append(route.method)
     shown = _decoded_path(raw_path)
     if allowed:
         refused = error(
@@ -90,6 +94,10 @@ def match_route(method: str, raw_path: str) -> Matched | HttpResponse:
         # A 405 names what the path allows (RFC 9110, 15.5.6).
         return HttpResponse(refused.status, {**refused.headers, "Allow": ", ".join(allowed)}, refused.body)
     return error(404, "not_found", f"no route for {method} {shown}")
+
+
+def _specificity(path: str) -> tuple[int, ...]:
+    return tuple(int(segment.startswith("{")) for segment in path.split("/"))
 
 
 def _decoded_path(raw_path: str) -> str:
