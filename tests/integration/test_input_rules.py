@@ -188,6 +188,18 @@ def test_a_utc_offset_beyond_postgresqls_is_stored_as_its_instant(api: Api) -> N
     assert graph.status in (200, 404), graph.json
 
 
+def test_a_confidence_is_stored_to_the_last_digit_sent(api: Api) -> None:
+    # Found by the fuzz gate's read-back: single precision kept 0.6224882154995234 as 0.6224882.
+    confidence = 0.6224882154995234
+    memory = api.post("/v1/memories", {"content": "precise", "confidence": confidence})
+    relation_body = {"source": {"name": "A"}, "relation_type": "knows", "target": {"name": "B"}}
+    relation = api.post("/v1/relations", {**relation_body, "confidence": confidence})
+
+    assert memory.status == 201 and memory.json["confidence"] == confidence
+    assert api.get(f"/v1/memories/{memory.json['id']}").json["confidence"] == confidence
+    assert relation.status == 201 and relation.json["confidence"] == confidence
+
+
 def test_a_timestamp_more_precise_than_a_microsecond_is_refused(api: Api) -> None:
     message = refused(
         api.post("/v1/memories", {"content": "x", "valid_from": "2024-01-01T00:00:00.1234567Z"}), "valid_from"
