@@ -23,10 +23,12 @@ from engram.api.routes import AUTHORIZER_FUNCTION, ROUTES, Route
 from engram.auth import AuthorizerDenied
 from engram.limits import MAX_REQUEST_BYTES, TOO_LARGE_MESSAGE
 from engram.local.functions import LocalLambdaContext, handler_of, load_function
+from engram.observability import logger
 
 STAGE = "local"
 API_ID = "local"
 OPENAPI_PATH = "/openapi.json"
+AUTHORIZER_FAILED = "the API key could not be checked; retry later"
 
 Headers = Mapping[str, str] | Iterable[tuple[str, str]]
 
@@ -162,6 +164,9 @@ class LocalGateway:
             )
         except AuthorizerDenied:
             return error(401, "unauthorized", "missing API key: send it in the x-api-key header")
+        except Exception:  # API Gateway's AUTHORIZER_FAILURE (infra/api.py): the key could not be checked
+            logger.exception("authorizer failed")
+            return error(503, "service_unavailable", AUTHORIZER_FAILED)
         statement = result["policyDocument"]["Statement"][0]
         if statement["Effect"] != "Allow":
             reason = result.get("context", {}).get("reason", "forbidden")
