@@ -62,11 +62,12 @@ GATEWAY_ERRORS: dict[str, tuple[apigw.ResponseType, str, str, str]] = {
         "payload_too_large",
         TOO_LARGE_MESSAGE,
     ),
+    # The authorizer failed (the database unreachable, a timeout): the request may be sent again.
     "AuthorizerFailure": (
         apigw.ResponseType.AUTHORIZER_FAILURE,
-        "500",
-        "internal_error",
-        "authorization failed; it has been logged",
+        "503",
+        "service_unavailable",
+        "the API key could not be checked; retry later",
     ),
 }
 # For the catch-alls the message is API Gateway's own, already quoted and escaped by `messageString`.

@@ -159,6 +159,19 @@ def test_working_memory_errors(api: Api) -> None:
     assert missing.status == 404 and missing.json["error"]["code"] == "not_found"
 
 
+def test_an_if_match_sent_empty_is_refused_not_read_as_absent(api: Api) -> None:
+    # Given: a key at version 1 (found by the fuzz gate: `If-Match: ""` wrote unconditionally)
+    assert api.put("/v1/working/plan-9/k", {"value": 1}).status == 201
+    for blank in ("", " "):
+        # When: a write and a delete send If-Match with nothing in it
+        put = api.put("/v1/working/plan-9/k", {"value": 2}, headers={"If-Match": blank})
+        delete = api.delete("/v1/working/plan-9/k", headers={"If-Match": blank})
+        # Then: both are refused, naming the header, and the key is untouched
+        assert_invalid(put, "If-Match")
+        assert_invalid(delete, "If-Match")
+    assert api.get("/v1/working/plan-9/k").json["value"] == 1
+
+
 def test_twenty_concurrent_cas_writers_lose_no_update(tenant: IssuedKey) -> None:
     # Given: one counter key, twenty writers, each with its own connection, released together
     service = deps.working_service()

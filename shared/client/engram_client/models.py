@@ -629,8 +629,12 @@ class UserId1(RootModel[str]):
     ]
 
 
-class Embedding(RootModel[list[float]]):
-    root: Annotated[list[float], Field(max_length=16000, min_length=1, title="Embedding")]
+class EmbeddingItem(RootModel[float]):
+    root: Annotated[float, Field(ge=-3.4028234663852886e38, le=3.4028234663852886e38)]
+
+
+class Embedding(RootModel[list[EmbeddingItem]]):
+    root: Annotated[list[EmbeddingItem], Field(max_length=16000, min_length=1, title="Embedding")]
 
 
 class EmbeddingModel(RootModel[str]):
@@ -725,6 +729,14 @@ class MemoryPatch(BaseModel):
     visibility: Annotated[Literal["private", "tenant"] | None, Field(title="Visibility")] = None
 
 
+class Embedding1Item(RootModel[float]):
+    root: Annotated[float, Field(ge=-3.4028234663852886e38, le=3.4028234663852886e38)]
+
+
+class Embedding1(RootModel[list[Embedding1Item]]):
+    root: Annotated[list[Embedding1Item], Field(max_length=16000, min_length=1, title="Embedding")]
+
+
 class MemoryUpsert(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -760,7 +772,7 @@ class MemoryUpsert(BaseModel):
     confidence: Annotated[float | None, Field(ge=0.0, le=1.0, title="Confidence")] = 1.0
     valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
     expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")] = None
-    embedding: Annotated[Embedding | None, Field(title="Embedding")] = None
+    embedding: Annotated[Embedding1 | None, Field(title="Embedding")] = None
     embedding_model: Annotated[EmbeddingModel | None, Field(title="Embedding Model")] = None
     supersedes: Annotated[
         None,
@@ -1283,9 +1295,17 @@ class Container5(RootModel[str]):
     ]
 
 
-class Embedding2(RootModel[list[float]]):
+class ScoreThreshold(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0, le=1.0, title="Score Threshold")]
+
+
+class Embedding2Item(RootModel[float]):
+    root: Annotated[float, Field(ge=-3.4028234663852886e38, le=3.4028234663852886e38)]
+
+
+class Embedding2(RootModel[list[Embedding2Item]]):
     root: Annotated[
-        list[float],
+        list[Embedding2Item],
         Field(
             description="a query vector of your own, for embedding_model",
             max_length=16000,
@@ -1316,7 +1336,7 @@ class SearchRequest(BaseModel):
         Field(description="'a.b' exactly, or 'a.b.*' for a.b and below", title="Container"),
     ] = None
     limit: Annotated[int | None, Field(ge=1, le=100, title="Limit")] = 10
-    score_threshold: Annotated[float | None, Field(title="Score Threshold")] = None
+    score_threshold: Annotated[ScoreThreshold | None, Field(title="Score Threshold")] = None
     mode: Annotated[Literal["hybrid", "vector", "text"] | None, Field(title="Mode")] = "hybrid"
     filters: SearchFilters | None = None
     embedding: Annotated[
@@ -1730,13 +1750,25 @@ class WorkingItem(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
+class TtlSeconds(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="the key expires this long after the write",
+            ge=1,
+            le=31622400,
+            title="Ttl Seconds",
+        ),
+    ]
+
+
 class WorkingPut(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     value: Annotated[Any, Field(description="any JSON value, null included")]
     ttl_seconds: Annotated[
-        int | None,
+        TtlSeconds | None,
         Field(description="the key expires this long after the write", title="Ttl Seconds"),
     ] = None
 

@@ -11,6 +11,7 @@ import json
 from typing import Any, TypeVar
 from uuid import UUID
 
+import psycopg
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -25,6 +26,7 @@ from engram.tenants.principal import Principal
 M = TypeVar("M", bound=BaseModel)
 
 MALFORMED = "the request body is not valid JSON"
+DATABASE_UNAVAILABLE = "the database could not be reached; retry later"
 
 
 def error_response(status: int, code: str, message: str, **extra: Any) -> Response:
@@ -104,6 +106,13 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
             logger.exception("request failed", extra={"code": exc.code})
         # Details are part of the contract (e.g. "field", or "current_version" on a version conflict).
         return error_response(exc.status_code, exc.code, exc.message, **exc.details)
+
+    @app.exception_handler(psycopg.OperationalError)
+    def _on_database_lost(exc: psycopg.OperationalError) -> Response:
+        # The connection dropped or the server went away mid-request: what was not committed is rolled
+        # back, and the request may be sent again.
+        logger.warning("database unavailable", extra={"error": type(exc).__name__})
+        return error_response(503, "service_unavailable", DATABASE_UNAVAILABLE)
 
     @app.exception_handler(Exception)
     def _on_unexpected(exc: Exception) -> Response:
