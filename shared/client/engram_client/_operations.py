@@ -501,11 +501,12 @@ class SyncOperations(SyncCore):
             body=given(user_id=user_id, agent_id=agent_id, container=container, metadata=metadata),
         )
 
-    def get_stats(self) -> models.Stats:
-        """GET /v1/stats"""
-        return self._call(
-            _GET_STATS,
-        )
+    def get_stats(self, *, user_id: str | NotGiven | None = NOT_GIVEN) -> models.Stats:
+        """GET /v1/stats
+
+        user_id: count only this user's memories
+        """
+        return self._call(_GET_STATS, query={"user_id": user_id})
 
     def get_document(self, id: str | UUID) -> models.Document:
         """GET /v1/documents/{id}
@@ -1803,11 +1804,12 @@ class AsyncOperations(AsyncCore):
             body=given(user_id=user_id, agent_id=agent_id, container=container, metadata=metadata),
         )
 
-    async def get_stats(self) -> models.Stats:
-        """GET /v1/stats"""
-        return await self._call(
-            _GET_STATS,
-        )
+    async def get_stats(self, *, user_id: str | NotGiven | None = NOT_GIVEN) -> models.Stats:
+        """GET /v1/stats
+
+        user_id: count only this user's memories
+        """
+        return await self._call(_GET_STATS, query={"user_id": user_id})
 
     async def get_document(self, id: str | UUID) -> models.Document:
         """GET /v1/documents/{id}

@@ -1234,6 +1234,19 @@ class Scores(BaseModel):
     ]
 
 
+class UserId5(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="only this user's memories (their user_id). Their private ones only when the request is also made for them (user_id)",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
+        ),
+    ]
+
+
 class SearchFilters(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1256,9 +1269,16 @@ class SearchFilters(BaseModel):
         dict[str, Any] | None,
         Field(description="key/value pairs the metadata must contain", title="Metadata"),
     ] = None
+    user_id: Annotated[
+        UserId5 | None,
+        Field(
+            description="only this user's memories (their user_id). Their private ones only when the request is also made for them (user_id)",
+            title="User Id",
+        ),
+    ] = None
 
 
-class UserId5(RootModel[str]):
+class UserId6(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1308,7 +1328,7 @@ class SearchRequest(BaseModel):
         ),
     ] = "all"
     user_id: Annotated[
-        UserId5 | None,
+        UserId6 | None,
         Field(description="the user the request is made for", title="User Id"),
     ] = None
     container: Annotated[
@@ -1399,7 +1419,7 @@ class Session(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class UserId6(RootModel[str]):
+class UserId7(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1430,7 +1450,7 @@ class SessionCreate(BaseModel):
         extra="forbid",
     )
     user_id: Annotated[
-        UserId6 | None,
+        UserId7 | None,
         Field(description="the user in this conversation", title="User Id"),
     ] = None
     agent_id: Annotated[

@@ -455,8 +455,13 @@ def _chunk_population(plan: SearchPlan, n: int) -> sql.Composable:
 
 
 def _chunks_can_match(filters: SearchFilters) -> bool:
-    """Chunks have no memory type, agent or conversation: a filter on one matches none."""
-    return not (filters.memory_type or filters.agent_id is not None or filters.conversation_id is not None)
+    """Chunks have no memory type, agent, conversation or owner: a filter on one matches none."""
+    return not (
+        filters.memory_type
+        or filters.agent_id is not None
+        or filters.conversation_id is not None
+        or filters.user_id is not None
+    )
 
 
 CHUNKS = Corpus(

@@ -190,6 +190,11 @@ class SearchFilters(_Strict):
     agent_id: Identifier | None = None
     conversation_id: Identifier | None = None
     metadata: Metadata = Field(default_factory=dict, description="key/value pairs the metadata must contain")
+    user_id: Identifier | None = Field(
+        default=None,
+        description="only this user's memories (their user_id). Their private ones only when the request "
+        "is also made for them (user_id)",
+    )
 
 
 class SearchRequest(_Strict):
@@ -230,8 +235,11 @@ class SearchRequest(_Strict):
                     raise ValueError(f"filters.{name} applies to memories, not to scope 'messages'")
             if self.container is not None:
                 raise ValueError("container applies to memories, not to scope 'messages'")
-            if self.user_id is None and self.filters.agent_id is None:
-                raise ValueError("scope 'messages' needs user_id or filters.agent_id: messages have a party")
+            if self.user_id is None and self.filters.agent_id is None and self.filters.user_id is None:
+                raise ValueError(
+                    "scope 'messages' needs user_id, filters.user_id or filters.agent_id: messages have "
+                    "a party"
+                )
         return self
 
 

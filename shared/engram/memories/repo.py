@@ -250,19 +250,25 @@ def _vector_literal(vector: Sequence[float] | None) -> str | None:
 # --- stats ------------------------------------------------------------------------------------
 
 
-def stats(cur: TenantTx, tenant_id: UUID) -> dict[str, Any]:
+def stats(cur: TenantTx, tenant_id: UUID, owner: str | None = None) -> dict[str, Any]:
+    """Counts of live memories; with `owner`, only that user's."""
+    where = sql.SQL(" AND ").join(
+        [
+            sql.SQL("m.tenant_id = {}").format(sql.Literal(tenant_id)),
+            predicates.live(),
+            *predicates.matching(SearchFilters(user_id=owner)),
+        ]
+    )
     by_container_type = cur.execute(
         sql.SQL(
             "SELECT m.container, m.memory_type, count(*) AS count FROM memories m "
-            "WHERE m.tenant_id = %s AND {live} GROUP BY 1, 2 ORDER BY 1, 2"
-        ).format(live=predicates.live()),
-        (tenant_id,),
+            "WHERE {where} GROUP BY 1, 2 ORDER BY 1, 2"
+        ).format(where=where)
     ).fetchall()
     models = cur.execute(
         sql.SQL(
             "SELECT coalesce(m.embedding_model, '') AS model, count(*) AS count FROM memories m "
-            "WHERE m.tenant_id = %s AND {live} GROUP BY 1"
-        ).format(live=predicates.live()),
-        (tenant_id,),
+            "WHERE {where} GROUP BY 1"
+        ).format(where=where)
     ).fetchall()
     return {"by_container_type": by_container_type, "models": models}

@@ -102,10 +102,11 @@ class MemoryService:
         )
         return MemoryPage(memories=memories, next_cursor=next_cursor)
 
-    def stats(self, tenant_id: UUID) -> Stats:
-        # Counts of the whole tenant, every user's private memories included (no content).
+    def stats(self, tenant_id: UUID, *, user_id: str | None = None) -> Stats:
+        # Counts of the whole tenant (or of one user's memories), every user's private memories
+        # included (no content).
         with self.db.tenant(tenant_id, EVERYONE) as cur:
-            raw = repo.stats(cur, tenant_id)
+            raw = repo.stats(cur, tenant_id, user_id)
         containers: dict[str, int] = {}
         types: dict[str, int] = {}
         for row in raw["by_container_type"]:
