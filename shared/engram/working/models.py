@@ -34,7 +34,11 @@ class WorkingPut(LazyModel):
         description="any JSON value, null included"
     )
     ttl_seconds: Integer | None = Field(
-        default=None, ge=1, le=MAX_TTL_SECONDS, description="the key expires this long after the write"
+        default=None,
+        ge=1,
+        le=MAX_TTL_SECONDS,
+        description="the key expires this long after the write. Left out, an existing key keeps its "
+        "expiry; null: it never expires",
     )
 
 

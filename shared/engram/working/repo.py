@@ -17,6 +17,10 @@ _LIVE = sql.SQL("(w.expires_at IS NULL OR w.expires_at > now())")
 _EXPIRES = sql.SQL(
     "CASE WHEN %(ttl)s::integer IS NULL THEN NULL ELSE now() + make_interval(secs => %(ttl)s) END"
 )
+# An update that says nothing of the TTL keeps the key's expiry (a key that had expired is new: none).
+_UPDATED_EXPIRES = sql.SQL("CASE WHEN %(keep_ttl)s AND {live} THEN w.expires_at ELSE {given} END").format(
+    live=_LIVE, given=_EXPIRES
+)
 
 
 def write(
@@ -27,17 +31,20 @@ def write(
     value: Any,
     ttl_seconds: int | None,
     *,
+    keep_ttl: bool = False,
     version: int | None,
     exists: bool | None,
 ) -> dict[str, Any] | None:
     """Write the value if the condition holds; None when it does not. An expired key counts as
-    absent. Versions only ever grow, also across expiry, so a stale version never matches again."""
+    absent. Versions only ever grow, also across expiry, so a stale version never matches again.
+    `keep_ttl`: a live key keeps its expiry (`ttl_seconds` is then ignored)."""
     params = {
         "tenant": tenant_id,
         "scope": scope,
         "key": key,
         "value": Jsonb(value),
         "ttl": ttl_seconds,
+        "keep_ttl": keep_ttl,
         "version": version,
     }
     if exists:
@@ -47,17 +54,23 @@ def write(
             "expires_at = {expires}, updated_at = now() "
             "WHERE w.tenant_id = %(tenant)s AND w.scope = %(scope)s AND w.key = %(key)s AND {live} "
             "AND {condition} RETURNING {columns}, false AS created"
-        ).format(expires=_EXPIRES, live=_LIVE, condition=condition, columns=COLUMNS)
+        ).format(expires=_UPDATED_EXPIRES, live=_LIVE, condition=condition, columns=COLUMNS)
     else:
         only_if_absent = sql.SQL(" WHERE NOT {live}").format(live=_LIVE) if exists is False else sql.SQL("")
         query = sql.SQL(
             "INSERT INTO working_memory AS w (tenant_id, scope, key, value, expires_at) "
             "VALUES (%(tenant)s, %(scope)s, %(key)s, %(value)s, {expires}) "
             "ON CONFLICT (tenant_id, scope, key) DO UPDATE SET value = EXCLUDED.value, "
-            "version = w.version + 1, expires_at = EXCLUDED.expires_at, updated_at = now(), "
+            "version = w.version + 1, expires_at = {updated_expires}, updated_at = now(), "
             "created_at = CASE WHEN {live} THEN w.created_at ELSE now() END{only_if_absent} "
             "RETURNING {columns}, (xmax = 0 OR w.created_at = w.updated_at) AS created"
-        ).format(expires=_EXPIRES, live=_LIVE, only_if_absent=only_if_absent, columns=COLUMNS)
+        ).format(
+            expires=_EXPIRES,
+            updated_expires=_UPDATED_EXPIRES,
+            live=_LIVE,
+            only_if_absent=only_if_absent,
+            columns=COLUMNS,
+        )
     return cur.execute(query, params).fetchone()
 
 
