@@ -102,9 +102,14 @@ def embedder() -> Embedder:
 
 
 def memory_service() -> MemoryService:
+    from engram.instructions.service import instructions_for
     from engram.memories.service import MemoryService
+    from engram.memories.write_extraction import WriteExtraction
 
-    return MemoryService(database(), memory_writer())
+    extraction = WriteExtraction(
+        database(), llm, llm_available=llm_configured(), instructions=instructions_for
+    )
+    return MemoryService(database(), memory_writer(), extraction)
 
 
 def memory_search() -> MemorySearch:

@@ -35,7 +35,8 @@ _UPDATE_MEMORY = Operation("PATCH", "/v1/memories/{id}", {200: models.Memory}, F
 _GET_MEMORY_HISTORY = Operation("GET", "/v1/memories/{id}/history", {200: models.MemoryHistory}, True)
 _GET_RELATED_MEMORIES = Operation("GET", "/v1/memories/{id}/related", {200: models.RelatedMemories}, True)
 _REVERT_MEMORY = Operation("POST", "/v1/memories/{id}/revert", {200: models.Memory}, False)
-_CREATE_MEMORY = Operation("POST", "/v1/memories", {201: models.Memory}, False)
+_CREATE_MEMORY = Operation("POST", "/v1/memories", {201: models.CreatedMemory}, False)
+_CREATE_MEMORIES = Operation("POST", "/v1/memories/batch", {201: models.MemoryBatchResult}, False)
 _UPSERT_MEMORY = Operation(
     "POST", "/v1/memories/upsert", {201: models.UpsertResult, 200: models.UpsertResult}, True
 )
@@ -153,11 +154,14 @@ class SyncOperations(SyncCore):
         | None = NOT_GIVEN,
         expires_at: datetime | str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven | None = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
     ) -> models.Memory:
         """PATCH /v1/memories/{id}
 
         id: the memory's id
         user_id: the user the request is made for
+        content: new text: a new version, as supersedes makes one (the memory stays as history); the answer is the new version
+        extract: with content: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         """
         return self._call(
             _UPDATE_MEMORY,
@@ -170,6 +174,7 @@ class SyncOperations(SyncCore):
                 memory_type=memory_type,
                 expires_at=expires_at,
                 visibility=visibility,
+                extract=extract,
             ),
         )
 
@@ -228,12 +233,14 @@ class SyncOperations(SyncCore):
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
         supersedes: UUID | str | NotGiven | None = NOT_GIVEN,
-    ) -> models.Memory:
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
+    ) -> models.CreatedMemory:
         """POST /v1/memories
 
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
         supersedes: the id of the memory this one replaces: it stays as history, no longer current
+        extract: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         """
         return self._call(
             _CREATE_MEMORY,
@@ -253,8 +260,18 @@ class SyncOperations(SyncCore):
                 embedding=embedding,
                 embedding_model=embedding_model,
                 supersedes=supersedes,
+                extract=extract,
             ),
         )
+
+    def create_memories(
+        self, *, memories: Sequence[models.MemoryCreate | dict[str, Any]]
+    ) -> models.MemoryBatchResult:
+        """POST /v1/memories/batch
+
+        memories: 1 to 100 memories, each as POST /v1/memories takes it: stored all or none, in this order
+        """
+        return self._call(_CREATE_MEMORIES, body=given(memories=memories))
 
     def upsert_memory(
         self,
@@ -275,6 +292,7 @@ class SyncOperations(SyncCore):
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
         supersedes: NotGiven | None = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         dedupe_threshold: float | NotGiven = NOT_GIVEN,
     ) -> models.UpsertResult:
         """POST /v1/memories/upsert
@@ -282,6 +300,7 @@ class SyncOperations(SyncCore):
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
         supersedes: not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes
+        extract: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         dedupe_threshold: an existing memory at least this similar (cosine) is the same memory
         """
         return self._call(
@@ -302,6 +321,7 @@ class SyncOperations(SyncCore):
                 embedding=embedding,
                 embedding_model=embedding_model,
                 supersedes=supersedes,
+                extract=extract,
                 dedupe_threshold=dedupe_threshold,
             ),
         )
@@ -820,7 +840,7 @@ class SyncOperations(SyncCore):
         scope: a plan or agent scope, e.g. plan-42
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         value: any JSON value, null included
-        ttl_seconds: the key expires this long after the write
+        ttl_seconds: the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires
         """
         return self._call(
             _SET_WORKING,
@@ -1450,11 +1470,14 @@ class AsyncOperations(AsyncCore):
         | None = NOT_GIVEN,
         expires_at: datetime | str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven | None = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
     ) -> models.Memory:
         """PATCH /v1/memories/{id}
 
         id: the memory's id
         user_id: the user the request is made for
+        content: new text: a new version, as supersedes makes one (the memory stays as history); the answer is the new version
+        extract: with content: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         """
         return await self._call(
             _UPDATE_MEMORY,
@@ -1467,6 +1490,7 @@ class AsyncOperations(AsyncCore):
                 memory_type=memory_type,
                 expires_at=expires_at,
                 visibility=visibility,
+                extract=extract,
             ),
         )
 
@@ -1527,12 +1551,14 @@ class AsyncOperations(AsyncCore):
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
         supersedes: UUID | str | NotGiven | None = NOT_GIVEN,
-    ) -> models.Memory:
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
+    ) -> models.CreatedMemory:
         """POST /v1/memories
 
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
         supersedes: the id of the memory this one replaces: it stays as history, no longer current
+        extract: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         """
         return await self._call(
             _CREATE_MEMORY,
@@ -1552,8 +1578,18 @@ class AsyncOperations(AsyncCore):
                 embedding=embedding,
                 embedding_model=embedding_model,
                 supersedes=supersedes,
+                extract=extract,
             ),
         )
+
+    async def create_memories(
+        self, *, memories: Sequence[models.MemoryCreate | dict[str, Any]]
+    ) -> models.MemoryBatchResult:
+        """POST /v1/memories/batch
+
+        memories: 1 to 100 memories, each as POST /v1/memories takes it: stored all or none, in this order
+        """
+        return await self._call(_CREATE_MEMORIES, body=given(memories=memories))
 
     async def upsert_memory(
         self,
@@ -1574,6 +1610,7 @@ class AsyncOperations(AsyncCore):
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
         supersedes: NotGiven | None = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         dedupe_threshold: float | NotGiven = NOT_GIVEN,
     ) -> models.UpsertResult:
         """POST /v1/memories/upsert
@@ -1581,6 +1618,7 @@ class AsyncOperations(AsyncCore):
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
         supersedes: not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes
+        extract: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         dedupe_threshold: an existing memory at least this similar (cosine) is the same memory
         """
         return await self._call(
@@ -1601,6 +1639,7 @@ class AsyncOperations(AsyncCore):
                 embedding=embedding,
                 embedding_model=embedding_model,
                 supersedes=supersedes,
+                extract=extract,
                 dedupe_threshold=dedupe_threshold,
             ),
         )
@@ -2127,7 +2166,7 @@ class AsyncOperations(AsyncCore):
         scope: a plan or agent scope, e.g. plan-42
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         value: any JSON value, null included
-        ttl_seconds: the key expires this long after the write
+        ttl_seconds: the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires
         """
         return await self._call(
             _SET_WORKING,

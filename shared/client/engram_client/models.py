@@ -144,6 +144,38 @@ class ContainerTypeCount(BaseModel):
     count: Annotated[int, Field(title="Count")]
 
 
+class CreatedMemory(BaseModel):
+    id: Annotated[UUID, Field(title="Id")]
+    content: Annotated[str, Field(title="Content")]
+    container: Annotated[str, Field(title="Container")]
+    memory_type: Annotated[
+        Literal["fact", "preference", "episode", "insight", "task", "procedure"],
+        Field(title="Memory Type"),
+    ]
+    tags: Annotated[list[str], Field(title="Tags")]
+    metadata: Annotated[dict[str, Any], Field(title="Metadata")]
+    agent_id: Annotated[str | None, Field(title="Agent Id")]
+    conversation_id: Annotated[str | None, Field(title="Conversation Id")]
+    user_id: Annotated[str | None, Field(title="User Id")]
+    visibility: Annotated[Literal["private", "tenant"], Field(title="Visibility")]
+    confidence: Annotated[float, Field(title="Confidence")]
+    is_latest: Annotated[bool, Field(title="Is Latest")]
+    valid_from: Annotated[AwareDatetime, Field(title="Valid From")]
+    valid_to: Annotated[AwareDatetime | None, Field(title="Valid To")]
+    expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")]
+    reverted_at: Annotated[AwareDatetime | None, Field(title="Reverted At")]
+    embedding_model: Annotated[str | None, Field(title="Embedding Model")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+    superseded: Annotated[
+        list[UUID] | None,
+        Field(
+            description="the memories this write retired (kept as history): the one it supersedes, and those graph-link found it contradicts",
+            title="Superseded",
+        ),
+    ] = None
+
+
 class DocumentAccepted(BaseModel):
     id: Annotated[UUID, Field(title="Id")]
     status: Annotated[
@@ -602,6 +634,13 @@ class Memory(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
+class MemoryBatchResult(BaseModel):
+    memories: Annotated[
+        list[CreatedMemory],
+        Field(description="the stored memories, in the order sent", title="Memories"),
+    ]
+
+
 class AgentId1(RootModel[str]):
     root: Annotated[
         str,
@@ -684,6 +723,13 @@ class MemoryCreate(BaseModel):
             title="Supersedes",
         ),
     ] = None
+    extract: Annotated[
+        Literal["none", "light", "full"] | None,
+        Field(
+            description="find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way",
+            title="Extract",
+        ),
+    ] = None
 
 
 class MemoryHistory(BaseModel):
@@ -703,7 +749,14 @@ class MemoryPage(BaseModel):
 
 
 class Content1(RootModel[str]):
-    root: Annotated[str, Field(pattern="^[^\\x00]*$", title="Content")]
+    root: Annotated[
+        str,
+        Field(
+            description="new text: a new version, as supersedes makes one (the memory stays as history); the answer is the new version",
+            pattern="^[^\\x00]*$",
+            title="Content",
+        ),
+    ]
 
 
 class Tags(RootModel[list[Tag]]):
@@ -714,7 +767,13 @@ class MemoryPatch(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    content: Annotated[Content1 | None, Field(title="Content")] = None
+    content: Annotated[
+        Content1 | None,
+        Field(
+            description="new text: a new version, as supersedes makes one (the memory stays as history); the answer is the new version",
+            title="Content",
+        ),
+    ] = None
     tags: Annotated[Tags | None, Field(title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
     memory_type: Annotated[
@@ -723,6 +782,13 @@ class MemoryPatch(BaseModel):
     ] = None
     expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")] = None
     visibility: Annotated[Literal["private", "tenant"] | None, Field(title="Visibility")] = None
+    extract: Annotated[
+        Literal["none", "light", "full"] | None,
+        Field(
+            description="with content: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way",
+            title="Extract",
+        ),
+    ] = None
 
 
 class MemoryUpsert(BaseModel):
@@ -767,6 +833,13 @@ class MemoryUpsert(BaseModel):
         Field(
             description="not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes",
             title="Supersedes",
+        ),
+    ] = None
+    extract: Annotated[
+        Literal["none", "light", "full"] | None,
+        Field(
+            description="find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way",
+            title="Extract",
         ),
     ] = None
     dedupe_threshold: Annotated[
@@ -848,6 +921,10 @@ class Observation(BaseModel):
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
 
 
+class Content2(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[^\\x00]*$", title="Content")]
+
+
 class ObservationCreate(BaseModel):
     """
     Link an existing memory to the entity (`memory_id`), or store a new memory (`content`, with
@@ -858,7 +935,7 @@ class ObservationCreate(BaseModel):
         extra="forbid",
     )
     memory_id: Annotated[UUID | None, Field(title="Memory Id")] = None
-    content: Annotated[Content1 | None, Field(title="Content")] = None
+    content: Annotated[Content2 | None, Field(title="Content")] = None
     container: Annotated[
         str | None,
         Field(
@@ -1074,7 +1151,7 @@ class ProcedurePatch(BaseModel):
     )
     kind: Annotated[Literal["rule", "example"] | None, Field(title="Kind")] = None
     trigger: Annotated[Trigger | None, Field(title="Trigger")] = None
-    content: Annotated[Content1 | None, Field(title="Content")] = None
+    content: Annotated[Content2 | None, Field(title="Content")] = None
     visibility: Annotated[Literal["private", "tenant"] | None, Field(title="Visibility")] = None
     tags: Annotated[Tags1 | None, Field(title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
@@ -1729,9 +1806,19 @@ class UpsertResult(BaseModel):
     ]
     matched_id: Annotated[
         UUID | None,
-        Field(description="the existing memory that matched, if any", title="Matched Id"),
+        Field(
+            description="the existing memory that matched, if any: the similar one it updates, or the first one graph-link found it contradicts",
+            title="Matched Id",
+        ),
     ] = None
     similarity: Annotated[float | None, Field(title="Similarity")] = None
+    superseded: Annotated[
+        list[UUID] | None,
+        Field(
+            description="the memories this write retired (kept as history)",
+            title="Superseded",
+        ),
+    ] = None
 
 
 class WorkingItem(BaseModel):
@@ -1757,7 +1844,10 @@ class WorkingPut(BaseModel):
     value: Annotated[Any, Field(description="any JSON value, null included")]
     ttl_seconds: Annotated[
         int | None,
-        Field(description="the key expires this long after the write", title="Ttl Seconds"),
+        Field(
+            description="the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires",
+            title="Ttl Seconds",
+        ),
     ] = None
 
 
@@ -1941,6 +2031,21 @@ class ListRequest(BaseModel):
 class MatchResponse(BaseModel):
     situation: Annotated[str, Field(title="Situation")]
     matches: Annotated[list[ProcedureMatch], Field(title="Matches")]
+
+
+class MemoryBatch(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    memories: Annotated[
+        list[MemoryCreate],
+        Field(
+            description="1 to 100 memories, each as POST /v1/memories takes it: stored all or none, in this order",
+            max_length=100,
+            min_length=1,
+            title="Memories",
+        ),
+    ]
 
 
 class MessageSearchResult(BaseModel):

@@ -40,6 +40,9 @@ IF_MATCH = ("If-Match",)
 ROUTES: tuple[Route, ...] = (
     Route("health", "GET", "/health", "get_health", authorized=False),
     Route("memories", "POST", "/v1/memories", "create_memory", status=201, errors=(*CONFLICT, *PROVIDER)),
+    Route(
+        "memories", "POST", "/v1/memories/batch", "create_memories", status=201, errors=(*CONFLICT, *PROVIDER)
+    ),
     Route("memories", "POST", "/v1/memories/list", "list_memories", retry_safe=True),
     Route(
         "memories",

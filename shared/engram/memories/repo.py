@@ -48,14 +48,17 @@ def ensure_container(cur: TenantTx, tenant_id: UUID, name: str) -> None:
 
 
 def insert_memory(cur: TenantTx, tenant_id: UUID, memory: NewMemory, embedding: Embedding) -> dict[str, Any]:
-    """One new current memory (its container and the container's ancestors are created if missing)."""
+    """One new current memory (its container and the container's ancestors are created if missing).
+    Its times are the statement's, not the transaction's: memories written one after the other in one
+    transaction (a batch) are older and newer, as graph-link and history need."""
     ensure_container(cur, tenant_id, memory.container)
     row = cur.execute(
         sql.SQL(
             """INSERT INTO memories AS m (tenant_id, container, content, memory_type, tags, metadata,
                    agent_id, conversation_id, user_id, visibility, confidence, valid_from, expires_at,
-                   embedding, embedding_model)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()), %s, %s::vector, %s)
+                   embedding, embedding_model, created_at, updated_at)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, clock_timestamp()), %s,
+                       %s::vector, %s, clock_timestamp(), clock_timestamp())
                RETURNING {columns}"""
         ).format(columns=MEMORY_COLUMNS),
         (
