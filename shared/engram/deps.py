@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from engram.providers.embeddings import Embedder
     from engram.providers.llm import LLM
     from engram.sessions.service import SessionService
+    from engram.users.service import UserErasureService
     from engram.working.service import WorkingMemoryService
 
 
@@ -250,6 +251,12 @@ def memory_writer() -> MemoryWriter:
     from engram.memories.writer import MemoryWriter
 
     return MemoryWriter(embedder(), RuleLinker(current().settings.link_similarity))
+
+
+def user_erasure() -> UserErasureService:
+    from engram.users.service import UserErasureService
+
+    return UserErasureService(database(), blob_store(), work_prefix=current().settings.work_prefix)
 
 
 def instructions_service() -> InstructionsService:

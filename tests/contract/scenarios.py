@@ -288,6 +288,16 @@ def containers(api: GeneratedApi) -> None:
     api.expect(200, "Instructions", "set_extraction_instructions", body=instructions)
     assert len(api.expect(200, "InstructionsList", "list_extraction_instructions").instructions) == 1
     api.expect(204, None, "delete_extraction_instructions")
+    api.expect(
+        201,
+        "CreatedMemory",
+        "create_memory",
+        body=api.body("MemoryCreate", {"content": "Eve likes figs", "user_id": "eve"}),
+    )
+    preview = api.expect(409, "ErrorResponse", "erase_user", "eve")
+    assert preview.error.code == "confirmation_required"
+    erased = api.expect(200, "UserErasure", "erase_user", "eve", confirm=True)
+    assert (erased.erased, erased.memories) == (True, 1)
 
 
 def export(api: GeneratedApi) -> None:

@@ -81,6 +81,7 @@ _DELETE_CONTAINER = Operation("DELETE", "/v1/containers/{name}", {200: models.Co
 _ARCHIVE_CONTAINER = Operation(
     "POST", "/v1/containers/{name}/archive", {200: models.ContainerArchived}, False
 )
+_ERASE_USER = Operation("DELETE", "/v1/users/{user_id}", {200: models.UserErasure}, True)
 _LIST_CONTAINERS = Operation("GET", "/v1/containers", {200: models.ContainerTree}, True)
 _CREATE_CONTAINER = Operation("POST", "/v1/containers", {201: models.Container, 200: models.Container}, False)
 _LIST_EXTRACTION_INSTRUCTIONS = Operation(
@@ -556,6 +557,7 @@ class SyncOperations(SyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: Literal[True],
@@ -576,6 +578,7 @@ class SyncOperations(SyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: Literal[False] = False,
@@ -595,6 +598,7 @@ class SyncOperations(SyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: bool = False,
@@ -607,6 +611,7 @@ class SyncOperations(SyncCore):
         file_base64: a file's bytes, base64; send filename too
         content_type: detected from the bytes when missing
         custom_id: your id: sending it again replaces the document (same content: no-op)
+        user_id: the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})
         extract: memories from the chunks: none (chunks only), light (offline heuristic) or full (the configured LLM); default: full when an LLM provider is configured, else light
         document_date: when the content was written (ISO 8601); relative dates in the text are read against it, and it is a memory's valid_from when the text states none. Default: now
         """
@@ -623,6 +628,7 @@ class SyncOperations(SyncCore):
                 tags=tags,
                 metadata=metadata,
                 custom_id=custom_id,
+                user_id=user_id,
                 extract=extract,
                 document_date=document_date,
             ),
@@ -834,6 +840,7 @@ class SyncOperations(SyncCore):
         value: Any,
         if_match: int | str | NotGiven = NOT_GIVEN,
         ttl_seconds: int | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
     ) -> models.WorkingItem:
         """PUT /v1/working/{scope}/{key}
 
@@ -841,12 +848,13 @@ class SyncOperations(SyncCore):
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         value: any JSON value, null included
         ttl_seconds: the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires
+        user_id: the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none
         """
         return self._call(
             _SET_WORKING,
             path={"scope": scope, "key": key},
             headers=_headers({"If-Match": if_match}),
-            body=given(value=value, ttl_seconds=ttl_seconds),
+            body=given(value=value, ttl_seconds=ttl_seconds, user_id=user_id),
         )
 
     def delete_working(
@@ -955,6 +963,7 @@ class SyncOperations(SyncCore):
         kind: Literal["rule", "example"] | NotGiven = NOT_GIVEN,
         agent_id: str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
     ) -> models.Procedure:
@@ -964,6 +973,7 @@ class SyncOperations(SyncCore):
         trigger: the situation in which this procedure applies
         content: the rule, or the example (input and output)
         visibility: 'private': only requests for agent_id see it
+        user_id: the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it
         """
         return self._call(
             _CREATE_PROCEDURE,
@@ -973,6 +983,7 @@ class SyncOperations(SyncCore):
                 content=content,
                 agent_id=agent_id,
                 visibility=visibility,
+                user_id=user_id,
                 tags=tags,
                 metadata=metadata,
             ),
@@ -1042,6 +1053,14 @@ class SyncOperations(SyncCore):
         name: the container's full name, e.g. crm.contacts
         """
         return self._call(_ARCHIVE_CONTAINER, path={"name": name})
+
+    def erase_user(self, user_id: str | UUID, *, confirm: bool | NotGiven = NOT_GIVEN) -> models.UserErasure:
+        """DELETE /v1/users/{user_id}
+
+        user_id: the user whose data goes: every row of theirs
+        confirm: required to erase; without it, a 409 lists what would go
+        """
+        return self._call(_ERASE_USER, path={"user_id": user_id}, query={"confirm": confirm})
 
     def list_containers(self) -> models.ContainerTree:
         """GET /v1/containers"""
@@ -1878,6 +1897,7 @@ class AsyncOperations(AsyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: Literal[True],
@@ -1898,6 +1918,7 @@ class AsyncOperations(AsyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: Literal[False] = False,
@@ -1917,6 +1938,7 @@ class AsyncOperations(AsyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: bool = False,
@@ -1929,6 +1951,7 @@ class AsyncOperations(AsyncCore):
         file_base64: a file's bytes, base64; send filename too
         content_type: detected from the bytes when missing
         custom_id: your id: sending it again replaces the document (same content: no-op)
+        user_id: the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})
         extract: memories from the chunks: none (chunks only), light (offline heuristic) or full (the configured LLM); default: full when an LLM provider is configured, else light
         document_date: when the content was written (ISO 8601); relative dates in the text are read against it, and it is a memory's valid_from when the text states none. Default: now
         """
@@ -1945,6 +1968,7 @@ class AsyncOperations(AsyncCore):
                 tags=tags,
                 metadata=metadata,
                 custom_id=custom_id,
+                user_id=user_id,
                 extract=extract,
                 document_date=document_date,
             ),
@@ -2160,6 +2184,7 @@ class AsyncOperations(AsyncCore):
         value: Any,
         if_match: int | str | NotGiven = NOT_GIVEN,
         ttl_seconds: int | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
     ) -> models.WorkingItem:
         """PUT /v1/working/{scope}/{key}
 
@@ -2167,12 +2192,13 @@ class AsyncOperations(AsyncCore):
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         value: any JSON value, null included
         ttl_seconds: the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires
+        user_id: the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none
         """
         return await self._call(
             _SET_WORKING,
             path={"scope": scope, "key": key},
             headers=_headers({"If-Match": if_match}),
-            body=given(value=value, ttl_seconds=ttl_seconds),
+            body=given(value=value, ttl_seconds=ttl_seconds, user_id=user_id),
         )
 
     async def delete_working(
@@ -2281,6 +2307,7 @@ class AsyncOperations(AsyncCore):
         kind: Literal["rule", "example"] | NotGiven = NOT_GIVEN,
         agent_id: str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
     ) -> models.Procedure:
@@ -2290,6 +2317,7 @@ class AsyncOperations(AsyncCore):
         trigger: the situation in which this procedure applies
         content: the rule, or the example (input and output)
         visibility: 'private': only requests for agent_id see it
+        user_id: the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it
         """
         return await self._call(
             _CREATE_PROCEDURE,
@@ -2299,6 +2327,7 @@ class AsyncOperations(AsyncCore):
                 content=content,
                 agent_id=agent_id,
                 visibility=visibility,
+                user_id=user_id,
                 tags=tags,
                 metadata=metadata,
             ),
@@ -2368,6 +2397,16 @@ class AsyncOperations(AsyncCore):
         name: the container's full name, e.g. crm.contacts
         """
         return await self._call(_ARCHIVE_CONTAINER, path={"name": name})
+
+    async def erase_user(
+        self, user_id: str | UUID, *, confirm: bool | NotGiven = NOT_GIVEN
+    ) -> models.UserErasure:
+        """DELETE /v1/users/{user_id}
+
+        user_id: the user whose data goes: every row of theirs
+        confirm: required to erase; without it, a 409 lists what would go
+        """
+        return await self._call(_ERASE_USER, path={"user_id": user_id}, query={"confirm": confirm})
 
     async def list_containers(self) -> models.ContainerTree:
         """GET /v1/containers"""

@@ -286,6 +286,19 @@ class CustomId(RootModel[str]):
     ]
 
 
+class UserId(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
+        ),
+    ]
+
+
 class DocumentError(BaseModel):
     code: Annotated[str, Field(title="Code")]
     message: Annotated[str, Field(title="Message")]
@@ -547,7 +560,7 @@ class LastMessage(BaseModel):
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
 
 
-class UserId(RootModel[str]):
+class UserId1(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -655,7 +668,7 @@ class ConversationId(RootModel[str]):
     ]
 
 
-class UserId1(RootModel[str]):
+class UserId2(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -701,7 +714,7 @@ class MemoryCreate(BaseModel):
     agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
     conversation_id: Annotated[ConversationId | None, Field(title="Conversation Id")] = None
     user_id: Annotated[
-        UserId1 | None,
+        UserId2 | None,
         Field(description="the user this memory is about and for", title="User Id"),
     ] = None
     visibility: Annotated[
@@ -813,7 +826,7 @@ class MemoryUpsert(BaseModel):
     agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
     conversation_id: Annotated[ConversationId | None, Field(title="Conversation Id")] = None
     user_id: Annotated[
-        UserId1 | None,
+        UserId2 | None,
         Field(description="the user this memory is about and for", title="User Id"),
     ] = None
     visibility: Annotated[
@@ -972,7 +985,7 @@ class Plan(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class UserId3(RootModel[str]):
+class UserId4(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1019,7 +1032,7 @@ class PlanCreate(BaseModel):
         ),
     ] = "pending"
     state: Annotated[Any | None, Field(description="any JSON the agents keep with the plan")] = None
-    user_id: Annotated[UserId3 | None, Field(description="the user the plan is for", title="User Id")] = None
+    user_id: Annotated[UserId4 | None, Field(description="the user the plan is for", title="User Id")] = None
 
 
 class PlanPage(BaseModel):
@@ -1038,7 +1051,7 @@ class Status(RootModel[str]):
     root: Annotated[str, Field(pattern="^[a-z0-9_-]{1,32}$", title="Status")]
 
 
-class UserId4(RootModel[str]):
+class UserId5(RootModel[str]):
     root: Annotated[str, Field(max_length=255, min_length=1, pattern="^[^\\x00]*$", title="User Id")]
 
 
@@ -1050,7 +1063,7 @@ class PlanUpdate(BaseModel):
     goal_data: Annotated[dict[str, Any] | None, Field(title="Goal Data")] = None
     status: Annotated[Status | None, Field(title="Status")] = None
     state: Any | None = None
-    user_id: Annotated[UserId4 | None, Field(title="User Id")] = None
+    user_id: Annotated[UserId5 | None, Field(title="User Id")] = None
 
 
 class Procedure(BaseModel):
@@ -1060,11 +1073,25 @@ class Procedure(BaseModel):
     content: Annotated[str, Field(title="Content")]
     agent_id: Annotated[str | None, Field(title="Agent Id")]
     visibility: Annotated[Literal["private", "tenant"], Field(title="Visibility")]
+    user_id: Annotated[str | None, Field(title="User Id")]
     tags: Annotated[list[str], Field(title="Tags")]
     metadata: Annotated[dict[str, Any], Field(title="Metadata")]
     embedding_model: Annotated[str | None, Field(title="Embedding Model")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+
+
+class UserId6(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
+        ),
+    ]
 
 
 class ProcedureCreate(BaseModel):
@@ -1102,6 +1129,13 @@ class ProcedureCreate(BaseModel):
             title="Visibility",
         ),
     ] = "tenant"
+    user_id: Annotated[
+        UserId6 | None,
+        Field(
+            description="the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it",
+            title="User Id",
+        ),
+    ] = None
     tags: Annotated[list[Tag] | None, Field(max_length=50, title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
 
@@ -1113,6 +1147,7 @@ class ProcedureMatch(BaseModel):
     content: Annotated[str, Field(title="Content")]
     agent_id: Annotated[str | None, Field(title="Agent Id")]
     visibility: Annotated[Literal["private", "tenant"], Field(title="Visibility")]
+    user_id: Annotated[str | None, Field(title="User Id")]
     tags: Annotated[list[str], Field(title="Tags")]
     metadata: Annotated[dict[str, Any], Field(title="Metadata")]
     embedding_model: Annotated[str | None, Field(title="Embedding Model")]
@@ -1311,7 +1346,7 @@ class Scores(BaseModel):
     ]
 
 
-class UserId5(RootModel[str]):
+class UserId7(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1347,7 +1382,7 @@ class SearchFilters(BaseModel):
         Field(description="key/value pairs the metadata must contain", title="Metadata"),
     ] = None
     user_id: Annotated[
-        UserId5 | None,
+        UserId7 | None,
         Field(
             description="only this user's memories (their user_id). Their private ones only when the request is also made for them (user_id)",
             title="User Id",
@@ -1355,7 +1390,7 @@ class SearchFilters(BaseModel):
     ] = None
 
 
-class UserId6(RootModel[str]):
+class UserId8(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1405,7 +1440,7 @@ class SearchRequest(BaseModel):
         ),
     ] = "all"
     user_id: Annotated[
-        UserId6 | None,
+        UserId8 | None,
         Field(description="the user the request is made for", title="User Id"),
     ] = None
     container: Annotated[
@@ -1496,7 +1531,7 @@ class Session(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class UserId7(RootModel[str]):
+class UserId9(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1527,7 +1562,7 @@ class SessionCreate(BaseModel):
         extra="forbid",
     )
     user_id: Annotated[
-        UserId7 | None,
+        UserId9 | None,
         Field(description="the user in this conversation", title="User Id"),
     ] = None
     agent_id: Annotated[
@@ -1821,6 +1856,63 @@ class UpsertResult(BaseModel):
     ] = None
 
 
+class UserErasure(BaseModel):
+    user_id: Annotated[str, Field(title="User Id")]
+    erased: Annotated[
+        bool,
+        Field(
+            description="false: the counts are what ?confirm=true would remove",
+            title="Erased",
+        ),
+    ]
+    memories: Annotated[int, Field(description="the user's memories, every version", title="Memories")]
+    entity_mentions: Annotated[
+        int,
+        Field(
+            description="links from those memories to the entities they mention",
+            title="Entity Mentions",
+        ),
+    ]
+    entity_relations: Annotated[
+        int,
+        Field(
+            description="relations extracted from those memories",
+            title="Entity Relations",
+        ),
+    ]
+    entities: Annotated[
+        int,
+        Field(
+            description="entities only those memories named (none of anybody else's does)",
+            title="Entities",
+        ),
+    ]
+    sessions: Annotated[int, Field(title="Sessions")]
+    messages: Annotated[int, Field(title="Messages")]
+    working_keys: Annotated[int, Field(title="Working Keys")]
+    procedures: Annotated[int, Field(title="Procedures")]
+    documents: Annotated[
+        int,
+        Field(
+            description="documents the user uploaded, with the memories only they gave",
+            title="Documents",
+        ),
+    ]
+    chunks: Annotated[int, Field(title="Chunks")]
+    plans: Annotated[int, Field(title="Plans")]
+    task_contexts: Annotated[
+        int,
+        Field(description="the task contexts of the user's plans", title="Task Contexts"),
+    ]
+    containers: Annotated[
+        int,
+        Field(
+            description="containers left empty that only held what was erased",
+            title="Containers",
+        ),
+    ]
+
+
 class WorkingItem(BaseModel):
     scope: Annotated[str, Field(title="Scope")]
     key: Annotated[str, Field(title="Key")]
@@ -1833,8 +1925,22 @@ class WorkingItem(BaseModel):
         ),
     ]
     expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")]
+    user_id: Annotated[str | None, Field(title="User Id")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+
+
+class UserId10(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
+        ),
+    ]
 
 
 class WorkingPut(BaseModel):
@@ -1847,6 +1953,13 @@ class WorkingPut(BaseModel):
         Field(
             description="the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires",
             title="Ttl Seconds",
+        ),
+    ] = None
+    user_id: Annotated[
+        UserId10 | None,
+        Field(
+            description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none",
+            title="User Id",
         ),
     ] = None
 
@@ -1916,6 +2029,7 @@ class Document(BaseModel):
     checksum: Annotated[str | None, Field(title="Checksum")]
     size_bytes: Annotated[int | None, Field(title="Size Bytes")]
     custom_id: Annotated[str | None, Field(title="Custom Id")]
+    user_id: Annotated[str | None, Field(title="User Id")]
     extract: Annotated[Literal["none", "light", "full"], Field(title="Extract")]
     document_date: Annotated[AwareDatetime | None, Field(title="Document Date")]
     extraction: Annotated[
@@ -1965,6 +2079,13 @@ class DocumentCreate(BaseModel):
         Field(
             description="your id: sending it again replaces the document (same content: no-op)",
             title="Custom Id",
+        ),
+    ] = None
+    user_id: Annotated[
+        UserId | None,
+        Field(
+            description="the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})",
+            title="User Id",
         ),
     ] = None
     extract: Annotated[
@@ -2019,7 +2140,7 @@ class ListRequest(BaseModel):
         extra="forbid",
     )
     user_id: Annotated[
-        UserId | None,
+        UserId1 | None,
         Field(description="the user the request is made for", title="User Id"),
     ] = None
     container: Annotated[Container4 | None, Field(title="Container")] = None

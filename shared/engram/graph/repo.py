@@ -534,3 +534,37 @@ def edges_among(
         ).format(select=_RELATION_SELECT, edges=edges),
         {"t": tenant_id, "seen": list(seen), "page": list(page), "n": limit},
     ).fetchall()
+
+
+# --- erasure ----------------------------------------------------------------------------------
+
+
+def extracted_from(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> dict[str, Any]:
+    """What linking stored for these memories: the entities they mention, and how many mentions and
+    relations (both go with the memories, ON DELETE CASCADE)."""
+    row = cur.execute(
+        """SELECT coalesce((SELECT array_agg(DISTINCT em.entity_id) FROM entity_mentions em
+                            WHERE em.tenant_id = %(t)s AND em.memory_id = ANY(%(m)s)), '{}') AS entities,
+                  (SELECT count(*) FROM entity_mentions em
+                   WHERE em.tenant_id = %(t)s AND em.memory_id = ANY(%(m)s)) AS mentions,
+                  (SELECT count(*) FROM entity_relations er
+                   WHERE er.tenant_id = %(t)s AND er.source_memory_id = ANY(%(m)s)) AS relations""",
+        {"t": tenant_id, "m": list(memory_ids)},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def delete_unreferenced(cur: TenantTx, tenant_id: UUID, entity_ids: Sequence[UUID]) -> int:
+    """Of these entities, those no memory mentions and no relation joins any more (their keys cascade)."""
+    if not entity_ids:
+        return 0
+    cur.execute(
+        """DELETE FROM entities e WHERE e.tenant_id = %(t)s AND e.id = ANY(%(e)s)
+           AND NOT EXISTS (SELECT 1 FROM entity_mentions em WHERE em.tenant_id = e.tenant_id
+                           AND em.entity_id = e.id)
+           AND NOT EXISTS (SELECT 1 FROM entity_relations er WHERE er.tenant_id = e.tenant_id
+                           AND (er.source_entity = e.id OR er.target_entity = e.id))""",
+        {"t": tenant_id, "e": list(entity_ids)},
+    )
+    return cur.rowcount

@@ -275,3 +275,14 @@ def stats(cur: TenantTx, tenant_id: UUID, owner: str | None = None) -> dict[str,
         ).format(where=where)
     ).fetchall()
     return {"by_container_type": by_container_type, "models": models}
+
+
+# --- erasure ----------------------------------------------------------------------------------
+
+
+def of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> list[dict[str, Any]]:
+    """Erasure: every memory of `user_id` (id, container), every version, expired ones included."""
+    return cur.execute(
+        "SELECT id, container FROM memories WHERE tenant_id = %s AND user_id = %s ORDER BY id",
+        (tenant_id, user_id),
+    ).fetchall()

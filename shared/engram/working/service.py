@@ -30,6 +30,8 @@ class WorkingMemoryService:
                 request.value,
                 request.ttl_seconds,
                 keep_ttl="ttl_seconds" not in request.model_fields_set,
+                user_id=request.user_id,
+                keep_user="user_id" not in request.model_fields_set,
                 version=expected.version,
                 exists=expected.exists,
             )

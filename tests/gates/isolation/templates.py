@@ -428,6 +428,13 @@ def task_by_subtask(a: Harvest, b: Harvest) -> Iterable[Call]:
         yield Call("GET", f"/v1/task-context/by-subtask/{subtask}")
 
 
+def users_erase(a: Harvest, b: Harvest) -> Iterable[Call]:
+    """Erasing B's users from A: a preview, then the erasure (A's own tenant only, B untouched)."""
+    for user in b.names["user"]:
+        yield Call("DELETE", f"/v1/users/{user}")
+        yield Call("DELETE", f"/v1/users/{user}", {"confirm": "true"})
+
+
 def stats(a: Harvest, b: Harvest) -> Iterable[Call]:
     yield Call("GET", "/v1/stats")
     for user in b.names["user"]:
@@ -466,6 +473,7 @@ TEMPLATES: dict[tuple[str, str], Spec] = {
     ("POST", "/v1/sessions/{id}/extract"): Spec(session_by_id("POST", "/extract")),
     ("POST", "/v1/sessions/{id}/recent"): Spec(session_by_id("POST", "/recent")),
     ("GET", "/v1/stats"): Spec(stats),
+    ("DELETE", "/v1/users/{user_id}"): Spec(users_erase),
     ("POST", "/v1/documents"): Spec(documents_create, cap=4),
     ("POST", "/v1/documents/upload"): Spec(documents_upload, cap=6),
     ("POST", "/v1/documents/list"): Spec(documents_list),
