@@ -238,3 +238,11 @@ def test_the_same_file_from_two_users_is_two_documents_each_erased_with_its_user
     assert erased["documents"] == 1
     assert api.get(f"/v1/documents/{anns['id']}").status == 404
     assert api.get(f"/v1/documents/{bens['id']}").json["status"] == "done"
+
+
+def test_an_email_as_user_id_is_erased(api: Api) -> None:
+    _ok(api.post("/v1/memories", {"content": "Ann's memory", "user_id": "ann@example.com"}))
+
+    erased = _ok(api.delete("/v1/users/ann@example.com?confirm=true"))
+
+    assert (erased["user_id"], erased["memories"]) == ("ann@example.com", 1)
