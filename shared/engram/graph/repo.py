@@ -262,10 +262,12 @@ def subject_entities(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[UU
     return [row["entity_id"] for row in rows]
 
 
-def mentions_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
+def mentions_of(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> list[dict[str, Any]]:
+    """The entities these memories mention (memory_id, entity_id, is_subject), in one round trip."""
     return cur.execute(
-        "SELECT entity_id, is_subject FROM entity_mentions WHERE tenant_id = %s AND memory_id = %s",
-        (tenant_id, memory_id),
+        "SELECT memory_id, entity_id, is_subject FROM entity_mentions "
+        "WHERE tenant_id = %s AND memory_id = ANY(%s)",
+        (tenant_id, list(memory_ids)),
     ).fetchall()
 
 
@@ -357,11 +359,15 @@ def memories_with_shared_entities(
     ).fetchall()
 
 
-def relations_from_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
+def relations_from_memories(
+    cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]
+) -> list[dict[str, Any]]:
+    """The relations these memories state (source_memory_id, source_entity, relation_type,
+    target_entity), in one round trip."""
     return cur.execute(
-        "SELECT source_entity, relation_type, target_entity FROM entity_relations "
-        "WHERE tenant_id = %s AND source_memory_id = %s",
-        (tenant_id, memory_id),
+        "SELECT source_memory_id, source_entity, relation_type, target_entity FROM entity_relations "
+        "WHERE tenant_id = %s AND source_memory_id = ANY(%s)",
+        (tenant_id, list(memory_ids)),
     ).fetchall()
 
 
