@@ -203,3 +203,18 @@ def test_twenty_concurrent_cas_writers_lose_no_update(tenant: IssuedKey) -> None
     final = service.get(tenant.tenant_id, "plan-race", "log")
     assert sorted(final.value) == list(range(20))
     assert final.version == 21
+
+
+def test_an_update_keeps_the_ttl_unless_it_sets_or_clears_it(api: Api) -> None:
+    first = api.put("/v1/working/plan-ttl/k", {"value": 1, "ttl_seconds": 600}).json
+
+    kept = api.put("/v1/working/plan-ttl/k", {"value": 2}).json
+    kept_cas = api.put("/v1/working/plan-ttl/k", {"value": 3}, headers={"If-Match": "2"}).json
+    kept_present = api.put("/v1/working/plan-ttl/k", {"value": 4}, headers={"If-Match": "*"}).json
+    renewed = api.put("/v1/working/plan-ttl/k", {"value": 5, "ttl_seconds": 3600}).json
+    cleared = api.put("/v1/working/plan-ttl/k", {"value": 6, "ttl_seconds": None}).json
+
+    assert first["expires_at"] is not None
+    assert kept["expires_at"] == kept_cas["expires_at"] == kept_present["expires_at"] == first["expires_at"]
+    assert renewed["expires_at"] > first["expires_at"]
+    assert cleared["expires_at"] is None and cleared["value"] == 6

@@ -53,7 +53,7 @@ def _field_of(loc: tuple[Any, ...]) -> str:
 def body_error(exc: ValidationError) -> EngramError:
     """A body a route validates itself (an upload's JSON, a multipart form's fields), reported as the
     resolver reports the bodies it validates: 400 malformed_json, or 422 naming the fields."""
-    errors = [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors()]
+    errors = _wrapped_first([{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors()])
     if any(e.get("type") == "json_invalid" for e in errors):
         return MalformedJson(MALFORMED)
     field, message, listed = _described(errors)
@@ -85,8 +85,19 @@ def _described(errors: list[Any]) -> tuple[str, str, list[dict[str, str]]]:
     return field, message, listed
 
 
+def _wrapped_first(errors: list[Any]) -> list[Any]:
+    """An unknown top-level field holding an object is most likely the whole request nested one level
+    too deep ({"memory": {...}}): name that first, and say what to send instead."""
+    for index, error in enumerate(errors):
+        loc = tuple(error.get("loc", ()))
+        if error.get("type") == "extra_forbidden" and len(loc) == 2 and isinstance(error.get("input"), dict):
+            hint = "not a field of this request; if it wraps the request, send its fields at the top level"
+            return [{**error, "msg": hint}, *errors[:index], *errors[index + 1 :]]
+    return errors
+
+
 def _validation_error(exc: RequestValidationError) -> Response:
-    errors = list(exc.errors())
+    errors = _wrapped_first(list(exc.errors()))
     if any(e.get("type") == "json_invalid" for e in errors):
         return error_response(400, MalformedJson.code, MALFORMED)
     field, message, listed = _described(errors)
@@ -184,7 +195,7 @@ def decode_json_body(text: str) -> Any:
         raise json.JSONDecodeError(f"{name} is not JSON", text, text.find(name))
 
     try:
-        return json.loads(text, parse_constant=no_constant)
+        decoded = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError:
         raise
     except RecursionError:
@@ -192,7 +203,26 @@ def decode_json_body(text: str) -> Any:
         problem = f"nested deeper than {MAX_JSON_DEPTH} levels"
     except ValueError as exc:  # int() of too many digits: Python's guard against quadratic conversion
         field, problem = "body", f"holds a number too long to read ({exc})"
+    else:
+        return _one_object(decoded)
     raise RequestValidationError([{"type": "value_error", "loc": ("body", field), "msg": problem}])
+
+
+_JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def _one_object(decoded: Any) -> Any:
+    """Every body the API reads is one JSON object. Anything else is refused here, once for every
+    route: left to the resolver, an array would be read as its first element (Powertools'
+    validation takes a list's first item for a field that is not a list), and the rest dropped."""
+    if decoded is None or isinstance(decoded, dict):
+        return decoded  # null: "a JSON request body is required", as for an empty body
+    kind = _JSON_KINDS.get(type(decoded), "not an object")
+    hint = (
+        " (to store several memories at once: POST /v1/memories/batch)" if isinstance(decoded, list) else ""
+    )
+    problem = f"must be one JSON object {{...}}, not {kind}{hint}"
+    raise RequestValidationError([{"type": "object_type", "loc": ("body",), "msg": problem}])
 
 
 def read_body(model: type[M], raw: bytes) -> M:
