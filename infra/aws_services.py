@@ -39,9 +39,10 @@ EMBEDDING_FUNCTIONS = frozenset(
         PIPELINE_PREFIX + "llm_extract",
     }
 )
-# Functions that call the LLM: the pipeline's llm-extract step, sessions (messages with extract=full) and
-# the relay (conversation summaries).
-LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions", RELAY_FUNCTION})
+# Functions that call the LLM: the pipeline's llm-extract step, sessions (messages with extract=full),
+# memories (direct writes with extract=full, their default when the stack has an LLM) and the relay
+# (conversation summaries).
+LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions", "memories", RELAY_FUNCTION})
 # Functions that log in to the cluster as its owner with the master secret (the others: RDS Proxy).
 OWNER_FUNCTIONS = frozenset({MIGRATE_FUNCTION, ADMIN_FUNCTION})
 # The step functions and finish share one context (engram.deps.pipeline_context), which builds every

@@ -436,7 +436,14 @@ def test_export_of_one_container_imports_on_its_own(
 
     _import(fresh, new_id, "x", part)
 
-    assert _kinds(part) == {"container": 2, "instruction": 1, "memory": 2}  # the tenant-wide instructions too
+    kinds = _kinds(part)
+    # the tenant-wide instructions too, and the entities the memories mention (direct writes extract)
+    assert {k: kinds[k] for k in ("container", "instruction", "memory")} == {
+        "container": 2,
+        "instruction": 1,
+        "memory": 2,
+    }
+    assert set(kinds) <= {"container", "instruction", "memory", "entity", "entity_key", "mention"}
     assert json.loads(part[0])["container"] == "crm.*"
     assert _export(fresh.app, new_id, "x")[1:] == part[1:]
     kb = _export(local_db.app, tenant.tenant_id, tenant.tenant_name, "kb")
@@ -557,7 +564,9 @@ def test_the_api_exports_and_imports_locally(
     lines = body.splitlines()
     assert json.loads(lines[0])["tenant"] == tenant.tenant_name
     assert lines[1:] == _export(local_db.app, tenant.tenant_id, tenant.tenant_name)[1:]
-    assert set(_kinds(scoped.raw.decode().splitlines())) == {"container", "instruction", "memory"}
+    scoped_kinds = set(_kinds(scoped.raw.decode().splitlines()))
+    assert {"container", "instruction", "memory"} <= scoped_kinds
+    assert scoped_kinds <= {"container", "instruction", "memory", "entity", "entity_key", "mention"}
     assert theirs.raw.decode().splitlines()[1:] == []
     assert imported.status == 200 and imported.json["inserted"] == _kinds(lines) and imported.json["new_ids"]
     assert repeated.json["inserted"] == {} and repeated.json["skipped"] == _kinds(lines)

@@ -104,6 +104,7 @@ class DocumentRecord(_Record):
     extract_mode: str
     document_date: datetime | None
     extraction: dict[str, JsonValue]
+    user_id: str | None = None
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None
@@ -268,6 +269,7 @@ class WorkingRecord(_Record):
     value: JsonValue
     version: int
     expires_at: datetime | None
+    user_id: str | None = None
     created_at: datetime
     updated_at: datetime
 
@@ -280,6 +282,7 @@ class ProcedureRecord(_Record):
     content: str
     agent_id: str | None
     visibility: str
+    user_id: str | None = None
     tags: list[str]
     metadata: dict[str, JsonValue]
     embedding: list[float] | None

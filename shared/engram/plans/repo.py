@@ -151,3 +151,15 @@ def restore_row(cur: TenantTx, table: Table, tenant_id: UUID, row: dict[str, Any
     """A plan or task context as exported, version and times included."""
     conflict = f"(tenant_id, {table.key})"
     return restore.insert_as_is(cur, table.name, tenant_id, row, conflict=conflict, json=tuple(_JSON))
+
+
+def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> tuple[int, int]:
+    """Erasure: the plans of `user_id` and the task contexts of those plans. (plans, task contexts)"""
+    plans = cur.execute(
+        "DELETE FROM plans WHERE tenant_id = %s AND user_id = %s RETURNING plan_id", (tenant_id, user_id)
+    ).fetchall()
+    ids = [row["plan_id"] for row in plans]
+    if not ids:
+        return 0, 0
+    cur.execute("DELETE FROM task_contexts WHERE tenant_id = %s AND plan_id = ANY(%s)", (tenant_id, ids))
+    return len(ids), cur.rowcount

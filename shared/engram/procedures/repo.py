@@ -15,8 +15,8 @@ from engram.db import restore
 from engram.db.database import TenantTx
 
 COLUMNS = sql.SQL(
-    "p.id, p.kind, p.trigger, p.content, p.agent_id, p.visibility, p.tags, p.metadata, p.embedding_model, "
-    "p.created_at, p.updated_at"
+    "p.id, p.kind, p.trigger, p.content, p.agent_id, p.visibility, p.user_id, p.tags, p.metadata, "
+    "p.embedding_model, p.created_at, p.updated_at"
 )
 
 
@@ -25,9 +25,9 @@ def insert(
 ) -> dict[str, Any]:
     row = cur.execute(
         sql.SQL(
-            "INSERT INTO procedures AS p (tenant_id, kind, trigger, content, agent_id, visibility, tags, "
-            "metadata, embedding, embedding_model) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s) "
-            "RETURNING {columns}"
+            "INSERT INTO procedures AS p (tenant_id, kind, trigger, content, agent_id, visibility, user_id, "
+            "tags, metadata, embedding, embedding_model) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s) RETURNING {columns}"
         ).format(columns=COLUMNS),
         (
             tenant_id,
@@ -36,6 +36,7 @@ def insert(
             fields["content"],
             fields["agent_id"],
             fields["visibility"],
+            fields.get("user_id"),
             fields["tags"],
             Jsonb(fields["metadata"]),
             _vector(embedding),
@@ -136,3 +137,9 @@ def _vector(vector: Sequence[float]) -> str:
 
 def restore_procedure(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
     return restore.insert_as_is(cur, "procedures", tenant_id, row, conflict="(id)", json=("metadata",))
+
+
+def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> int:
+    """Erasure: the procedures that belong to `user_id`."""
+    cur.execute("DELETE FROM procedures WHERE tenant_id = %s AND user_id = %s", (tenant_id, user_id))
+    return cur.rowcount
