@@ -14,7 +14,6 @@ the tenant is the one the API wrote into the request object, never the uploader'
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from pydantic import Field
 
 from engram.errors import EngramError, InvalidInput, NotFound
 from engram.export.importer import ImportService
+from engram.export.jobs import get_json, put_json
 from engram.export.models import ImportReport
 from engram.lazymodel import LazyModel
 
@@ -156,17 +156,10 @@ class ImportJobs:
         return url
 
     def _put_json(self, key: str, body: dict[str, Any]) -> None:
-        self.s3.put_object(
-            Bucket=self.bucket, Key=key, Body=json.dumps(body).encode(), ContentType="application/json"
-        )
+        put_json(self.s3, self.bucket, key, body)
 
     def _get_json(self, key: str) -> dict[str, Any] | None:
-        try:
-            body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        except self.s3.exceptions.NoSuchKey:
-            return None
-        loaded: dict[str, Any] = json.loads(body)
-        return loaded
+        return get_json(self.s3, self.bucket, key)
 
 
 def status_url(job_id: str) -> str:

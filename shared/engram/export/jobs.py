@@ -143,17 +143,24 @@ class ExportJobs:
         return {"id": job_id, **outcome}
 
     def _put_json(self, key: str, body: dict[str, Any]) -> None:
-        self.s3.put_object(
-            Bucket=self.bucket, Key=key, Body=json.dumps(body).encode(), ContentType="application/json"
-        )
+        put_json(self.s3, self.bucket, key, body)
 
     def _get_json(self, key: str) -> dict[str, Any] | None:
-        try:
-            body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        except self.s3.exceptions.NoSuchKey:
-            return None
-        loaded: dict[str, Any] = json.loads(body)
-        return loaded
+        return get_json(self.s3, self.bucket, key)
+
+
+def put_json(s3: Any, bucket: str, key: str, body: dict[str, Any]) -> None:
+    """A job's request or status object (exports and imports alike)."""
+    s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(body).encode(), ContentType="application/json")
+
+
+def get_json(s3: Any, bucket: str, key: str) -> dict[str, Any] | None:
+    try:
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    except s3.exceptions.NoSuchKey:
+        return None
+    loaded: dict[str, Any] = json.loads(body)
+    return loaded
 
 
 def status_url(job_id: str) -> str:
