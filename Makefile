@@ -97,7 +97,7 @@ $(SAM):
 	.venv-sam/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
 
 # The layers need PyPI once; they are rebuilt only when their locks (layers/) change.
-LAYER_LOCKS := layers/dependencies/requirements.txt layers/extractors/requirements.txt
+LAYER_LOCKS := $(wildcard layers/*/requirements.txt)
 $(LAYER_STAMP): $(LAYER_LOCKS) layers/certs/rds-ca-bundle.pem infra/build.py | $(STAMP)
 	$(BIN)/python -m infra.build --layer-only
 	@touch $@
