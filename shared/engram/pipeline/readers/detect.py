@@ -141,8 +141,8 @@ def detect(data: bytes, filename: str | None, declared: str | None) -> str:
         return declared
     magic = sniff(data)
     named = by_extension(filename)
-    if magic == "application/zip":
-        return ooxml_type(data) or magic  # an Office document is a ZIP package
+    if magic == "application/zip":  # an Office document is a ZIP package (a damaged one: its name tells)
+        return ooxml_type(data) or (named if named in (DOCX, XLSX, PPTX) else magic)
     if magic == OLE:
         # An encrypted .docx/.xlsx/.pptx, or a legacy .doc/.xls/.ppt: its name tells which family.
         return named if named in (DOCX, XLSX, PPTX, *LEGACY_OFFICE) else magic

@@ -100,6 +100,7 @@ def read_docx(data: bytes) -> Extracted:
     document = docx.Document(io.BytesIO(data))
     blocks: list[str] = []
     title = document.core_properties.title or None
+    below_title = 0  # headings under a Title paragraph are one level deeper in the chunks' heading paths
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             blocks.extend(table_lines(_docx_rows(item)))
@@ -110,7 +111,10 @@ def read_docx(data: bytes) -> Extracted:
         level = heading_level(item)
         if level is not None:
             heading = clean(text)
-            blocks.append(f"{'#' * level} {heading}")
+            is_title = item.style is not None and item.style.name == "Title"
+            blocks.append(f"{'#' * (level if is_title else min(level + below_title, 6))} {heading}")
+            if is_title:
+                below_title = 1
             title = title or heading
         else:
             bullet = "- " if (item.style is not None and (item.style.name or "").startswith("List")) else ""
