@@ -82,7 +82,7 @@ def pptx() -> bytes:
     return out.getvalue()
 
 
-def encrypted(data: bytes, password: str = "hunter2") -> bytes:
+def encrypted(data: bytes, password: str = "hunter2") -> bytes:  # noqa: S107 - a test file's password
     """An Office file saved with a password, as Word/Excel/PowerPoint save it (an OLE2 container)."""
     import msoffcrypto.format.ooxml
 

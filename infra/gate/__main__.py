@@ -246,8 +246,8 @@ def print_reports(reports: list[RegionReport], account: str, verbose: bool) -> N
             print(f"[{r.region}] cfn-lint: {error}")
     if verbose and reports and reports[0].sizes:
         print(f"\nfunction sizes, MiB unzipped with their layers ({reports[0].region}):")
-        for logical, size in sorted(reports[0].sizes.items(), key=lambda item: -item[1]):
-            print(f"  {_short(logical)}: {size / 2**20:.1f}")
+        for logical, bytes_ in sorted(reports[0].sizes.items(), key=lambda item: -item[1]):
+            print(f"  {_short(logical)}: {bytes_ / 2**20:.1f}")
     if verbose and reports and reports[0].paths:
         print(f"\npaths ({reports[0].region}):")
         for name, lines in sorted(reports[0].paths.items()):

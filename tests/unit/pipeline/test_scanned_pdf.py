@@ -97,7 +97,7 @@ def test_textract_reads_a_rendered_page() -> None:
 
 @pytest.mark.skipif(
     shutil.which("tesseract") is None,
-    reason="tesseract is not installed: OCR of scanned pages ran with the scripted OCR and Textract above only",
+    reason="tesseract is not installed: scanned pages were read by the scripted OCR and Textract above only",
 )
 def test_with_tesseract_installed_a_scanned_page_is_really_read() -> None:
     ocr = TesseractOcr.find()
