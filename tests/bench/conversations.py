@@ -155,6 +155,25 @@ NEAR_MISSES = (
 )
 
 
+# People rarely say one thing per turn: most fact turns carry an aside, before or after the fact.
+ASIDES = (
+    "Work has been crazy, my boss keeps moving every deadline.",
+    "Sorry I didn't reply sooner, my phone has been acting up.",
+    "It's been raining nonstop here, I'm going stir crazy.",
+    "I've been trying to cut back on coffee, it's not going well.",
+    "The kids have been sick all week so I'm running on no sleep.",
+    "I finally watched that show you recommended, you were right.",
+    "My car is in the shop again, so I've been taking the bus.",
+    "We're thinking about repainting the living room, maybe green.",
+    "I started waking up at six to go for a run, can you believe it?",
+    "Honestly, I just needed to tell someone.",
+    "Mom called three times yesterday, she's fine, just bored.",
+    "I'm trying to save money this year, so no big trips.",
+    "Our internet was down for two days, it was a nightmare.",
+    "I've been eating way too much takeout lately.",
+    "The neighbours are renovating and the drilling never stops.",
+    "Anyway, enough about me for a second.",
+)
 # Small talk is an opener and a follow-up, so that a conversation rarely says exactly the same twice.
 FOLLOW_UPS = (
     "",
@@ -241,6 +260,11 @@ def _conversation(rng: random.Random, name: str, people: tuple[str, str], count:
         _taste(rng, sessions, person, tag, used_tastes[k], questions)
         _move(rng, sessions, person, tag, used_cities[2 * k : 2 * k + 2], questions)
     for session in sessions:
+        for i, (speaker, text, label) in enumerate(session.lines):
+            if label and rng.random() < 0.6:
+                aside = rng.choice(ASIDES)
+                padded = f"{aside} {text}" if rng.random() < 0.5 else f"{text} {aside}"
+                session.lines[i] = (speaker, padded, label)
         for _ in range(rng.randrange(3, 7)):
             spot = rng.randrange(0, len(session.lines) + 1)
             session.lines.insert(spot, (rng.choice(people), rng.choice(NEAR_MISSES), None))
