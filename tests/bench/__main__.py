@@ -223,7 +223,8 @@ def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: h
     from engram import deps
 
     log(f"scifact: {len(corpus.ids)} documents, {len(corpus.queries)} {corpus.split} queries")
-    slug = embedder.model_id.replace("/", "_")
+    # The model and how it turns texts into vectors (LocalEmbedder.revision: windows of a long text).
+    slug = f"{embedder.model_id.replace('/', '_')}-{embedder.revision}"
     vectors = scifact.cached_embeddings(
         bench_dir / "cache",
         f"scifact-corpus-{corpus.digest}-{slug}",
@@ -242,7 +243,7 @@ def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: h
     settings = loader.bench_settings(bench_dir / "db-scifact", bench_dir / "models")
     local = loader.open_bench_database(settings)
     try:
-        tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id)
+        tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id, embedder.revision)
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
         return scifact.quality(
             handlers, corpus, tenant_id, dict(zip(qids, np.asarray(qvectors), strict=True)), log
