@@ -33,6 +33,19 @@ class UnitOfWork:
     cur: TenantTx
     tenant_id: UUID
 
+    def act_for(self, party: Party) -> None:
+        """From now on in this transaction, RLS sees the tenant's rows as `party` does (a batch whose
+        items are made for different users)."""
+        _set_scope(self.cur, self.tenant_id, party)
+
+
+def _set_scope(cur: TenantTx, tenant_id: UUID, party: Party) -> None:
+    cur.execute(
+        "SELECT set_config('engram.tenant_id', %s, true), set_config('engram.user_id', %s, true), "
+        "set_config('engram.agent_id', %s, true), set_config('engram.all_users', %s, true)",
+        (str(tenant_id), party.user_id or "", party.agent_id or "", "on" if party.all_users else ""),
+    )
+
 
 def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:
     def configure(conn: psycopg.Connection[Any]) -> None:
@@ -93,11 +106,7 @@ class Database:
         default: only what is shared across the tenant). `snapshot`: a read-only REPEATABLE READ
         transaction, so that several queries (an export) see one consistent state."""
         with self.transaction(snapshot=snapshot) as cur:
-            cur.execute(
-                "SELECT set_config('engram.tenant_id', %s, true), set_config('engram.user_id', %s, true), "
-                "set_config('engram.agent_id', %s, true), set_config('engram.all_users', %s, true)",
-                (str(tenant_id), party.user_id or "", party.agent_id or "", "on" if party.all_users else ""),
-            )
+            _set_scope(cur, tenant_id, party)
             yield cur
 
     @contextmanager
