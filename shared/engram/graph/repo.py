@@ -512,6 +512,27 @@ def walk(
     return rows, bool(rows) and int(rows[0]["visited"]) > max_rows
 
 
+def neighbours(
+    cur: TenantTx, tenant_id: UUID, entity_ids: Sequence[UUID], as_of: datetime | None, limit: int = 50
+) -> tuple[UUID, ...]:
+    """The entities one relation away from `entity_ids` (either way), over the relations valid now (or
+    at `as_of`) that the request may see; at most `limit`, the most related first."""
+    if not entity_ids:
+        return ()
+    rows = cur.execute(
+        sql.SQL(
+            """SELECT n.entity_id FROM entity_relations r LEFT JOIN memories sm ON sm.id = r.source_memory_id
+               CROSS JOIN LATERAL (SELECT CASE WHEN r.source_entity = ANY(%(e)s) THEN r.target_entity
+                                               ELSE r.source_entity END AS entity_id) n
+               WHERE r.tenant_id = %(t)s AND (r.source_entity = ANY(%(e)s) OR r.target_entity = ANY(%(e)s))
+                 AND NOT n.entity_id = ANY(%(e)s) AND {edges}
+               GROUP BY n.entity_id ORDER BY count(*) DESC, n.entity_id LIMIT %(n)s"""
+        ).format(edges=edge_filter(as_of, False)),
+        {"t": tenant_id, "e": list(entity_ids), "n": limit},
+    ).fetchall()
+    return tuple(row["entity_id"] for row in rows)
+
+
 def entities_by_id(cur: TenantTx, tenant_id: UUID, ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
     rows = cur.execute(
         sql.SQL("SELECT {columns} FROM entities e WHERE e.tenant_id = %s AND e.id = ANY(%s)").format(

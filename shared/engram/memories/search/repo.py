@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
+from uuid import UUID
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
@@ -21,12 +23,14 @@ from engram.memories import predicates
 from engram.memories.models import SearchFilters
 from engram.memories.predicates import ContainerScope, TimeScope
 from engram.memories.repo import MEMORY_COLUMNS
-from engram.memories.search.plan import SearchPlan
+from engram.memories.search.plan import TIME_LEG_WEIGHT, SearchPlan
 
 # Reciprocal-rank fusion constant, tuned on SciFact's train claims (make bench --scifact-split train)
 # with the pooled ranking below: hybrid nDCG@10 0.667 at k=40, 0.672 at 20, 0.692 at 10, 0.702 at 5.
 # A small k weighs each leg's first few results more.
 RRF_K = 5
+# The longest period stored for a memory (engram.memories.periods: a year, "in 2023"), with a margin.
+PERIOD_MAX_DAYS = 400
 
 Leg = Callable[[SearchPlan], sql.Composable]
 
@@ -43,7 +47,10 @@ class Corpus:
     text_leg: Leg  # ids with text_rank, best first
     population: Callable[[SearchPlan, int], sql.Composable]  # up to n rows an exact scan would read
     graph_leg: Leg | None = None  # ids of rows that name the most of the query's entities
-    graph_hits: Leg | None = None  # how many of them the pooled row (`alias`) names
+    people_leg: Leg | None = None  # ids of rows whose text names the query's people, nearest first
+    graph_hits: Leg | None = None  # how many of them (and of its people) the pooled row (`alias`) names
+    time_leg: Leg | None = None  # ids of rows of the period the query names, nearest first
+    time_hits: Leg | None = None  # 2: the pooled row states that period, 1: it is from it
     can_match: Callable[[SearchFilters], bool] = lambda filters: True
 
 
@@ -62,7 +69,8 @@ def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, An
     similarity: sql.Composable = sql.SQL("NULL::float8")
     text_rank: sql.Composable = sql.SQL("NULL::real")
     text_join: sql.Composable = sql.SQL("")
-    graph_hits: sql.Composable = sql.SQL("NULL::bigint")
+    graph_hits: sql.Composable = sql.SQL("NULL::float8")
+    time_hits: sql.Composable = sql.SQL("NULL::integer")
     if plan.vector is not None:
         legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(corpus.vector_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM vec"))
@@ -73,10 +81,19 @@ def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, An
         legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(corpus.text_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM txt"))
         text_rank, text_join = sql.SQL("x.text_rank"), sql.SQL("LEFT JOIN txt x ON x.id = {}.id").format(a)
-    if plan.graph_entities and corpus.graph_leg is not None and corpus.graph_hits is not None:
+    if plan.graph_entities and corpus.graph_leg is not None:
         legs.append(sql.SQL("gph AS MATERIALIZED ({})").format(corpus.graph_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM gph"))
+    if plan.people and plan.vector is not None and plan.vector.exact and corpus.people_leg is not None:
+        # Only where the vector leg scans the scope anyway: under RLS no index finds names in text.
+        legs.append(sql.SQL("ppl AS MATERIALIZED ({})").format(corpus.people_leg(plan)))
+        proposals.append(sql.SQL("SELECT id FROM ppl"))
+    if (plan.graph_entities or plan.people) and corpus.graph_hits is not None:
         graph_hits = corpus.graph_hits(plan)
+    if plan.period is not None and corpus.time_leg is not None and corpus.time_hits is not None:
+        legs.append(sql.SQL("tim AS MATERIALIZED ({})").format(corpus.time_leg(plan)))
+        proposals.append(sql.SQL("SELECT id FROM tim"))
+        time_hits = corpus.time_hits(plan)
     query = sql.SQL(
         """WITH {legs},
            pool AS MATERIALIZED ({proposals}),
@@ -84,7 +101,7 @@ def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, An
                -- Pooled rows are fetched by primary key (= ANY(ARRAY(...))): a join here let the
                -- planner hash-join the whole tenant.
                SELECT {a}.id, {similarity} AS similarity, {text_rank} AS text_rank,
-                      {graph_hits} AS graph_hits
+                      {graph_hits} AS graph_hits, {time_hits} AS time_hits
                FROM {table} {a} {text_join}
                WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM pool))),
            ranked AS (
@@ -94,16 +111,21 @@ def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, An
                    CASE WHEN text_rank IS NOT NULL
                         THEN rank() OVER (ORDER BY text_rank DESC NULLS LAST) END AS text_position,
                    CASE WHEN graph_hits IS NOT NULL
-                        THEN rank() OVER (ORDER BY graph_hits DESC NULLS LAST) END AS graph_position
+                        THEN rank() OVER (ORDER BY graph_hits DESC NULLS LAST, similarity DESC NULLS LAST)
+                   END AS graph_position,
+                   CASE WHEN time_hits IS NOT NULL
+                        THEN rank() OVER (ORDER BY time_hits DESC NULLS LAST)
+                   END AS time_position
                FROM scored s),
            top AS MATERIALIZED (
-               SELECT id, similarity, text_rank, graph_hits,
+               SELECT id, similarity, text_rank, graph_hits, time_hits,
                    coalesce(1.0 / ({k} + vector_rank), 0) + coalesce(1.0 / ({k} + text_position), 0)
-                   + coalesce(1.0 / ({k} + graph_position), 0) AS rrf
+                   + coalesce(1.0 / ({k} + graph_position), 0)
+                   + coalesce({time_weight} / ({k} + time_position), 0) AS rrf
                FROM ranked
                ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
-           SELECT {columns}, t.similarity, t.text_rank, t.rrf, t.graph_hits
+           SELECT {columns}, t.similarity, t.text_rank, t.rrf, t.graph_hits, t.time_hits
            FROM top t JOIN {table} {a} ON {a}.id = t.id
            WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM top))
            ORDER BY t.rrf DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, {a}.id"""
@@ -117,8 +139,10 @@ def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, An
         text_rank=text_rank,
         text_join=text_join,
         graph_hits=graph_hits,
+        time_hits=time_hits,
         tenant=sql.Literal(plan.tenant_id),
         k=sql.Literal(RRF_K),
+        time_weight=sql.Literal(TIME_LEG_WEIGHT),
         limit=sql.Literal(plan.limit),
     )
     return cur.execute(query).fetchall()
@@ -139,6 +163,32 @@ def count_population(
     row = cur.execute(sql.SQL("SELECT count(*) AS n{} FROM ({}) s").format(settings, inner)).fetchone()
     assert row is not None
     return int(row["n"])
+
+
+def latest_day(cur: TenantTx, plan: SearchPlan) -> date | None:
+    """The latest day any memory in the plan's scope is from (its own day, migration 0021): the day a
+    query's relative times ("last June") are read against."""
+    row = cur.execute(
+        sql.SQL(
+            """SELECT lower(p.during) AS day FROM memory_periods p JOIN memories m ON m.id = p.memory_id
+               WHERE p.tenant_id = {t} AND NOT p.stated AND {where}
+               ORDER BY lower(p.during) DESC LIMIT 1"""
+        ).format(
+            t=sql.Literal(plan.tenant_id),
+            where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        )
+    ).fetchone()
+    return None if row is None else row["day"]
+
+
+def own_day(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> date | None:
+    """The day a memory is from (not the periods its text states)."""
+    row = cur.execute(
+        "SELECT lower(during) AS day FROM memory_periods "
+        "WHERE tenant_id = %s AND memory_id = %s AND NOT stated",
+        (tenant_id, memory_id),
+    ).fetchone()
+    return None if row is None else row["day"]
 
 
 def index_rows(cur: TenantTx, table: str, model: str, dimensions: int) -> float | None:
@@ -226,27 +276,121 @@ def _memory_text_leg(plan: SearchPlan) -> sql.Composable:
 
 
 def _memory_graph_leg(plan: SearchPlan) -> sql.Composable:
-    """The memories that mention the most of the query's entities, subjects and recent ones first,
-    under the search's filters."""
+    """The memories that mention the query's entities, or entities one relation away from them, under
+    the search's filters: those naming the most of them first, then (with a query vector) the nearest,
+    else subjects and recent ones."""
+    entities = [*plan.graph_entities, *plan.graph_neighbours]
+    order: sql.Composable = sql.SQL("bool_or(em.is_subject) DESC, max(m.created_at) DESC")
+    if plan.vector is not None:
+        order = sql.SQL("min({}) ").format(_exact_distance("m", plan))
     return sql.SQL(
         """SELECT em.memory_id AS id FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
            WHERE em.tenant_id = {t} AND em.entity_id = ANY({entities}::uuid[]) AND {where}
            GROUP BY em.memory_id
-           ORDER BY count(*) DESC, bool_or(em.is_subject) DESC, max(m.created_at) DESC, em.memory_id
+           ORDER BY count(*) FILTER (WHERE em.entity_id = ANY({named}::uuid[])) DESC, count(*) DESC,
+                    {order}, em.memory_id
            LIMIT {k}"""
     ).format(
         t=sql.Literal(plan.tenant_id),
-        entities=sql.Literal(list(plan.graph_entities)),
+        entities=sql.Literal(entities),
+        named=sql.Literal(list(plan.graph_entities)),
         where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        order=order,
+        k=sql.Literal(plan.candidates),
+    )
+
+
+def _memory_people_leg(plan: SearchPlan) -> sql.Composable:
+    """The memories whose text names any of the query's people, nearest to the query first."""
+    assert plan.vector is not None
+    return sql.SQL(
+        "SELECT m.id FROM memories m WHERE {where} AND m.embedding_model = {model} AND m.fts @@ ({names}) "
+        "ORDER BY {distance} LIMIT {k}"
+    ).format(
+        where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        model=sql.Literal(plan.vector.model),
+        names=sql.SQL(" || ").join(
+            sql.SQL("plainto_tsquery('english', {})").format(sql.Literal(name)) for name in plan.people
+        ),
+        distance=vector_distance("m", plan),
         k=sql.Literal(plan.candidates),
     )
 
 
 def _memory_graph_hits(plan: SearchPlan) -> sql.Composable:
+    """How much of the query's graph the pooled memory `m` reaches: one for each entity it names,
+    half for each entity one relation away, one for each of the query's people its text names."""
+    parts: list[sql.Composable] = []
+    if plan.graph_entities or plan.graph_neighbours:
+        parts.append(
+            sql.SQL(
+                "(SELECT coalesce(sum(CASE WHEN em.entity_id = ANY({named}::uuid[]) THEN 1.0 ELSE 0.5 END),"
+                " 0) FROM entity_mentions em WHERE em.tenant_id = {t} AND em.memory_id = m.id "
+                "AND em.entity_id = ANY({entities}::uuid[]))"
+            ).format(
+                t=sql.Literal(plan.tenant_id),
+                named=sql.Literal(list(plan.graph_entities)),
+                entities=sql.Literal([*plan.graph_entities, *plan.graph_neighbours]),
+            )
+        )
+    if plan.people:
+        parts.append(
+            sql.SQL(
+                "(SELECT count(*) FROM unnest({people}::text[]) p(name) "
+                "WHERE m.fts @@ plainto_tsquery('english', p.name))"
+            ).format(people=sql.Literal(list(plan.people)))
+        )
+    return sql.SQL("NULLIF({}, 0)::float8").format(sql.SQL(" + ").join(parts))
+
+
+def _memory_time_leg(plan: SearchPlan) -> sql.Composable:
+    """The memories of the period the query names (migration 0021's memory_periods), under the search's
+    filters: those whose text states it first, then with a query vector the nearest, else the latest."""
+    order: sql.Composable = sql.SQL("max(m.valid_from) DESC")
+    if plan.vector is not None:
+        order = sql.SQL("min({})").format(_exact_distance("m", plan))
     return sql.SQL(
-        "NULLIF((SELECT count(*) FROM entity_mentions em WHERE em.tenant_id = {t} "
-        "AND em.memory_id = m.id AND em.entity_id = ANY({entities}::uuid[])), 0)"
-    ).format(t=sql.Literal(plan.tenant_id), entities=sql.Literal(list(plan.graph_entities)))
+        """SELECT p.memory_id AS id FROM memory_periods p JOIN memories m ON m.id = p.memory_id
+           WHERE {periods} AND {where}
+           GROUP BY p.memory_id ORDER BY bool_or(p.stated) DESC, {order}, p.memory_id LIMIT {k}"""
+    ).format(
+        periods=_periods(plan),
+        where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        order=order,
+        k=sql.Literal(plan.candidates),
+    )
+
+
+def _memory_time_hits(plan: SearchPlan) -> sql.Composable:
+    return sql.SQL(
+        "(SELECT max(CASE WHEN p.stated THEN 2 ELSE 1 END) FROM memory_periods p "
+        "WHERE {periods} AND p.memory_id = m.id)"
+    ).format(periods=_periods(plan))
+
+
+def _periods(plan: SearchPlan) -> sql.Composable:
+    """The periods (alias p) overlapping the plan's period, through one range of the
+    (tenant_id, lower(during)) index, as none is longer than PERIOD_MAX_DAYS."""
+    assert plan.period is not None
+    start, end = plan.period.start, plan.period.end
+    return sql.SQL(
+        "p.tenant_id = {t} AND lower(p.during) < {end} AND lower(p.during) > {floor} "
+        "AND p.during && daterange({start}, {end})"
+    ).format(
+        t=sql.Literal(plan.tenant_id),
+        start=sql.Literal(start),
+        end=sql.Literal(end),
+        floor=sql.Literal(start - timedelta(days=PERIOD_MAX_DAYS)),
+    )
+
+
+def _exact_distance(alias: str, plan: SearchPlan) -> sql.Composable:
+    assert plan.vector is not None
+    return sql.SQL("CASE WHEN {a}.embedding_model = {model} THEN {a}.embedding <=> {q}::vector END").format(
+        a=sql.Identifier(alias),
+        model=sql.Literal(plan.vector.model),
+        q=sql.Literal(vector_literal(plan.vector.vector)),
+    )
 
 
 def _memory_population(plan: SearchPlan, n: int) -> sql.Composable:
@@ -321,5 +465,8 @@ MEMORIES = Corpus(
     text_leg=_memory_text_leg,
     population=_memory_population,
     graph_leg=_memory_graph_leg,
+    people_leg=_memory_people_leg,
     graph_hits=_memory_graph_hits,
+    time_leg=_memory_time_leg,
+    time_hits=_memory_time_hits,
 )

@@ -4,10 +4,12 @@ the fused query (engram.memories.search.repo), and score the rows alike. No SQL 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from engram.db.database import Database, Party
+from engram.db.database import Database, Party, TenantTx
 from engram.graph import repo as graph_repo
 from engram.graph.names import query_keys
 from engram.memories import repo as memories_repo
@@ -17,6 +19,7 @@ from engram.memories.search import repo
 from engram.memories.search.plan import SearchPlan, VectorQuery, candidates_for
 from engram.memories.search.planner import SearchPlanner
 from engram.memories.search.repo import MEMORIES, RRF_K, Corpus
+from engram.memories.search.understanding import Understanding, event_period, understand
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions
 
@@ -55,7 +58,7 @@ class MemorySearch:
                 if model == self.embedder.model_id:
                     check_dimensions(query_vector, self.embedder.dimensions)
             else:
-                query_vector = self.embedder.embed_query(request.query)
+                query_vector = self.embedder.embed_query(_matched_text(request))
         return self.search_with_vector(tenant_id, request, query_vector, model)
 
     def search_with_vector(
@@ -70,7 +73,7 @@ class MemorySearch:
                     check_dimensions(query_vector, dims)
             plan = SearchPlan(
                 tenant_id=tenant_id,
-                text=request.query if request.mode != "vector" else None,
+                text=_matched_text(request) if request.mode != "vector" else None,
                 vector=None if query_vector is None else VectorQuery(query_vector, model, exact=True),
                 container=ContainerScope.parse(request.container),
                 filters=request.filters,
@@ -83,10 +86,16 @@ class MemorySearch:
                     else ()
                 ),
             )
+            if request.mode == "hybrid":
+                plan = _with_hints(cur, plan, request.query, understand(request.query))
             rows = []
             for corpus in corpora:
                 rows += repo.search(cur, corpus, self.planner.for_corpus(cur, corpus, plan))
-        results = [_result(row, request.mode, plan.legs, len(plan.graph_entities)) for row in rows]
+        results = [
+            # A person the query names is often an entity too: the larger count is what there is to reach.
+            _result(row, request.mode, plan.legs, max(len(plan.graph_entities), len(plan.people)))
+            for row in rows
+        ]
         if request.scope == "all" and self.chunks is not None:
             # Both kinds are scored alike (RRF scaled the same way, or the same similarity / rank).
             results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))
@@ -102,14 +111,42 @@ class MemorySearch:
         return corpora
 
 
-def _result(row: dict[str, Any], mode: str, legs: int, query_entities: int) -> SearchResult:
+def _matched_text(request: SearchRequest) -> str:
+    """What the query's words and vector are matched with: in hybrid mode, the query without the times
+    and events it names (the time leg finds those: engram.memories.search.understanding)."""
+    return understand(request.query).rest if request.mode == "hybrid" else request.query
+
+
+def _with_hints(cur: TenantTx, plan: SearchPlan, query: str, hints: Understanding) -> SearchPlan:
+    """The plan with what the query says besides its words (engram.memories.search.understanding):
+    the people it names, the entities one relation away from the entities it names, and the period
+    it names, relative times read against the latest day of the searched memories and "before/after
+    <event>" against the day of the memory that best matches the event."""
+    period = hints.period
+    if hints.needs_reference:
+        reference = repo.latest_day(cur, plan) or datetime.now(UTC).date()
+        period = understand(query, reference).period
+    if period is None and hints.event is not None:
+        side, event = hints.event
+        found = repo.search(
+            cur,
+            MEMORIES,
+            replace(plan, text=f"{' '.join(hints.people)} {event}", vector=None, limit=1, graph_entities=()),
+        )
+        day = repo.own_day(cur, plan.tenant_id, found[0]["id"]) if found else None
+        period = event_period(side, day) if day is not None else None
+    neighbours = graph_repo.neighbours(cur, plan.tenant_id, plan.graph_entities, plan.time.as_of)
+    return replace(plan, people=hints.people, period=period, graph_neighbours=neighbours)
+
+
+def _result(row: dict[str, Any], mode: str, legs: float, query_entities: int) -> SearchResult:
     fused = float(row["rrf"]) * (RRF_K + 1) / max(legs, 1)
     similarity = None if row["similarity"] is None else round(float(row["similarity"]), 6)
     text_rank = None if row["text_rank"] is None else round(float(row["text_rank"]), 6)
     score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
     graph = None
     if row.get("graph_hits") and query_entities:
-        graph = round(min(1.0, int(row["graph_hits"]) / query_entities), 6)
+        graph = round(min(1.0, float(row["graph_hits"]) / query_entities), 6)
     return SearchResult(
         id=row["id"],
         kind=row.get("kind", "memory"),
