@@ -325,6 +325,19 @@ def test_round_trip_into_a_fresh_database_is_the_same_tenant(
     assert memories["The office is in Braga"]["reverted_at"] is not None
     own = memories["vector of my own model"]
     assert own["embedding_model"] == "my-model-3d" and own["embedding"] == [0.125, -0.5, 0.3333333]
+    # the periods each exported memory is about (search's time leg), derived again by the import
+    source_periods = [p for p in _periods(local_db.admin, tenant.tenant_id) if p[0] in memories]
+    assert _periods(fresh.admin, new_id) == source_periods != []
+
+
+def _periods(admin: Database, tenant_id: UUID) -> list[tuple[str, str, bool]]:
+    with admin.tenant(tenant_id) as cur:
+        rows = cur.execute(
+            "SELECT m.content, p.during::text AS during, p.stated FROM memory_periods p "
+            "JOIN memories m ON m.id = p.memory_id WHERE p.tenant_id = %s",
+            (tenant_id,),
+        ).fetchall()
+    return sorted((r["content"], r["during"], r["stated"]) for r in rows)
 
 
 def test_importing_twice_changes_nothing(

@@ -36,6 +36,8 @@ NOT_EXPORTED: dict[str, str] = {
     "webhook_deliveries": "attempts to deliver to this deployment's webhooks: operational",
     "change_events": "the outbox: events waiting for delivery here; an import records none",
     "summary_queue": "sessions waiting for the relay; the summaries themselves are exported",
+    "memory_periods": "derived from each memory's content, metadata and valid_from "
+    "(engram.memories.periods); the import's memory writer derives them again",
 }
 
 # table -> column -> why it is not in its record

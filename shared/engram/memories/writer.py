@@ -236,14 +236,18 @@ class MemoryWriter:
     def restore(self, uow: UnitOfWork, kind: RestoredKind, row: dict[str, Any]) -> bool:
         """A memory, or one of its links (a relationship to another memory, an entity mention, a relation
         it states), exactly as exported: ids, versions, validity and vectors as they were, nothing
-        embedded or linked anew. The import's way in, in its unit of work; False when it was already there."""
+        embedded or linked anew (a memory's periods are derived again). The import's way in, in its unit of
+        work; False when it was already there."""
         restorer = {
             "memory": repo.restore_memory,
             "relationship": relationships.restore,
             "mention": graph_repo.restore_mention,
             "relation": graph_repo.restore_relation,
         }[kind]
-        return restorer(uow.cur, uow.tenant_id, row)
+        restored = restorer(uow.cur, uow.tenant_id, row)
+        if restored and kind == "memory":
+            _date(uow, row)  # its periods are derived from it, as on every write
+        return restored
 
     # --- helpers ------------------------------------------------------------------------------
 
