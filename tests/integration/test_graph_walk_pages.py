@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -82,3 +82,10 @@ def test_a_first_page_next_to_hubs_is_not_truncated_and_promises_more(api: Api, 
     assert [(n["depth"], UUID(n["id"])) for n in page["nodes"]] == expected_order(adjacency, root, 3)[:5]
     assert page["truncated"] is False and page["next_cursor"] is not None
 
+
+def test_an_id_that_names_no_entity_is_a_404_naming_it(api: Api) -> None:
+    unknown = uuid4()
+
+    response = api.get(f"/v1/graph?entity={unknown}&depth=3")
+
+    assert response.status == 404 and str(unknown) in str(response.json)

@@ -507,6 +507,8 @@ def walk(
       ones: the page and its successor lie in the complete part, and the walk ends at this level.
     So a hub's thousands of relations cost a page no more than its first few.
 
+    No rows at all: `root` is not an entity of the tenant.
+
     At most `max_rows` entities in all: a level that would pass it keeps its lowest ids, and the
     second value is True (the walk was cut short: never silently)."""
     cursor_depth, cursor_id = after if after is not None else (-1, root)
@@ -516,6 +518,7 @@ def walk(
                    SELECT 0, ARRAY[%(root)s::uuid], ARRAY[%(root)s::uuid],
                           (CASE WHEN (0, %(root)s::uuid) > (%(cd)s, %(cid)s::uuid) THEN 1 ELSE 0 END)::bigint,
                           false
+                   FROM entities e WHERE e.tenant_id = %(t)s AND e.id = %(root)s  -- none: no such entity
                  UNION ALL
                    SELECT l.depth + 1, n.ids, l.seen || n.ids,
                           l.ahead + (SELECT count(*) FROM unnest(n.ids) x
