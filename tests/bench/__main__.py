@@ -278,7 +278,7 @@ def _graph(bench_dir: Path, embedder: Any, handlers: harness.Handlers, options: 
     local = loader.open_bench_database(settings)
     try:
         dataset = graph.ensure_graph(local, spec, log)
-        log(f"  prewarmed the graph tables in {graph.prewarm(local):.0f}s")
+        log(f"  prewarmed the graph tables in {loader.prewarm(local, graph.WARM_TABLES):.0f}s")
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
         return graph.graph_walks(handlers, local.app, dataset, options["graph_queries"], log)
     finally:

@@ -36,6 +36,7 @@ DEPTH = 3
 CONTAINER = "graph"
 MARKER = "graph-dataset.json"
 TABLES = ("entities", "entity_keys", "entity_relations", "entity_mentions", "memory_relationships")
+WARM_TABLES = ("memories", *TABLES)
 RELATION_TYPES = ("knows", "works_at", "part_of", "located_in", "related_to", "mentions")
 MEMORY_LINKS = ("updates", "extends", "derives")
 HUB_SKEW = 0.6  # targets drawn with probability ~ 1 / rank^0.6: a few entities hold thousands of edges
@@ -193,7 +194,7 @@ def _load(local: LocalDatabase, tenant_id: UUID, world: dict[str, Any], log: Cal
             psycopg.sql.SQL("SET maintenance_work_mem = {}").format(psycopg.sql.Literal(MAINTENANCE_WORK_MEM))
         )
         t0 = time.perf_counter()
-        for table in ("memories", *TABLES):
+        for table in WARM_TABLES:
             conn.execute(psycopg.sql.SQL("VACUUM (ANALYZE) {}").format(psycopg.sql.Identifier(table)))
         vacuum = time.perf_counter() - t0
     return {
@@ -203,20 +204,6 @@ def _load(local: LocalDatabase, tenant_id: UUID, world: dict[str, Any], log: Cal
         "vacuum_seconds": round(vacuum, 2),
         "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-
-
-def prewarm(local: LocalDatabase) -> float:
-    started = time.perf_counter()
-    with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-        for table in ("memories", *TABLES):
-            names = conn.execute(
-                "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s", (table,)
-            ).fetchall()
-            for (name,) in names:
-                conn.execute("SELECT pg_prewarm(%s::regclass)", (name,))
-            conn.execute("SELECT pg_prewarm(%s::regclass)", (table,))
-    return time.perf_counter() - started
 
 
 def graph_walks(
