@@ -17,6 +17,7 @@ from tests.bench import (
     concurrency,
     dev,
     extract_types,
+    graph,
     harness,
     latency,
     loader,
@@ -29,7 +30,7 @@ from tests.bench import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SECTIONS = ("coldstart", "latency", "recall", "writes", "pipeline", "scifact", "dev", "concurrency")
+SECTIONS = ("coldstart", "latency", "recall", "writes", "pipeline", "scifact", "dev", "concurrency", "graph")
 # pdf_pages: the issue's PDF has 100 pages, in both profiles (about a minute, mostly embedding).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
@@ -39,6 +40,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "writes": 100,
         "pdf_pages": 100,
         "concurrency_seconds": 20,
+        "graph": graph.GraphSpec(entities=10_000, relations=100_000, memories=10_000),
+        "graph_queries": 200,
     },
     "full": {
         "scales": ["10K", "100K"],
@@ -47,6 +50,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "writes": 300,
         "pdf_pages": 100,
         "concurrency_seconds": 40,
+        "graph": graph.GraphSpec(entities=100_000, relations=1_000_000, memories=100_000),
+        "graph_queries": 500,
     },
 }
 
@@ -193,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         result.extend(latency.embedding_latency(embedder.embed_query, claims[:100]))
     if "concurrency" in args.sections:
         result.extend(concurrency.concurrency(bench_dir, args.options["concurrency_seconds"], log))
+    if "graph" in args.sections:
+        result.extend(_graph(bench_dir, embedder, handlers, args.options))
     if "scifact" in args.sections:
         if corpus is None:
             log(f"scifact: {args.scifact_dir} not found; skipped")
@@ -280,6 +287,25 @@ def _pipeline(bench_dir: Path, embedder: Any, handlers: harness.Handlers, pages:
         figures = pipeline.pipeline_throughput(handlers, local, embedder, bench_dir / "pipeline", log, pages)
         log("pipeline: extract per type of file")
         return figures + extract_types.extract_by_type(handlers, local, embedder, log)
+    finally:
+        local.close()
+        if local.embedded is not None:
+            local.embedded.stop()
+
+
+def _graph(bench_dir: Path, embedder: Any, handlers: harness.Handlers, options: dict[str, Any]) -> list[Any]:
+    """Its own database: one tenant's large graph, independent of the memory data sets."""
+    from engram import deps
+
+    spec: graph.GraphSpec = options["graph"]
+    settings = loader.bench_settings(bench_dir / f"db-graph-{spec.entities // 1000}k", bench_dir / "models")
+    log(f"graph: {spec.name} in {settings.data_dir}")
+    local = loader.open_bench_database(settings)
+    try:
+        dataset = graph.ensure_graph(local, spec, log)
+        log(f"  prewarmed the graph tables in {loader.prewarm(local, graph.WARM_TABLES):.0f}s")
+        deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
+        return graph.graph_walks(handlers, local.app, dataset, options["graph_queries"], log)
     finally:
         local.close()
         if local.embedded is not None:

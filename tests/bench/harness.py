@@ -38,12 +38,30 @@ class Handlers:
         self._gateway = LocalGateway()
         self._sink = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the harness
 
-    def call(self, method: str, path: str, tenant_id: UUID, body: Any) -> Reply:
+    def call(
+        self,
+        method: str,
+        path: str,
+        tenant_id: UUID,
+        body: Any,
+        *,
+        query: str = "",
+        params: dict[str, str] | None = None,
+    ) -> Reply:
+        """`path` is the route's (`/v1/memories/{id}/related`), filled in from `params`."""
         route = next(r for r in ROUTES if r.method == method and r.path == path)
-        raw = json.dumps(body).encode()
+        raw = json.dumps(body).encode() if body is not None else b""
         handler = handler_of(route.function)
         started = time.perf_counter()
-        event = proxy_event(route, method, path, "", {"Content-Type": "application/json"}, raw, {})
+        event = proxy_event(
+            route,
+            method,
+            path.format(**params) if params else path,
+            query,
+            {"Content-Type": "application/json"},
+            raw,
+            params or {},
+        )
         event["requestContext"]["authorizer"] = {
             "principalId": str(tenant_id),
             "tenantId": str(tenant_id),

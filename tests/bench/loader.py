@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,18 +68,19 @@ def open_bench_database(settings: Settings) -> LocalDatabase:
     return local
 
 
-def prewarm(local: LocalDatabase) -> float:
-    """Read the table and its indexes into shared buffers: the figures are for a warm database, not
+def prewarm(local: LocalDatabase, tables: Sequence[str] = ("memories",)) -> float:
+    """Read the tables and their indexes into shared buffers: the figures are for a warm database, not
     for the first minutes after a restart. Returns the seconds it took."""
     started = time.perf_counter()
     with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-        names = conn.execute(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'memories'"
-        ).fetchall()
-        for (name,) in names:
-            conn.execute("SELECT pg_prewarm(%s::regclass)", (name,))
-        conn.execute("SELECT pg_prewarm('memories'::regclass)")
+        for table in tables:
+            names = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s", (table,)
+            ).fetchall()
+            for (name,) in names:
+                conn.execute("SELECT pg_prewarm(%s::regclass)", (name,))
+            conn.execute("SELECT pg_prewarm(%s::regclass)", (table,))
     return time.perf_counter() - started
 
 

@@ -482,34 +482,93 @@ def edge_filter(as_of: datetime | None, include_history: bool) -> sql.Composable
 
 
 def walk(
-    cur: TenantTx, tenant_id: UUID, root: UUID, depth: int, max_rows: int, edges: sql.Composable
+    cur: TenantTx,
+    tenant_id: UUID,
+    root: UUID,
+    depth: int,
+    max_rows: int,
+    edges: sql.Composable,
+    *,
+    after: tuple[int, UUID] | None = None,
+    wanted: int | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
     """Breadth-first from `root`, relations followed both ways, up to `depth` hops: each reached
-    entity once, with its distance, nearest first. The recursion yields each (entity, depth) pair at
-    most once (UNION), so its work is bounded by entities x depth, and it stops after `max_rows` rows
-    (then the second value is True: the walk was cut short)."""
+    entity once, at its shortest distance, in (depth, id) order.
+
+    One level per step of the recursion: the next level is the neighbours of this one minus every
+    entity already seen, so an entity is expanded once however many paths reach it.
+
+    With `wanted`, only what a page of that many entities after `after` needs is walked (the
+    entities of the page, and one more to prove that another page follows):
+    - it stops at the first level that holds more than `wanted` entities after the cursor;
+    - past the cursor's level, each entity's neighbours are read in id order, each direction
+      through its own index, and at most `need` = `wanted` + 1 - (entities already after the
+      cursor) + (entities seen) of them. A level is then complete up to the lowest last id of the
+      lists cut this way; below it, one such list alone holds `need` ids, so more than `wanted` new
+      ones: the page and its successor lie in the complete part, and the walk ends at this level.
+    So a hub's thousands of relations cost a page no more than its first few.
+
+    No rows at all: `root` is not an entity of the tenant.
+
+    At most `max_rows` entities in all: a level that would pass it keeps its lowest ids, and the
+    second value is True (the walk was cut short: never silently)."""
+    cursor_depth, cursor_id = after if after is not None else (-1, root)
     rows = cur.execute(
         sql.SQL(
-            """WITH RECURSIVE walk(entity_id, depth) AS (
-                   SELECT %(root)s::uuid, 0
-                 UNION
-                   SELECT n.entity_id, w.depth + 1
-                   FROM walk w CROSS JOIN LATERAL (
-                       SELECT CASE WHEN r.source_entity = w.entity_id THEN r.target_entity
-                                   ELSE r.source_entity END AS entity_id
-                       FROM entity_relations r LEFT JOIN memories sm ON sm.id = r.source_memory_id
-                       WHERE r.tenant_id = %(t)s
-                         AND (r.source_entity = w.entity_id OR r.target_entity = w.entity_id)
-                         AND {edges}) n
-                   WHERE w.depth < %(depth)s),
-               capped AS (SELECT entity_id, depth FROM walk LIMIT %(cap)s + 1),
-               numbered AS (SELECT entity_id, depth, count(*) OVER () AS visited FROM capped)
-               SELECT entity_id, min(depth) AS depth, max(visited) AS visited
-               FROM (SELECT * FROM numbered LIMIT %(cap)s) kept GROUP BY entity_id ORDER BY 2, 1"""
+            """WITH RECURSIVE level(depth, ids, seen, ahead, cut) AS (
+                   SELECT 0, ARRAY[%(root)s::uuid], ARRAY[%(root)s::uuid],
+                          (CASE WHEN (0, %(root)s::uuid) > (%(cd)s, %(cid)s::uuid) THEN 1 ELSE 0 END)::bigint,
+                          false
+                   FROM entities e WHERE e.tenant_id = %(t)s AND e.id = %(root)s  -- none: no such entity
+                 UNION ALL
+                   SELECT l.depth + 1, n.ids, l.seen || n.ids,
+                          l.ahead + (SELECT count(*) FROM unnest(n.ids) x
+                                     WHERE (l.depth + 1, x) > (%(cd)s, %(cid)s::uuid)),
+                          n.cut
+                   FROM level l
+                   CROSS JOIN LATERAL (
+                       SELECT CASE WHEN %(wanted)s::int IS NULL OR l.depth + 1 <= %(cd)s THEN %(cap)s
+                                   ELSE %(wanted)s::int + 1 - l.ahead + cardinality(l.seen) END AS per_list
+                   ) k
+                   CROSS JOIN LATERAL (
+                       WITH lists AS (
+                           SELECT ARRAY(
+                                      SELECT DISTINCT r.target_entity
+                                      FROM entity_relations r
+                                      LEFT JOIN memories sm ON sm.id = r.source_memory_id
+                                      WHERE r.tenant_id = %(t)s AND r.source_entity = f.id AND {edges}
+                                      ORDER BY 1 LIMIT k.per_list) AS xs
+                           FROM unnest(l.ids) AS f(id)
+                         UNION ALL
+                           SELECT ARRAY(
+                                      SELECT DISTINCT r.source_entity
+                                      FROM entity_relations r
+                                      LEFT JOIN memories sm ON sm.id = r.source_memory_id
+                                      WHERE r.tenant_id = %(t)s AND r.target_entity = f.id AND {edges}
+                                      ORDER BY 1 LIMIT k.per_list)
+                           FROM unnest(l.ids) AS f(id)),
+                       fresh AS (SELECT unnest(xs) AS x FROM lists EXCEPT SELECT unnest(l.seen)),
+                       ranked AS (SELECT x, row_number() OVER (ORDER BY x) AS rank FROM fresh)
+                       SELECT coalesce(array_agg(x ORDER BY x) FILTER (
+                                  WHERE rank <= %(cap)s - cardinality(l.seen)), '{{}}') AS ids,
+                              count(*) > %(cap)s - cardinality(l.seen) AS cut
+                       FROM ranked) n
+                   WHERE l.depth < %(depth)s AND NOT l.cut AND cardinality(l.ids) > 0
+                     AND (%(wanted)s::int IS NULL OR l.ahead <= %(wanted)s::int))
+               SELECT depth, ids, cut FROM level ORDER BY depth"""
         ).format(edges=edges),
-        {"root": root, "t": tenant_id, "depth": depth, "cap": max_rows},
+        {
+            "root": root,
+            "t": tenant_id,
+            "depth": depth,
+            "cap": max_rows,
+            "cd": cursor_depth,
+            "cid": cursor_id,
+            "wanted": wanted,
+        },
     ).fetchall()
-    return rows, bool(rows) and int(rows[0]["visited"]) > max_rows
+    found = [{"entity_id": e, "depth": row["depth"]} for row in rows for e in row["ids"]]
+    return found, any(row["cut"] for row in rows)
 
 
 def neighbours(

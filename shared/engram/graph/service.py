@@ -255,7 +255,11 @@ class GraphService:
         edges = repo.edge_filter(as_of, include_history)
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             root = self._root(cur, tenant_id, entity)
-            walked, truncated = repo.walk(cur, tenant_id, root, depth, max_rows, edges)
+            walked, truncated = repo.walk(
+                cur, tenant_id, root, depth, max_rows, edges, after=after, wanted=limit
+            )
+            if not walked:
+                raise _entity_not_found(root)
             order = [(int(r["depth"]), UUID(str(r["entity_id"]))) for r in walked]
             start = (
                 0 if after is None else next((i for i, mark in enumerate(order) if mark > after), len(order))
@@ -280,8 +284,9 @@ class GraphService:
         )
 
     def _root(self, cur: TenantTx, tenant_id: UUID, entity: str) -> UUID:
+        """The entity's id; an id is taken as it is (the walk finds out whether it exists)."""
         try:
-            entity_id = UUID(entity)
+            return UUID(entity)
         except ValueError:
             key = normalize_name(entity)
             matches = repo.entities_by_key(cur, tenant_id, key) if key else []
@@ -295,9 +300,6 @@ class GraphService:
                     details={"field": "entity"},
                 ) from None
             return UUID(str((exact or matches)[0]["id"]))
-        if repo.get_entity(cur, tenant_id, entity_id) is None:
-            raise _entity_not_found(entity_id)
-        return entity_id
 
 
 # --- helpers ----------------------------------------------------------------------------------
