@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engram.pipeline import steps
-from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, PIPELINE_PREFIX
+from infra.build import (
+    ADMIN_FUNCTION,
+    EXPORT_WORKER_FUNCTION,
+    MIGRATE_FUNCTION,
+    PIPELINE_PREFIX,
+    RELAY_FUNCTION,
+)
 
 # Functions that embed text with Bedrock: memories (also those graph observations and session extraction
 # create), queries (search, profile `q`), messages, procedure triggers, chunks, LLM-extracted memories.
@@ -36,9 +42,11 @@ EMBEDDING_FUNCTIONS = frozenset(
 # The media family's extract function: images (Textract, the vision model) and audio (Transcribe).
 MEDIA_EXTRACT = PIPELINE_PREFIX + steps.EXTRACT_FAMILIES["media"].function
 # Functions that call the LLM: the pipeline's llm-extract step, sessions (messages with extract=full),
-# memories (direct writes with extract=full, their default when the stack has an LLM), and the media
-# extract function when it describes images (ENGRAM_VISION).
-LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions", "memories", MEDIA_EXTRACT})
+# memories (direct writes with extract=full, their default when the stack has an LLM), the media
+# extract function when it describes images (ENGRAM_VISION), and the relay (conversation summaries).
+LLM_FUNCTIONS = frozenset(
+    {PIPELINE_PREFIX + "llm_extract", "sessions", "memories", MEDIA_EXTRACT, RELAY_FUNCTION}
+)
 # Functions that log in to the cluster as its owner with the master secret (the others: RDS Proxy).
 OWNER_FUNCTIONS = frozenset({MIGRATE_FUNCTION, ADMIN_FUNCTION})
 # The step functions and finish share one context (engram.deps.pipeline_context), which builds every
@@ -64,6 +72,7 @@ IAM_PREFIX = {
     "lambda": "lambda:",
     "sqs": "sqs:",
     "rds": "rds-db:",
+    "events": "events:",
 }
 ENDPOINT_SERVICE = {"stepfunctions": "states"}  # where the endpoint's name is not the client's
 
@@ -116,6 +125,11 @@ TRANSCRIBE_UNUSED = ServiceUse(
     calls=False,
 )
 START_PIPELINE = ServiceUse("stepfunctions", "starts the ingestion state machine")
+RESTORES_VECTORS = ServiceUse(
+    "bedrock-runtime",
+    "the import's memory writer is built with the embedder; an import restores vectors and never calls it",
+    calls=False,
+)
 
 # API functions whose service is built with an embedder they never use (MemoryService for stats).
 BUILDS_UNUSED_BEDROCK_CLIENT = frozenset({"stats"})
@@ -123,8 +137,22 @@ BUILDS_UNUSED_BEDROCK_CLIENT = frozenset({"stats"})
 EXTRA: dict[str, tuple[ServiceUse, ...]] = {
     "documents": (DOCUMENTS, START_PIPELINE),
     "containers": (ServiceUse("s3", "deletes the stored files of the documents a deleted container held"),),
-    "export": (ServiceUse("s3", "records export requests, reads their status, presigns the file"),),
-    "export_worker": (ServiceUse("s3", "reads the export request, writes the file and its status"),),
+    "export": (
+        ServiceUse(
+            "s3",
+            "records export and import requests, reads their status, presigns the files; an import's "
+            "documents' files go to the documents bucket",
+        ),
+        RESTORES_VECTORS,
+    ),
+    EXPORT_WORKER_FUNCTION: (
+        ServiceUse(
+            "s3",
+            "reads requests and uploads, writes export files and statuses; reads and writes documents' files",
+        ),
+        RESTORES_VECTORS,
+    ),
+    RELAY_FUNCTION: (ServiceUse("events", "puts change events on the stack's event bus"),),
     TRIGGER: (ServiceUse("s3", "reads each dropped object's checksum"), START_PIPELINE),
 }
 

@@ -48,7 +48,10 @@ RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath")
 MIGRATE_FUNCTION = "migrate"
 ADMIN_FUNCTION = "admin"
 CLEANUP_FUNCTION = "cleanup"
-EXPORT_WORKER_FUNCTION = "export_worker"  # writes what POST /v1/export asked for (engram.export.jobs)
+# Writes what POST /v1/export asked for (engram.export.jobs), imports what was uploaded for POST /v1/import
+# (engram.export.import_jobs).
+EXPORT_WORKER_FUNCTION = "export_worker"
+RELAY_FUNCTION = "relay"  # summaries, then change events to the bus, every minute (engram.relay)
 PIPELINE_PREFIX = "pipeline/"
 ALL_FUNCTIONS: tuple[str, ...] = (
     *API_FUNCTIONS,
@@ -57,6 +60,7 @@ ALL_FUNCTIONS: tuple[str, ...] = (
     ADMIN_FUNCTION,
     CLEANUP_FUNCTION,
     EXPORT_WORKER_FUNCTION,
+    RELAY_FUNCTION,
     *(PIPELINE_PREFIX + name for name in PIPELINE_FUNCTIONS),
 )
 # Optional-dependency groups (pyproject.toml) a function gets as an extra layer of its own: each extract

@@ -40,6 +40,7 @@ from infra.build import (
     LAYER_CA_BUNDLE,
     MIGRATE_FUNCTION,
     PIPELINE_PREFIX,
+    RELAY_FUNCTION,
     Assets,
 )
 from infra.config import StageConfig, log_retention
@@ -144,9 +145,15 @@ def function_specs() -> tuple[FunctionSpec, ...]:
         ),
         FunctionSpec(
             EXPORT_WORKER_FUNCTION,
-            "Engram: writes a tenant's export to S3 (POST /v1/export starts it)",
+            "Engram: writes a tenant's export to S3, imports an uploaded one (POST /v1/export, /v1/import)",
             memory_mb=1024,
             timeout_s=900,
+        ),
+        FunctionSpec(
+            RELAY_FUNCTION,
+            "Engram: conversation summaries, then change events to the event bus (scheduled)",
+            memory_mb=512,
+            timeout_s=120,
         ),
         *pipeline_specs(),
     )

@@ -1,9 +1,12 @@
 """Scheduled and bulk tenant-data work: the cleanup schedule (functions/cleanup deletes expired rows and
 superseded versions past ENGRAM_SUPERSEDED_RETENTION_DAYS), the per-tenant vector index schedule (the
-migrate function), and exports: POST /v1/export (the export function) writes a request object under
-exports/ of the exports bucket, an EventBridge rule hands it to the export worker, which writes the file
-and its status there; GET /v1/export/{id} reads the status and presigns the file (engram.export.jobs).
-Every rule's target keeps what it fails on in the async-failures queue."""
+migrate function), exports and imports. POST /v1/export (the export function) writes a request object
+under exports/ of the exports bucket, an EventBridge rule hands it to the export worker, which writes the
+file and its status there; GET /v1/export/{id} reads the status and presigns the file (engram.export.jobs).
+POST /v1/import?upload=true writes a request under imports/ and presigns the upload; the uploaded file
+starts the same worker, which imports it (engram.export.import_jobs). Documents' original files travel
+with exports and imports, so those functions read and write the documents bucket too. Every rule's
+target keeps what it fails on in the async-failures queue."""
 
 from __future__ import annotations
 
@@ -13,7 +16,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from engram.export.import_jobs import IMPORT_PREFIX, UPLOAD_SUFFIX
 from engram.export.jobs import EXPORT_PREFIX, REQUEST_SUFFIX
+from engram.settings import WORK_PREFIX
 from infra.build import CLEANUP_FUNCTION, EXPORT_WORKER_FUNCTION, MIGRATE_FUNCTION
 from infra.config import StageConfig
 from infra.failures import AsyncFailures
@@ -31,6 +36,7 @@ class Maintenance(Construct):
         config: StageConfig,
         functions: Functions,
         exports: s3.IBucket,
+        documents: s3.IBucket,
         failures: AsyncFailures,
     ) -> None:
         super().__init__(scope, id)
@@ -50,25 +56,39 @@ class Maintenance(Construct):
             schedule=events.Schedule.expression(config.tenant_index_schedule),
             targets=[failures.target(functions[MIGRATE_FUNCTION])],
         )
-        objects = exports.arn_for_objects(EXPORT_PREFIX + "*")
         export, worker = functions[EXPORT_FUNCTION], functions[EXPORT_WORKER_FUNCTION]
+        actions = ["s3:PutObject", "s3:AbortMultipartUpload", "s3:GetObject"]
+        exported = exports.arn_for_objects(EXPORT_PREFIX + "*")
+        imported = exports.arn_for_objects(IMPORT_PREFIX + "*")
         for function in (export, worker):
             function.add_environment("ENGRAM_EXPORT_BUCKET", exports.bucket_name)
+            function.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=[exported, imported]))
+            # The documents' original files (export with_files; an import restores them).
+            function.add_environment("ENGRAM_DOCUMENTS_BUCKET", documents.bucket_name)
             function.add_to_role_policy(
                 iam.PolicyStatement(
-                    actions=["s3:PutObject", "s3:AbortMultipartUpload", "s3:GetObject"], resources=[objects]
+                    actions=["s3:GetObject", "s3:GetObjectVersion"],
+                    resources=[documents.arn_for_objects("*")],
                 )
             )
+            work_files = documents.arn_for_objects(WORK_PREFIX + "*")
+            function.add_to_role_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[work_files]))
         self.export_rule = events.Rule(
             self,
             "ExportRequested",
-            description="Engram: an export request object (POST /v1/export) starts the export worker",
+            description="Engram: an export request (POST /v1/export) or an import upload (POST /v1/import) "
+            "starts the export worker",
             event_pattern=events.EventPattern(
                 source=["aws.s3"],
                 detail_type=["Object Created"],
                 detail={
                     "bucket": {"name": [exports.bucket_name]},
-                    "object": {"key": [{"wildcard": f"{EXPORT_PREFIX}*{REQUEST_SUFFIX}"}]},
+                    "object": {
+                        "key": [
+                            {"wildcard": f"{EXPORT_PREFIX}*{REQUEST_SUFFIX}"},
+                            {"wildcard": f"{IMPORT_PREFIX}*{UPLOAD_SUFFIX}"},
+                        ]
+                    },
                 },
             ),
             targets=[failures.target(worker, max_event_age=Duration.hours(1))],

@@ -188,14 +188,33 @@ def _acknowledge_pipeline(stack: EngramStack) -> None:
 
 
 def _acknowledge_storage(stack: EngramStack) -> None:
+    exports, documents = _logical_id(stack.buckets.exports), _logical_id(stack.buckets.documents)
     for name in ("export", EXPORT_WORKER_FUNCTION):
-        export_role = stack.functions[name].role
-        assert export_role is not None
+        function_role = stack.functions[name].role
+        assert function_role is not None
         acknowledge(
-            export_role,
-            f"AwsSolutions-IAM5[Resource::<{_logical_id(stack.buckets.exports)}.Arn>/exports/*]",
-            "Export requests, files and statuses under exports/ of the exports bucket only; each key holds "
-            "the tenant id and a job id decided at request time.",
+            function_role,
+            f"AwsSolutions-IAM5[Resource::<{exports}.Arn>/exports/*]",
+            "Export requests, files and statuses under exports/ of the exports bucket only; each key "
+            "holds the tenant id and a job id decided at request time.",
+        )
+        acknowledge(
+            function_role,
+            f"AwsSolutions-IAM5[Resource::<{exports}.Arn>/imports/*]",
+            "Import requests, uploads and statuses under imports/ of the exports bucket only; each key "
+            "holds the tenant id and a job id decided at request time.",
+        )
+        acknowledge(
+            function_role,
+            f"AwsSolutions-IAM5[Resource::<{documents}.Arn>/*]",
+            "Reads documents' original files (export with_files): under a tenant's drop prefix or the work "
+            "prefix, wherever the document's blob_key says; the key comes from the tenant's own row.",
+        )
+        acknowledge(
+            function_role,
+            f"AwsSolutions-IAM5[Resource::<{documents}.Arn>/_engram/*]",
+            "Writes imported documents' files under the work prefix, which the S3 trigger ignores; each key "
+            "holds the tenant id and the document id.",
         )
     handler = stack.node.try_find_child("BucketNotificationsHandler050a0587b7544547bf325f094a3db834")
     if handler is not None:

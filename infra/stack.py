@@ -10,6 +10,7 @@ from constructs import Construct
 from engram.tenants.aws_keys import OUTPUT_ADMIN_FUNCTION, OUTPUT_API_URL, OUTPUT_USAGE_PLAN
 from infra.api import Api
 from infra.build import ADMIN_FUNCTION, MIGRATE_FUNCTION, Assets
+from infra.changes import ChangeEvents
 from infra.config import StageConfig
 from infra.database import Database
 from infra.failures import AsyncFailures
@@ -68,7 +69,11 @@ class EngramStack(Stack):
             config=config,
             functions=self.functions,
             exports=self.buckets.exports,
+            documents=self.buckets.documents,
             failures=self.failures,
+        )
+        self.changes = ChangeEvents(
+            self, "ChangeEvents", config=config, functions=self.functions, failures=self.failures
         )
         self.observability = Observability(
             self,
@@ -104,6 +109,12 @@ class EngramStack(Stack):
         )
         CfnOutput(self, "PipelineStateMachineArn", value=self.ingestion.state_machine.state_machine_arn)
         CfnOutput(self, "ExportsBucket", value=self.buckets.exports.bucket_name)
+        CfnOutput(
+            self,
+            "EventBusName",
+            value=self.changes.bus.event_bus_name,
+            description="Change events (memory.*, document.*, session.summarized): add rules here",
+        )
         CfnOutput(self, "ProxyEndpoint", value=self.database.proxy.endpoint)
         CfnOutput(self, "MasterSecretArn", value=self.database.master_secret.secret_arn)
         CfnOutput(

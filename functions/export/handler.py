@@ -1,7 +1,12 @@
-"""POST /v1/export and GET /v1/export/{id}. Locally the response to POST is the JSON Lines file itself.
-In AWS (ENGRAM_EXPORT_BUCKET set) an export may outlast an API call, so POST answers 202 with a job and
-the export worker (functions/export_worker) writes the file to S3; GET answers the job's status and,
-when it is done, a presigned link (engram.export.jobs)."""
+"""POST /v1/export and GET /v1/export/{id}; POST /v1/import and GET /v1/import/{id}.
+
+Export: locally the response to POST is the JSON Lines file itself. In AWS (ENGRAM_EXPORT_BUCKET set) an
+export may outlast an API call, so POST answers 202 with a job and the export worker writes the file to S3;
+GET answers the job's status and, when it is done, a presigned link (engram.export.jobs).
+
+Import: the body (an export, up to the 6 MB request limit) is imported at once, in one unit of work, and
+the report answered. With `upload=true` (AWS) POST answers 202 with a presigned upload URL instead; the
+uploaded file starts the import worker, and GET follows the job (engram.export.import_jobs)."""
 
 from __future__ import annotations
 
@@ -9,14 +14,14 @@ import io
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
 from engram.api import build_resolver, principal_of, resolve
-from engram.errors import NotFound
-from engram.export.models import ExportRequest
+from engram.errors import InvalidInput, NotFound, UnsupportedHere
+from engram.export.models import ExportRequest, ImportReport
 from engram.observability import logger, tracer
 
 app = build_resolver()
@@ -34,15 +39,12 @@ def export(body: ExportRequest | None = None) -> Response[Any]:
     request = body or ExportRequest()
     jobs = deps.export_jobs()
     if jobs is not None:
-        job = jobs.request(principal.tenant_id, principal.tenant_name, request.container)
-        return Response(
-            status_code=202,
-            content_type="application/json",
-            body=job.model_dump_json(exclude_none=True),
-            headers={"Location": job.status_url},
-        )
+        job = jobs.request(principal.tenant_id, principal.tenant_name, request.container, request.with_files)
+        return _json(202, job.model_dump_json(exclude_none=True), location=job.status_url)
     out = io.StringIO()
-    deps.export_service().write_jsonl(principal.tenant_id, principal.tenant_name, request.container, out)
+    deps.export_service().write_jsonl(
+        principal.tenant_id, principal.tenant_name, request.container, out, with_files=request.with_files
+    )
     return Response(
         status_code=200,
         content_type="application/x-ndjson",
@@ -57,9 +59,51 @@ def export_status(id: Annotated[str, Path(description="the id POST /v1/export an
     if jobs is None:
         raise NotFound("exports run at once here: POST /v1/export answers the file itself")
     job = jobs.status(principal_of(app).tenant_id, id)
-    return Response(
-        status_code=200, content_type="application/json", body=job.model_dump_json(exclude_none=True)
+    return _json(200, job.model_dump_json(exclude_none=True))
+
+
+@app.post("/v1/import")
+def import_tenant(
+    new_ids: Annotated[
+        bool, Query(description="give every row a new id (the same ones each time): copy into this tenant")
+    ] = False,
+    upload: Annotated[
+        bool, Query(description="AWS: no body; answer an upload URL and a job (for files over 6 MB)")
+    ] = False,
+) -> Response[Any]:
+    principal = principal_of(app)
+    if upload:
+        jobs = deps.import_jobs()
+        if jobs is None:
+            raise UnsupportedHere(
+                "imports are not uploaded here: send the export as the body (engram import splits a larger "
+                "file into parts)"
+            )
+        job = jobs.request(principal.tenant_id, principal.tenant_name, new_ids)
+        return _json(202, job.model_dump_json(exclude_none=True), location=job.status_url)
+    body = app.current_event.body or ""
+    if not body.strip():
+        raise InvalidInput("send an export (JSON Lines) as the body", details={"field": "body"})
+    report: ImportReport = deps.import_service().import_jsonl(
+        principal.tenant_id, principal.tenant_name, io.StringIO(body), new_ids=new_ids
     )
+    return _json(200, report.model_dump_json())
+
+
+@app.get("/v1/import/<id>")
+def import_status(
+    id: Annotated[str, Path(description="the id POST /v1/import?upload=true answered")],
+) -> Response[Any]:
+    jobs = deps.import_jobs()
+    if jobs is None:
+        raise NotFound("imports run at once here: POST /v1/import answers the report itself")
+    job = jobs.status(principal_of(app).tenant_id, id)
+    return _json(200, job.model_dump_json(exclude_none=True))
+
+
+def _json(status: int, body: str, *, location: str | None = None) -> Response[Any]:
+    headers = {"Location": location} if location else None
+    return Response(status_code=status, content_type="application/json", body=body, headers=headers)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -1,4 +1,5 @@
-"""GET /v1/profile: a prompt-ready summary of a user or an agent, within a token budget."""
+"""GET /v1/profile: a prompt-ready summary of a user or an agent, within a token budget; POST /v1/context:
+everything an agent needs for one turn (engram.context)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
 from engram.api import build_resolver, resolve, tenant_of
+from engram.context.models import AgentContext, ContextRequest
 from engram.errors import InvalidInput
 from engram.fields import Text
 from engram.memories.models import CONTAINER_QUERY_PATTERN, Identifier
@@ -41,6 +43,11 @@ def profile(
         q=q.strip() or None if q else None,
         max_tokens=max_tokens,
     )
+
+
+@app.post("/v1/context")
+def context(body: ContextRequest) -> AgentContext:
+    return deps.context_service().build(tenant_of(app), body)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

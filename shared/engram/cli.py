@@ -12,11 +12,13 @@ engram keys list --tenant NAME
 engram keys ... --stage STAGE     the same against a deployed stage (API Gateway key + usage plan)
 engram cleanup [--retention-days N | --keep-superseded]
                                   delete expired rows and superseded versions past retention
-engram export --tenant NAME [--container C] [-o FILE]
+engram export --tenant NAME [--container C] [-o FILE] [--with-files]
                                   the tenant as JSON Lines (stdout unless -o)
-engram import FILE [--tenant NAME]
+engram import FILE [--tenant NAME] [--new-ids]
                                   load an export (idempotent by id); the tenant defaults to
                                   the one named in the file and is created if needed
+engram export --url URL --key KEY -o FILE / engram import FILE --url URL --key KEY
+                                  the same against any deployment, through its API
 """
 
 from __future__ import annotations
@@ -24,11 +26,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from engram.errors import EngramError
 from engram.settings import Settings
+
+if TYPE_CHECKING:
+    from engram_client import Engram
 
 
 def _settings() -> Settings:
@@ -169,36 +176,68 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     import re
 
-    from engram.export.service import ExportService
     from engram.memories.models import CONTAINER_QUERY_PATTERN
     from engram.observability import logger
-    from engram.tenants import service
 
     if args.container and not re.fullmatch(CONTAINER_QUERY_PATTERN, args.container):
         print(f"engram: invalid container {args.container!r} (use 'a.b' or 'a.b.*')", file=sys.stderr)
         return 2
     logger.setLevel("WARNING")  # stdout may be the export itself
-    local = _local_database(_settings(), "export")
+    if args.url:
+        return _remote_export(args)
+    if not args.tenant:
+        print("engram: give --tenant (this database) or --url and --key (a deployment)", file=sys.stderr)
+        return 2
+    from engram import deps
+    from engram.tenants import service
+
+    settings = _settings()
+    local = _local_database(settings, "export")
     try:
+        deps.install(deps.Deps(settings=settings, database=local.app))
         tenant_id = service.ensure_existing_tenant(local.admin, args.tenant)
-        exporter = ExportService(local.app)
-        if args.output:
-            with open(args.output, "w", encoding="utf-8") as out:
-                counts = exporter.write_jsonl(tenant_id, args.tenant, args.container, out)
-        else:
-            counts = exporter.write_jsonl(tenant_id, args.tenant, args.container, sys.stdout)
-            sys.stdout.flush()
+        exporter = deps.export_service()
+        with _output(args.output) as out:
+            counts = exporter.write_jsonl(
+                tenant_id, args.tenant, args.container, out, with_files=args.with_files
+            )
     finally:
         local.close()
-    print(
-        "exported " + (", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"),
-        file=sys.stderr,
-    )
+    _summary("exported", counts)
+    return 0
+
+
+def _remote_export(args: argparse.Namespace) -> int:
+    from engram.local.progress import Bars
+    from engram_client.transfer import export_to
+
+    if not args.output:
+        print("engram: --url needs --output FILE", file=sys.stderr)
+        return 2
+    with _client(args) as client, Bars("exporting", stream=sys.stderr) as bars:
+        counts = export_to(
+            client,
+            Path(args.output),
+            container=args.container,
+            with_files=args.with_files,
+            on_records=bars.add,
+        )
+    _summary(f"exported to {args.output}:", counts)
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from engram.export.service import ExportService, read_header
+    from engram.export.importer import read_header
+    from engram.observability import logger
+
+    logger.setLevel("WARNING")
+    if args.url:
+        if args.file == "-" or args.tenant:
+            print("engram: with --url, give a file (not -) and no --tenant: the key decides", file=sys.stderr)
+            return 2
+        return _remote_import(args, Path(args.file))
+    from engram import deps
+    from engram.local.progress import Bars
     from engram.tenants import service
 
     source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
@@ -207,17 +246,65 @@ def cmd_import(args: argparse.Namespace) -> int:
         first = next(lines, "")
         header = read_header(first)
         tenant = args.tenant or header.tenant
-        local = _local_database(_settings(), "import")
+        settings = _settings()
+        local = _local_database(settings, "import")
         try:
+            deps.install(deps.Deps(settings=settings, database=local.app))
             tenant_id = service.ensure_tenant(local.admin, tenant)
-            report = ExportService(local.app).import_jsonl(tenant_id, tenant, _chain(first, lines))
+            with Bars("importing", stream=sys.stderr) as bars:
+                report = deps.import_service().import_jsonl(
+                    tenant_id, tenant, _chain(first, lines), new_ids=args.new_ids, progress=bars.one
+                )
         finally:
             local.close()
     finally:
         if source is not sys.stdin:
             source.close()
+    _summary("imported", report.inserted, report.skipped)
     print(report.model_dump_json())
     return 0
+
+
+def _remote_import(args: argparse.Namespace, path: Path) -> int:
+    from engram.local.progress import Bars
+    from engram_client.transfer import import_from, record_kinds
+
+    totals = record_kinds(path)
+    with _client(args) as client, Bars("importing", totals=totals, stream=sys.stderr) as bars:
+        summary = import_from(client, path, new_ids=args.new_ids, on_records=bars.add)
+    _summary(
+        f"imported {path} in {summary.parts} part(s)"
+        + (f" (job {summary.job_id})" if summary.job_id else ""),
+        summary.inserted,
+        summary.skipped,
+    )
+    return 0
+
+
+def _client(args: argparse.Namespace) -> Engram:
+    from engram_client import Engram
+
+    return Engram(args.url, args.key or os.environ.get("ENGRAM_API_KEY"), timeout=600.0)
+
+
+@contextmanager
+def _output(path: str | None) -> Iterator[IO[str]]:
+    if not path:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with open(path, "w", encoding="utf-8") as out:
+        yield out
+
+
+def _summary(what: str, counts: Mapping[str, int], skipped: Mapping[str, int] | None = None) -> None:
+    parts = [f"{n} {kind}" for kind, n in sorted(counts.items()) if n]
+    line = f"{what} " + (", ".join(parts) or "nothing")
+    if skipped:
+        already = sum(skipped.values())
+        if already:
+            line += f"; {already} already there ({', '.join(f'{n} {k}' for k, n in sorted(skipped.items()))})"
+    print(line, file=sys.stderr)
 
 
 def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
@@ -278,13 +365,24 @@ def build_parser() -> argparse.ArgumentParser:
     retention.add_argument("--keep-superseded", action="store_true", help="never delete superseded versions")
     clean.set_defaults(func=cmd_cleanup)
     export = sub.add_parser("export", help="export a tenant as JSON Lines")
-    export.add_argument("--tenant", required=True)
+    export.add_argument("--tenant", help="the tenant, in this data directory's database")
     export.add_argument("--container", help="only this container ('a.b', or 'a.b.*' with everything below)")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
-    export.set_defaults(func=cmd_export)
+    export.add_argument("--with-files", action="store_true", help="also the documents' original bytes")
     load = sub.add_parser("import", help="import a JSON Lines export (idempotent by id)")
     load.add_argument("file", help="the export file, or - for stdin")
     load.add_argument("--tenant", help="import into this tenant (default: the one in the file)")
+    load.add_argument(
+        "--new-ids", action="store_true", help="give every row a new id: copy into another tenant or database"
+    )
+    for command in (export, load):
+        command.add_argument(
+            "--url", help="a deployment's API (http://127.0.0.1:8080, or the stack's ApiUrl)"
+        )
+        command.add_argument(
+            "--key", help="its API key (default: ENGRAM_API_KEY); the key decides the tenant"
+        )
+    export.set_defaults(func=cmd_export)
     load.set_defaults(func=cmd_import)
     check = sub.add_parser("preflight", help="check an AWS account and region for a deploy (reads only)")
     check.add_argument("--region", required=True)
@@ -310,6 +408,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except NoDatabaseHere as exc:
         print(str(exc), file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from engram_client.errors import EngramError as ClientError
+
+        if not isinstance(exc, ClientError):
+            raise
+        print(f"engram: {exc}", file=sys.stderr)
         return 2
     return code
 

@@ -13,11 +13,15 @@ from typing import TYPE_CHECKING, Any
 from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from engram.changes.webhooks import WebhookService
     from engram.containers.service import ContainerService
+    from engram.context.service import ContextService
     from engram.db.database import Database
     from engram.documents.blobs import BlobStore
     from engram.documents.runs import PipelineStarter
     from engram.documents.service import DocumentService
+    from engram.export.import_jobs import ImportJobs
+    from engram.export.importer import ImportService
     from engram.export.jobs import ExportJobs
     from engram.export.service import ExportService
     from engram.graph.service import GraphService
@@ -32,7 +36,9 @@ if TYPE_CHECKING:
     from engram.profile.service import ProfileService
     from engram.providers.embeddings import Embedder
     from engram.providers.llm import LLM
+    from engram.relay import Relay
     from engram.sessions.service import SessionService
+    from engram.sessions.summaries import SummaryService
     from engram.users.service import UserErasureService
     from engram.working.service import WorkingMemoryService
 
@@ -280,7 +286,13 @@ def profile_service() -> ProfileService:
 def export_service() -> ExportService:
     from engram.export.service import ExportService
 
-    return ExportService(database())
+    return ExportService(database(), blob_store())
+
+
+def import_service() -> ImportService:
+    from engram.export.importer import ImportService
+
+    return ImportService(database(), memory_writer(), blob_store(), current().settings.work_prefix)
 
 
 def plan_service() -> PlanService:
@@ -305,9 +317,56 @@ def export_jobs() -> ExportJobs | None:
     return ExportJobs(s3_client(), settings.export_bucket, settings.export_url_ttl_seconds)
 
 
+def import_jobs() -> ImportJobs | None:
+    """Uploaded, asynchronous imports through the exports bucket (AWS), or None: answered at once."""
+    settings = current().settings
+    if not settings.export_bucket:
+        return None
+    from engram.export.import_jobs import ImportJobs
+
+    return ImportJobs(s3_client(), settings.export_bucket, settings.export_url_ttl_seconds)
+
+
 def s3_client() -> Any:
     deps = current()
     with deps._lock:
         if deps.s3 is None:
             deps.s3 = boto_client("s3")  # SigV4, so that the export's presigned links work everywhere
         return deps.s3
+
+
+def context_service() -> ContextService:
+    from engram.context.service import ContextService
+
+    return ContextService(database(), embedder(), memory_search())
+
+
+def summary_service() -> SummaryService:
+    from engram.sessions.summaries import SummaryService
+
+    return SummaryService(database(), llm)
+
+
+def webhook_service() -> WebhookService:
+    from engram.changes.webhooks import WebhookService
+
+    return WebhookService(database(), event_bus=current().settings.event_bus_name)
+
+
+def relay() -> Relay:
+    """Summaries, then change events: to the EventBridge bus if one is configured (AWS), else to webhooks."""
+    from engram.relay import Relay
+
+    settings = current().settings
+    if settings.event_bus_name:
+        from engram.changes.eventbridge import EventBridgePublisher
+
+        events: Any = EventBridgePublisher(database(), boto_client("events"), settings.event_bus_name)
+    else:
+        import httpx
+
+        from engram.changes.delivery import WebhookDelivery
+
+        client = httpx.Client(timeout=settings.webhook_timeout_seconds, follow_redirects=False)
+        events = WebhookDelivery(database(), client)
+    return Relay(summary_service(), events)

@@ -35,6 +35,12 @@ class Conflict(EngramError):
     code = "conflict"
 
 
+class UnsupportedHere(Conflict):
+    """What this deployment does another way (in AWS: events through EventBridge, imports uploaded)."""
+
+    code = "unsupported_here"
+
+
 class PayloadTooLarge(EngramError):
     status_code = 413
     code = "payload_too_large"

@@ -24,7 +24,8 @@ from engram.settings import BEDROCK_EMBEDDING_MODEL
 Outcome = Literal["ok", "warn", "fail"]
 # The stack's default interface endpoints (infra/config.py takes them from here).
 # textract: OCR of scanned PDF pages and images (drop it to save ~$15/month; OCR then fails ocr_unavailable)
-DEFAULT_INTERFACE_ENDPOINTS = ("secretsmanager", "states", "bedrock-runtime", "textract")
+# events: the relay puts change events on the stack's EventBridge bus
+DEFAULT_INTERFACE_ENDPOINTS = ("secretsmanager", "states", "bedrock-runtime", "textract", "events")
 LAMBDA_CONCURRENCY_NEEDED = 100  # below it, API calls are throttled as soon as a few run at once
 VPC_QUOTA = ("vpc", "L-F678F1CE")
 LAMBDA_CONCURRENCY_QUOTA = ("lambda", "L-B99A9384")

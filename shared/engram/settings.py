@@ -218,6 +218,12 @@ class Settings(BaseModel):
     export_bucket: str | None = None
     export_url_ttl_seconds: int = Field(default=3600, ge=60, le=7 * 24 * 3600)
 
+    # Change events: to this EventBridge bus (AWS; the stack sets it), else to the tenants' webhooks.
+    event_bus_name: str | None = None
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
+    # `engram local`: how often the relay looks for summaries to write and events to deliver.
+    relay_interval_seconds: float = Field(default=0.5, gt=0, le=60)
+
     @property
     def resolved_embedding_model(self) -> str:
         return self.embedding_model or DEFAULT_MODELS[self.embedding_provider][0]

@@ -18,8 +18,11 @@ from tests.contract.validation import ContractChecker
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 PACKAGE = "engram_api_client"
-# openapi-python-client reads no NDJSON: the local export (200, JSON Lines) comes back as text.
-GENERATOR_CONFIG = "post_hooks: []\ncontent_type_overrides:\n  application/x-ndjson: text/plain\n"
+# openapi-python-client reads no NDJSON: as a binary body, the local export (200, JSON Lines) comes back
+# as bytes and the import's body (JSON Lines) is sent as bytes (a text/plain body it does not generate).
+GENERATOR_CONFIG = (
+    "post_hooks: []\ncontent_type_overrides:\n  application/x-ndjson: application/octet-stream\n"
+)
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +50,8 @@ def generated(document: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Warning" not in result.stdout, result.stdout  # no operation or response left out
+    # no operation or response left out
+    assert "Warning" not in result.stdout + result.stderr, result.stdout + result.stderr
     _import_unset_where_used(root / PACKAGE)
     sys.path.insert(0, str(root))
     try:

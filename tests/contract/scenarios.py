@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -268,6 +269,35 @@ def profile(api: GeneratedApi) -> None:
     )
     built = api.expect(200, "Profile", "get_profile", user_id="ann")
     assert "Ann prefers tea" in built.context
+    turn = api.expect(
+        200,
+        "AgentContext",
+        "get_context",
+        body=api.body("ContextRequest", {"query": "what does Ann drink?", "user_id": "ann"}),
+    )
+    assert "Ann prefers tea" in turn.context and turn.items[0].source == "memory"
+
+
+def webhooks(api: GeneratedApi) -> None:
+    created = api.expect(
+        201,
+        "WebhookCreated",
+        "create_webhook",
+        body=api.body("WebhookCreate", {"url": "https://example.com/hook", "events": ["memory.created"]}),
+    )
+    assert created.secret.startswith("whsec_")
+    assert [w.id for w in api.expect(200, "WebhookList", "list_webhooks").webhooks] == [created.id]
+    detail = api.expect(200, "WebhookDetail", "get_webhook", created.id)
+    assert detail.deliveries.failed == 0 and detail.recent_failures == []
+    api.expect(204, None, "delete_webhook", created.id)
+    api.expect(404, "ErrorResponse", "get_webhook", created.id)
+    with aws(event_bus_name="engram-dev-events"):
+        api.expect(
+            409,
+            "ErrorResponse",
+            "create_webhook",
+            body=api.body("WebhookCreate", {"url": "https://example.com/h", "events": ["document.done"]}),
+        )
 
 
 def containers(api: GeneratedApi) -> None:
@@ -304,7 +334,7 @@ def export(api: GeneratedApi) -> None:
     api.expect(
         201, "CreatedMemory", "create_memory", body=api.body("MemoryCreate", {"content": "Exported fact"})
     )
-    lines = api.expect(200, "str", "export").splitlines()
+    lines = api.expect(200, "bytes", "export").decode().splitlines()
     assert '"record":"header"' in lines[0] and any("Exported fact" in line for line in lines)
     api.expect(404, "ErrorResponse", "get_export", "0" * 32)
     with aws(export_bucket="engram-exports") as s3:
@@ -318,6 +348,33 @@ def export(api: GeneratedApi) -> None:
         done = api.expect(200, "ExportJob", "get_export", job.id)
     assert running.status == "running" and done.status == "done"
     assert done.counts.additional_properties["memory"] == 1
+
+
+def import_tenant(api: GeneratedApi) -> None:
+    api.expect(
+        201, "CreatedMemory", "create_memory", body=api.body("MemoryCreate", {"content": "Imported fact"})
+    )
+    lines = api.expect(200, "bytes", "export")
+    body = SimpleNamespace(payload=lines)  # the generated client sends `body.payload` as it is
+    again = api.expect(200, "ImportReport", "import_tenant", body=body)
+    copied = api.expect(200, "ImportReport", "import_tenant", body=body, new_ids=True)
+    assert again.inserted.additional_properties == {} and again.skipped.additional_properties["memory"] == 1
+    assert copied.inserted.additional_properties["memory"] == 1 and copied.new_ids
+    api.expect(422, "ErrorResponse", "import_tenant", body=SimpleNamespace(payload=b""))
+    api.expect(409, "ErrorResponse", "import_tenant", upload=True)  # uploads are AWS's
+    api.expect(404, "ErrorResponse", "get_import", "0" * 32)
+    with aws(export_bucket="engram-exports") as s3:
+        job = api.expect(202, "ImportJob", "import_tenant", upload=True)
+        waiting = api.expect(200, "ImportJob", "get_import", job.id)
+        listed = s3.list_objects_v2(Bucket="engram-exports")["Contents"]
+        tenant_prefix = next(o["Key"] for o in listed if job.id in o["Key"]).rsplit("/", 1)[0]
+        key = f"{tenant_prefix}/{job.id}.jsonl"
+        s3.put_object(Bucket="engram-exports", Key=key, Body=lines)  # the client's PUT
+        jobs = deps.import_jobs()
+        assert jobs is not None
+        jobs.run(deps.import_service(), key)  # what the export worker does with the upload
+        done = api.expect(200, "ImportJob", "get_import", job.id)
+    assert waiting.status == "awaiting_upload" and done.status == "done"
 
 
 def plans(api: GeneratedApi) -> None:
@@ -379,5 +436,7 @@ SCENARIOS: dict[str, Callable[[GeneratedApi], None]] = {
     "profile": profile,
     "containers": containers,
     "export": export,
+    "import_tenant": import_tenant,
     "plans": plans,
+    "webhooks": webhooks,
 }

@@ -28,6 +28,7 @@ def test_one_function_per_endpoint_group_plus_the_others_and_the_pipeline(dev: S
         "admin",
         "cleanup",
         "export_worker",
+        "relay",
         *PIPELINE,
     }
 

@@ -50,10 +50,10 @@ def test_no_nat_gateway_and_endpoints_for_the_aws_apis_the_functions_use(dev: Sy
         name = str(props["ServiceName"]).rsplit(".", 1)[-1].strip("'\"]}")
         services[name] = props.get("VpcEndpointType", "Gateway")
     text = " ".join(str(dev.props(k)["ServiceName"]) for k in dev.of_type("AWS::EC2::VPCEndpoint"))
-    for service in ("secretsmanager", "states", "bedrock-runtime", "s3"):
+    for service in ("secretsmanager", "states", "bedrock-runtime", "events", "s3"):
         assert f".{service}" in text, service
     assert ".textract" in text  # OCR of scanned pages and images without a NAT gateway
-    assert list(services.values()).count("Interface") == 4  # no STS: no function calls it
+    assert list(services.values()).count("Interface") == 5  # no STS: no function calls it
 
 
 def test_no_statement_grants_resource_star_except_xray(dev: Synth) -> None:
@@ -106,6 +106,7 @@ def test_only_the_embedding_functions_may_call_bedrock_and_only_llm_extract_and_
         "memories": {*embedding, "claude-haiku-4-5"},  # direct writes with extract=full
         "pipeline-embed": embedding,
         "pipeline-llm_extract": {*embedding, "claude-haiku-4-5"},
+        "relay": {"claude-haiku-4-5"},  # conversation summaries
     }
 
 

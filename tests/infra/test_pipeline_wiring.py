@@ -215,8 +215,10 @@ def test_export_writes_to_its_bucket_under_exports_only(dev: Synth) -> None:
             str(a).startswith("s3:") for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
         )
     ]
-    (statement,) = statements
+    (statement,) = [s for s in statements if exports in refs_in(s["Resource"])]
     assert set(statement["Action"]) == {"s3:PutObject", "s3:AbortMultipartUpload", "s3:GetObject"}
-    assert refs_in(statement["Resource"]) == {exports} and "/exports/*" in json.dumps(statement["Resource"])
+    resources = json.dumps(statement["Resource"])
+    assert refs_in(statement["Resource"]) == {exports}
+    assert "/exports/*" in resources and "/imports/*" in resources and resources.count("*") == 2
     rules = dev.props(exports)["LifecycleConfiguration"]["Rules"]
     assert any(r.get("ExpirationInDays") == 7 for r in rules)

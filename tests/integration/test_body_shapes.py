@@ -37,6 +37,8 @@ VALID: dict[str, dict[str, Any]] = {
     "create_container": {"name": "crm"},
     "set_extraction_instructions": {"instructions": "Track homes."},
     "export": {},
+    "get_context": {"query": "book a flight"},
+    "create_webhook": {"url": "http://127.0.0.1:9/hook", "events": ["memory.created"]},
     "create_plan": {"plan_id": "p1", "goal_event": "trip.planned"},
     "update_plan": {"status": "done"},
     "create_task_context": {"task_id": "t1", "event_type": "flight.search"},

@@ -19,6 +19,7 @@ import pytest
 
 from engram import deps
 from engram.db.database import Database
+from engram.export.importer import ImportService
 from engram.export.service import ExportService
 from engram.local.functions import invoke_pipeline_step
 from engram.local.gateway import LocalGateway
@@ -138,7 +139,10 @@ def test_a_pipeline_step_cut_at_each_statement_is_retried_to_the_same_end(
     cut: tuple[CuttingProxy, Database], local_db: LocalDatabase
 ) -> None:
     proxy, _ = cut
-    tables = tenant_tables(local_db.admin)
+    # The change-events outbox is left out: a step whose commit went through but whose answer was cut
+    # runs again, and what that rerun really changes (its earlier rows cleared, written again) is
+    # reported; the tenant's data ends the same.
+    tables = [t for t in tenant_tables(local_db.admin) if t != "change_events"]
     key, status, statements = _run_document(local_db, proxy, None)
     complete = holdings(local_db.admin, key.tenant_id, tables)
     assert status == "done" and complete["current memories"] and statements >= 3
@@ -193,12 +197,13 @@ def test_an_import_cut_at_each_statement_is_all_or_nothing_and_completes_on_retr
     )
     exporter = ExportService(db)
     lines = [json.dumps(r) for r in exporter.records(source.tenant_id, source.tenant_name, None)]
+    importer = ImportService(db, deps.memory_writer(), deps.blob_store(), local_db.settings.work_prefix)
 
     def importing(lines: list[str], cut_at: int | None) -> tuple[IssuedKey, bool]:
         key = _tenant(local_db)
         proxy.cut_at(cut_at)
         try:
-            exporter.import_jsonl(key.tenant_id, key.tenant_name, lines)
+            importer.import_jsonl(key.tenant_id, key.tenant_name, lines)
             failed = False
         except psycopg.OperationalError:
             failed = True
@@ -221,6 +226,6 @@ def test_an_import_cut_at_each_statement_is_all_or_nothing_and_completes_on_retr
         # (a cut in the pool's check of an idle connection is no failure: the pool takes another)
         assert held in (nothing, complete) and (failed or held == complete), (n, held)
         failures += failed
-        exporter.import_jsonl(key.tenant_id, key.tenant_name, fresh)  # the retry: idempotent by id
+        importer.import_jsonl(key.tenant_id, key.tenant_name, fresh)  # the retry: idempotent by id
         assert holdings(local_db.admin, key.tenant_id, tables) == complete, n
     assert failures >= statements - 2

@@ -1,18 +1,22 @@
 """Export a tenant to JSON Lines and import it into a fresh embedded PostgreSQL (a second server
-in its own directory): the re-export compares equal, a second import changes nothing, and ids of
-another tenant are refused. Also the API (local stream, and S3 with a presigned URL) and the CLI."""
+in its own directory): the re-export is the same file but for its header, every API read answers the same,
+a second import changes nothing, and ids of another tenant are refused unless they are renewed. Also the
+API (locally and as AWS jobs on moto's S3), the SDK's transfer over HTTP and the CLI, local and remote."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import boto3
 import pytest
@@ -22,21 +26,34 @@ from engram import deps
 from engram.db.database import Database
 from engram.db.embedded import EmbeddedPostgres, start_embedded
 from engram.db.migrate import migrate
+from engram.documents.blobs import LocalBlobStore
 from engram.errors import Conflict, InvalidInput
+from engram.export.ids import IdMap
+from engram.export.importer import ImportService
 from engram.export.service import ExportService
+from engram.graph.link_rules import RuleLinker
+from engram.local.gateway import LocalGateway
 from engram.local.stack import LocalDatabase
+from engram.memories.writer import MemoryWriter
+from engram.sessions.summaries import SummaryService
 from engram.settings import Settings
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
+from engram_client import Engram
+from engram_client.transfer import export_to, import_from, record_kinds
 from tests.conftest import REPO, Api, assert_invalid
+from tests.integration.documents_helpers import ingest
+
+UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 class FreshDatabase:
-    def __init__(self, embedded: EmbeddedPostgres, migrations: Path) -> None:
+    def __init__(self, embedded: EmbeddedPostgres, migrations: Path, blobs: Path) -> None:
         self.embedded = embedded
         migrate(embedded.admin_conninfo, migrations)
         self.app = Database(embedded.app_conninfo("engram_app"), max_size=2)
         self.admin = Database(embedded.admin_conninfo, max_size=2)
+        self.blobs = LocalBlobStore(blobs)
 
     def close(self) -> None:
         self.app.close()
@@ -47,15 +64,26 @@ class FreshDatabase:
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -> Iterator[FreshDatabase]:
     """A second, empty embedded server with the migrations applied, in another directory."""
+    where = tmp_path_factory.mktemp("fresh")
     db = FreshDatabase(
-        start_embedded(tmp_path_factory.mktemp("fresh") / "pg", cleanup_mode="delete"),
-        settings.migrations_dir,
+        start_embedded(where / "pg", cleanup_mode="delete"), settings.migrations_dir, where / "blobs"
     )
     yield db
     db.close()
 
 
-def _seed(api: Api) -> None:
+def _importer(db: Database, blobs: Any = None) -> ImportService:
+    writer = MemoryWriter(deps.embedder(), RuleLinker(0.9))
+    return ImportService(db, writer, blobs or deps.blob_store(), deps.current().settings.work_prefix)
+
+
+def _import(db: Any, tenant_id: UUID, name: str, lines: list[str], **kw: Any) -> Any:
+    blobs = db.blobs if isinstance(db, FreshDatabase) else None
+    database = db.app if isinstance(db, FreshDatabase) else db
+    return _importer(database, blobs).import_jsonl(tenant_id, name, lines, **kw)
+
+
+def _seed(api: Api, tenant: IssuedKey, local_db: LocalDatabase) -> None:
     """One of everything the export must carry."""
     api.post("/v1/containers", {"name": "crm", "description": "customers"})
     api.post(
@@ -137,212 +165,450 @@ def _seed(api: Api) -> None:
             "sub_tasks": ["flight-1", "hotel-1"],
         },
     )
+    # documents with chunks and extracted memories, their entities, sources and mentions
+    api.put("/v1/extraction-instructions", {"instructions": "Keep names in full."})
+    api.put("/v1/extraction-instructions", {"container": "kb", "instructions": "Track deploy days."})
+    ingest(
+        api,
+        {
+            "content": "# Runbook\n\nDeploys happen on Mondays. Grace Hopper leads the release team.",
+            "filename": "runbook.md",
+            "container": "kb",
+            "extract": "light",
+            "tags": ["ops"],
+        },
+    )
+    ingest(api, {"content": "Katherine Johnson works at NASA.", "filename": "kj.txt", "container": "kb"})
+    # entities of its own, an alias, a manual relation
+    kj = api.post("/v1/entities", {"name": "Katherine Johnson", "entity_type": "person", "aliases": ["KJ"]})
+    api.post(
+        "/v1/relations",
+        {
+            "source": kj.json["id"],
+            "relation_type": "works_for",
+            "target": {"name": "NASA", "entity_type": "org"},
+        },
+    )
+    # a supersession undone (reverted_at), and a conversation's summary
+    old = api.post("/v1/memories", {"content": "The office is in Porto", "container": "kb"}).json["id"]
+    new = api.post(
+        "/v1/memories", {"content": "The office is in Braga", "container": "kb", "supersedes": old}
+    )
+    api.post(f"/v1/memories/{old}/revert")
+    assert new.status == 201
+    SummaryService(local_db.app, lambda: None).refresh_queued(tenant.tenant_id)
 
 
-def _export(db: Database, tenant_id: Any, name: str, container: str | None = None) -> list[dict[str, Any]]:
+def _export(
+    db: Database, tenant_id: Any, name: str, container: str | None = None, blobs: Any = None, **kw: Any
+) -> list[str]:
     out = io.StringIO()
-    ExportService(db).write_jsonl(tenant_id, name, container, out)
-    return [json.loads(line) for line in out.getvalue().splitlines()]
+    ExportService(db, blobs or deps.blob_store()).write_jsonl(tenant_id, name, container, out, **kw)
+    return out.getvalue().splitlines()
 
 
-def _body(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in records if r["record"] != "header"]
+def _records(lines: list[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in lines]
 
 
-def _kinds(records: list[dict[str, Any]]) -> dict[str, int]:
+def _kinds(lines: list[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for r in _body(records):
+    for r in _records(lines[1:]):
         counts[r["record"]] = counts.get(r["record"], 0) + 1
     return counts
 
 
-def test_round_trip_into_a_fresh_database_compares_equal(
-    api: Api, tenant: IssuedKey, local_db: LocalDatabase, fresh: FreshDatabase
+@contextmanager
+def serving(db: Database) -> Iterator[None]:
+    """The API's handlers on another database (the fresh one), as a second deployment."""
+    previous = deps.current()
+    deps.install(
+        deps.Deps(
+            settings=previous.settings,
+            database=db,
+            embedder=previous.embedder,
+            invoke_step=previous.invoke_step,
+        )
+    )
+    try:
+        yield
+    finally:
+        deps.install(previous)
+
+
+USER = "user_id=alice"
+
+
+def _reads(api: Api, lines: list[str]) -> dict[str, Any]:
+    """What a client reads through the API about the tenant: memories with their history and
+    neighbours, search (hits with document_id, as_of, history), the graph, documents, conversations,
+    instructions, procedures, plans, state and a turn's context."""
+    records = _records(lines[1:])
+    ids = {
+        kind: [r["id"] for r in records if r["record"] == kind] for kind in ("memory", "document", "entity")
+    }
+    sessions = [r for r in records if r["record"] == "session"]
+
+    def get(path: str) -> Any:
+        answer = api.get(path)
+        assert answer.status == 200, (path, answer.json)
+        return answer.json
+
+    def post(path: str, body: Any) -> Any:
+        answer = api.post(path, body)
+        assert answer.status == 200, (path, answer.json)
+        return answer.json
+
+    reads: dict[str, Any] = {
+        "memories": [post("/v1/memories/list", {"limit": 100, **u}) for u in ({}, {"user_id": "alice"})],
+        "memory": {m: get(f"/v1/memories/{m}?{USER}") for m in ids["memory"]},
+        "history": {m: get(f"/v1/memories/{m}/history?{USER}") for m in ids["memory"]},
+        "related": {m: get(f"/v1/memories/{m}/related?{USER}&depth=2") for m in ids["memory"]},
+        "search": [
+            post("/v1/search", {"query": query, "user_id": "alice", "limit": 20, **extra})
+            for query in ("When do deploys happen?", "Katherine Johnson NASA", "Where is the office?")
+            for extra in ({}, {"include_history": True}, {"as_of": "2026-01-03T00:00:00Z"})
+        ],
+        "entities": get("/v1/entities?limit=100"),
+        "entity": {e: get(f"/v1/entities/{e}?{USER}&limit=100") for e in ids["entity"]},
+        "graph": {e: get(f"/v1/graph?entity={e}&include_history=true&{USER}") for e in ids["entity"]},
+        "documents": post("/v1/documents/list", {"limit": 100}),
+        "document": {d: get(f"/v1/documents/{d}") for d in ids["document"]},
+        "sessions": {
+            s["id"]: get(
+                f"/v1/sessions/{s['id']}?"
+                + "&".join(f"{k}={s[k]}" for k in ("user_id", "agent_id") if s[k] is not None)
+            )
+            for s in sessions
+        },
+        "instructions": get("/v1/extraction-instructions"),
+        "containers": get("/v1/containers"),
+        "stats": get("/v1/stats"),
+        "procedures": get("/v1/procedures?limit=100"),
+        "plans": get("/v1/plans"),
+        "tasks": get("/v1/task-context"),
+        "working": get("/v1/working/plan-1"),
+        "context": post("/v1/context", {"query": "who leads the release team?", "user_id": "alice"}),
+    }
+    return reads
+
+
+def test_round_trip_into_a_fresh_database_is_the_same_tenant(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase, fresh: FreshDatabase, gateway: LocalGateway
 ) -> None:
-    # Given: a tenant with memories, versions, relationships, conversations, state and procedures
-    _seed(api)
+    # Given: a tenant with documents, a graph, conversations, instructions, state and procedures
+    _seed(api, tenant, local_db)
     exported = _export(local_db.app, tenant.tenant_id, tenant.tenant_name)
-    lines = [json.dumps(r) for r in exported]
+    before = _reads(api, exported)
 
-    # When: it is imported into a fresh server, then exported from there
+    # When: it is imported into a fresh server, then exported from there and read through its API
     new_id = tenants.ensure_tenant(fresh.admin, tenant.tenant_name)
-    report = ExportService(fresh.app).import_jsonl(new_id, tenant.tenant_name, lines)
+    report = _import(fresh, new_id, tenant.tenant_name, exported)
     again = _export(fresh.app, new_id, tenant.tenant_name)
+    key = tenants.issue_key(fresh.admin, tenant.tenant_name).plaintext
+    with serving(fresh.app):
+        after = _reads(Api(gateway, key), exported)
 
-    # Then: nothing is lost and nothing changes
-    assert _body(again) == _body(exported)
+    # Then: the same file but for its header, and every read answers the same
+    assert again[1:] == exported[1:]
     assert report.inserted == _kinds(exported) and report.skipped == {}
+    assert after == before
     kinds = _kinds(exported)
-    assert kinds["memory"] == 6 and kinds["relationship"] == 1 and kinds["session"] == 2
-    assert kinds["message"] == 3 and kinds["working"] == 2 and kinds["procedure"] == 2
-    assert kinds["container"] == 3
-    memories = {r["content"]: r for r in _body(exported) if r["record"] == "memory"}
+    for kind in ("instruction", "document", "chunk", "summary", "memory_source", "entity", "entity_key"):
+        assert kinds.get(kind), kind
+    for kind in ("mention", "relation", "relationship", "session", "message", "working", "plan"):
+        assert kinds.get(kind), kind
+    hits = [h for result in before["search"] for h in result["results"] if h["kind"] == "memory"]
+    assert any(h["document_id"] for h in hits), "search hits keep the document they came from"
+    memories = {r["content"]: r for r in _records(exported[1:]) if r["record"] == "memory"}
     assert "already expired" not in memories
+    assert memories["The office is in Braga"]["reverted_at"] is not None
     own = memories["vector of my own model"]
     assert own["embedding_model"] == "my-model-3d" and own["embedding"] == [0.125, -0.5, 0.3333333]
-    assert len(memories["Alice is the account owner"]["embedding"]) == 384
-    assert memories["Alice likes green tea"]["visibility"] == "private"
-    assert memories["The SLA is 99.9 percent."]["is_latest"] is False
-    working = {r["key"]: r for r in _body(exported) if r["record"] == "working"}
-    assert working["state"]["version"] == 2 and working["null-value"]["value"] is None
-    (plan,) = [r for r in _body(exported) if r["record"] == "plan"]
-    assert (plan["status"], plan["state"], plan["version"]) == ("running", ["booked"], 2)
-    (task,) = [r for r in _body(exported) if r["record"] == "task_context"]
-    assert task["sub_tasks"] == ["flight-1", "hotel-1"] and task["plan_id"] == "trip-1"
+    # the periods each exported memory is about (search's time leg), derived again by the import
+    source_periods = [p for p in _periods(local_db.admin, tenant.tenant_id) if p[0] in memories]
+    assert _periods(fresh.admin, new_id) == source_periods != []
+
+
+def _periods(admin: Database, tenant_id: UUID) -> list[tuple[str, str, bool]]:
+    with admin.tenant(tenant_id) as cur:
+        rows = cur.execute(
+            "SELECT m.content, p.during::text AS during, p.stated FROM memory_periods p "
+            "JOIN memories m ON m.id = p.memory_id WHERE p.tenant_id = %s",
+            (tenant_id,),
+        ).fetchall()
+    return sorted((r["content"], r["during"], r["stated"]) for r in rows)
 
 
 def test_importing_twice_changes_nothing(
     api: Api, tenant: IssuedKey, local_db: LocalDatabase, fresh: FreshDatabase
 ) -> None:
-    _seed(api)
-    lines = [json.dumps(r) for r in _export(local_db.app, tenant.tenant_id, tenant.tenant_name)]
+    _seed(api, tenant, local_db)
+    lines = _export(local_db.app, tenant.tenant_id, tenant.tenant_name)
     new_id = tenants.ensure_tenant(fresh.admin, tenant.tenant_name)
-    first = ExportService(fresh.app).import_jsonl(new_id, tenant.tenant_name, lines)
+    first = _import(fresh, new_id, tenant.tenant_name, lines)
     before = _export(fresh.app, new_id, tenant.tenant_name)
 
-    second = ExportService(fresh.app).import_jsonl(new_id, tenant.tenant_name, lines)
+    second = _import(fresh, new_id, tenant.tenant_name, lines)
 
     assert second.inserted == {} and second.skipped == first.inserted
-    assert _body(_export(fresh.app, new_id, tenant.tenant_name)) == _body(before)
+    assert _export(fresh.app, new_id, tenant.tenant_name)[1:] == before[1:]
 
 
-def test_ids_of_another_tenant_are_refused_and_nothing_is_imported(
+def test_ids_of_another_tenant_are_refused_unless_renewed(
     api: Api, tenant: IssuedKey, local_db: LocalDatabase, fresh: FreshDatabase
 ) -> None:
-    _seed(api)
-    lines = [json.dumps(r) for r in _export(local_db.app, tenant.tenant_id, tenant.tenant_name)]
+    _seed(api, tenant, local_db)
+    lines = _export(local_db.app, tenant.tenant_id, tenant.tenant_name)
     owner = tenants.ensure_tenant(fresh.admin, tenant.tenant_name)
-    ExportService(fresh.app).import_jsonl(owner, tenant.tenant_name, lines)
+    _import(fresh, owner, tenant.tenant_name, lines)
     intruder = tenants.ensure_tenant(fresh.admin, tenant.tenant_name + "-copy")
 
-    with pytest.raises(Conflict, match="already exists in another tenant"):
-        ExportService(fresh.app).import_jsonl(intruder, "copy", lines)
+    with pytest.raises(Conflict, match="already exists in another tenant: import with new ids"):
+        _import(fresh, intruder, "copy", lines)
+    assert _export(fresh.app, intruder, "copy")[1:] == []
 
-    assert _body(_export(fresh.app, intruder, "copy")) == []
+    copied = _import(fresh, intruder, "copy", lines, new_ids=True)
+    again = _import(fresh, intruder, "copy", lines, new_ids=True)
+    assert copied.inserted == _kinds(lines) and again.inserted == {}
+    # the same records, each id renewed (rows that tie on time are ordered by id, so by new ids now)
+    renewed = IdMap(intruder, new_ids=True)
+    expected = UUID_RE.sub(lambda m: str(renewed(UUID(m.group()))), "\n".join(lines[1:]))
+    assert sorted(_export(fresh.app, intruder, "copy")[1:]) == sorted(expected.splitlines())
+
+
+def test_a_clone_over_the_api_into_a_second_tenant_answers_the_same(
+    api: Api,
+    tenant: IssuedKey,
+    other_tenant: IssuedKey,
+    other_api: Api,
+    local_db: LocalDatabase,
+    live_url: str,
+    tmp_path: Path,
+) -> None:
+    # Given: a tenant, exported over HTTP with the SDK (what `engram export --url` does)
+    _seed(api, tenant, local_db)
+    file = tmp_path / "tenant.jsonl"
+    with Engram(live_url, tenant.plaintext) as source:
+        exported = export_to(source, file)
+    lines = file.read_text().splitlines()
+
+    # When: imported over HTTP into a second tenant of the same database, with new ids, in small parts
+    progress: list[dict[str, int]] = []
+    with Engram(live_url, other_tenant.plaintext) as target:
+        summary = import_from(target, file, new_ids=True, part_bytes=64_000, on_records=progress.append)
+        again = import_from(target, file, new_ids=True, part_bytes=64_000)
+
+    # Then: every record arrived, the second import changed nothing, and every read answers the same
+    assert dict(exported) == _kinds(lines) == dict(record_kinds(file))
+    assert summary.parts > 1 and dict(summary.inserted) == _kinds(lines)
+    assert sum(sum(p.values()) for p in progress) == len(lines) - 1
+    assert dict(again.inserted) == {} and dict(again.skipped) == _kinds(lines)
+    renewed = IdMap(other_tenant.tenant_id, new_ids=True)
+    ours = UUID_RE.sub(lambda m: str(renewed(UUID(m.group()))), json.dumps(_reads(api, lines)))
+    clone_lines = _export(local_db.app, other_tenant.tenant_id, other_tenant.tenant_name)
+    assert _canonical(json.loads(ours)) == _canonical(_reads(other_api, clone_lines))
+
+
+def _canonical(value: Any) -> Any:
+    """Lists in a stable order: rows that tie (same time, same score) are ordered by id, and new ids
+    order them otherwise."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items() if k not in ("next_cursor",)}
+    if isinstance(value, list):
+        return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    return value
+
+
+def test_files_travel_with_the_export_when_asked(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase, fresh: FreshDatabase
+) -> None:
+    document = ingest(api, {"content": "Plain words to keep.", "filename": "keep.txt", "container": "kb"})
+    without = _export(local_db.app, tenant.tenant_id, tenant.tenant_name)
+    lines = _export(local_db.app, tenant.tenant_id, tenant.tenant_name, with_files=True)
+    new_id = tenants.ensure_tenant(fresh.admin, "files-" + tenant.tenant_name[-12:])
+
+    report = _import(fresh, new_id, "files", lines)
+
+    assert "document_file" not in _kinds(without) and _kinds(lines)["document_file"] == 1
+    (file,) = [r for r in _records(lines[1:]) if r["record"] == "document_file"]
+    assert file["document_id"] == document["id"] and file["data"] == "UGxhaW4gd29yZHMgdG8ga2VlcC4="
+    assert report.inserted["document_file"] == 1
+    stored = fresh.blobs.get(f"_engram/{new_id}/{document['id']}/source")
+    assert stored == b"Plain words to keep."
+    assert _export(fresh.app, new_id, "files", blobs=fresh.blobs, with_files=True)[1:] == lines[1:]
+    assert _import(fresh, new_id, "files", lines).skipped["document_file"] == 1
 
 
 def test_export_of_one_container_imports_on_its_own(
     api: Api, tenant: IssuedKey, local_db: LocalDatabase, fresh: FreshDatabase
 ) -> None:
-    _seed(api)
+    _seed(api, tenant, local_db)
     part = _export(local_db.app, tenant.tenant_id, tenant.tenant_name, "crm.*")
     new_id = tenants.ensure_tenant(fresh.admin, "crm-only-" + tenant.tenant_name[-12:])
 
-    ExportService(fresh.app).import_jsonl(new_id, "x", [json.dumps(r) for r in part])
+    _import(fresh, new_id, "x", part)
 
-    assert _kinds(part) == {"container": 2, "memory": 2}
-    assert part[0]["container"] == "crm.*"
-    assert _body(_export(fresh.app, new_id, "x")) == _body(part)
+    kinds = _kinds(part)
+    # the tenant-wide instructions too, and the entities the memories mention (direct writes extract)
+    assert {k: kinds[k] for k in ("container", "instruction", "memory")} == {
+        "container": 2,
+        "instruction": 1,
+        "memory": 2,
+    }
+    assert set(kinds) <= {"container", "instruction", "memory", "entity", "entity_key", "mention"}
+    assert json.loads(part[0])["container"] == "crm.*"
+    assert _export(fresh.app, new_id, "x")[1:] == part[1:]
+    kb = _export(local_db.app, tenant.tenant_id, tenant.tenant_name, "kb")
+    kinds = _kinds(kb)
+    assert kinds["document"] == 2 and kinds["chunk"] >= 2 and kinds["memory_source"] >= 1
+    assert kinds["instruction"] == 2 and "session" not in kinds and "procedure" not in kinds
+    kb_id = tenants.ensure_tenant(fresh.admin, "kb-only-" + tenant.tenant_name[-12:])
+    _import(fresh, kb_id, "kb", kb)
+    assert _export(fresh.app, kb_id, "kb", "kb")[1:] == kb[1:]
+
+
+def test_a_version_1_file_still_imports(fresh: FreshDatabase) -> None:
+    tenant_id = tenants.ensure_tenant(fresh.admin, "version-one")
+    lines = [
+        json.dumps(HEADER_V1),
+        json.dumps(CONTAINER),
+        json.dumps({**MEMORY, "container": "a", "id": "6f1c1f4e-0000-4000-8000-000000000002"}),
+        json.dumps(WORKING),
+    ]
+
+    report = _import(fresh, tenant_id, "version-one", lines)
+
+    assert report.inserted == {"container": 1, "memory": 1, "working": 1}
+    (memory,) = [r for r in _records(_export(fresh.app, tenant_id, "v")[1:]) if r["record"] == "memory"]
+    assert memory["reverted_at"] is None and memory["content"] == "x"
+
+
+HEADER_V1 = {
+    "record": "header",
+    "format": "engram-export",
+    "version": 1,
+    "tenant": "errors",
+    "container": None,
+    "exported_at": "2026-01-01T00:00:00Z",
+}
+WORKING = {
+    "record": "working",
+    "scope": "s",
+    "key": "k",
+    "value": 1,
+    "version": 1,
+    "expires_at": None,
+    "created_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+}
+CONTAINER = {
+    "record": "container",
+    "name": "a",
+    "parent": None,
+    "description": "",
+    "created_at": "2026-01-01T00:00:00Z",
+}
+MEMORY = {
+    "record": "memory",
+    "id": "6f1c1f4e-0000-4000-8000-000000000001",
+    "container": "nowhere",
+    "content": "x",
+    "memory_type": "fact",
+    "tags": [],
+    "metadata": {},
+    "agent_id": None,
+    "conversation_id": None,
+    "user_id": None,
+    "visibility": "tenant",
+    "confidence": 1.0,
+    "is_latest": True,
+    "valid_from": "2026-01-01T00:00:00Z",
+    "valid_to": None,
+    "expires_at": None,
+    "embedding": None,
+    "embedding_model": None,
+    "created_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+}
 
 
 def test_import_errors_name_the_line(fresh: FreshDatabase) -> None:
     tenant_id = tenants.ensure_tenant(fresh.admin, "errors")
-    header = json.dumps(
-        {
-            "record": "header",
-            "format": "engram-export",
-            "version": 1,
-            "tenant": "errors",
-            "container": None,
-            "exported_at": "2026-01-01T00:00:00Z",
-        }
-    )
-    service = ExportService(fresh.app)
+    header = json.dumps({**HEADER_V1, "version": 2})
 
-    with pytest.raises(Exception, match="line 1"):
-        service.import_jsonl(tenant_id, "errors", ['{"record": "memory"}'])
-    with pytest.raises(Exception, match="line 2"):
-        service.import_jsonl(tenant_id, "errors", [header, '{"record": "memory", "id": "nope"}'])
-    working = {
-        "record": "working",
-        "scope": "s",
-        "key": "k",
-        "value": 1,
-        "version": 1,
-        "expires_at": None,
-        "created_at": "2026-01-01T00:00:00Z",
-        "updated_at": "2026-01-01T00:00:00Z",
-    }
-    container = {
-        "record": "container",
-        "name": "a",
-        "parent": None,
-        "description": "",
-        "created_at": "2026-01-01T00:00:00Z",
-    }
-    with pytest.raises(Exception, match="line 3: a container record after working records"):
-        service.import_jsonl(tenant_id, "errors", [header, json.dumps(working), json.dumps(container)])
-    with pytest.raises(Exception, match=r"line 2: .*colour"):
-        service.import_jsonl(tenant_id, "errors", [header, json.dumps({**container, "colour": "red"})])
-    dangling = {
-        "record": "memory",
-        "id": "6f1c1f4e-0000-4000-8000-000000000001",
-        "container": "nowhere",
-        "content": "x",
-        "memory_type": "fact",
-        "tags": [],
-        "metadata": {},
-        "agent_id": None,
-        "conversation_id": None,
-        "user_id": None,
-        "visibility": "tenant",
-        "confidence": 1.0,
-        "is_latest": True,
-        "valid_from": "2026-01-01T00:00:00Z",
-        "valid_to": None,
-        "expires_at": None,
-        "embedding": None,
-        "embedding_model": None,
-        "created_at": "2026-01-01T00:00:00Z",
-        "updated_at": "2026-01-01T00:00:00Z",
-    }
-    with pytest.raises(InvalidInput, match="line 2: the database refused the memory"):
-        service.import_jsonl(tenant_id, "errors", [header, json.dumps(dangling)])
-    with pytest.raises(InvalidInput, match="line 3: the database refused the memory"):
-        service.import_jsonl(
-            tenant_id,
-            "errors",
-            [
-                header,
-                json.dumps(container),
-                json.dumps({**dangling, "container": "a", "memory_type": "gossip"}),
-            ],
-        )
-    assert _body(_export(fresh.app, tenant_id, "errors")) == []
+    def load(*lines: str) -> Any:
+        return _import(fresh, tenant_id, "errors", list(lines))
+
+    with pytest.raises(InvalidInput, match="line 1"):
+        load('{"record": "memory"}')
+    with pytest.raises(InvalidInput, match="line 2"):
+        load(header, '{"record": "memory", "id": "nope"}')
+    with pytest.raises(InvalidInput, match="line 3: a container record after working records"):
+        load(header, json.dumps(WORKING), json.dumps(CONTAINER))
+    with pytest.raises(InvalidInput, match=r"line 2: .*colour"):
+        load(header, json.dumps({**CONTAINER, "colour": "red"}))
+    with pytest.raises(InvalidInput, match="line 2: memories refused it"):
+        load(header, json.dumps(MEMORY))
+    with pytest.raises(InvalidInput, match="line 3: memories refused it"):
+        load(header, json.dumps(CONTAINER), json.dumps({**MEMORY, "container": "a", "memory_type": "gossip"}))
+    with pytest.raises(InvalidInput, match="line 2: document_file: data is not base64"):
+        load(header, json.dumps({"record": "document_file", "document_id": MEMORY["id"], "data": "%%%"}))
+    assert _export(fresh.app, tenant_id, "errors")[1:] == []
 
 
-def test_post_export_streams_the_jsonl_locally(
-    api: Api, tenant: IssuedKey, local_db: LocalDatabase, other_api: Api
+def test_the_api_exports_and_imports_locally(
+    api: Api, tenant: IssuedKey, other_api: Api, other_tenant: IssuedKey, local_db: LocalDatabase
 ) -> None:
-    _seed(api)
+    _seed(api, tenant, local_db)
 
     response = api.post("/v1/export")
     scoped = api.post("/v1/export", {"container": "crm.accounts"})
     theirs = other_api.post("/v1/export")
+    body = response.raw.decode()
+    imported = other_api.post(
+        "/v1/import?new_ids=true", raw=response.raw, headers={"Content-Type": "application/x-ndjson"}
+    )
+    repeated = other_api.post("/v1/import?new_ids=true", raw=response.raw)
+    refused = other_api.post("/v1/import", raw=response.raw)
 
     assert response.status == 200
     assert response.headers["Content-Type"] == "application/x-ndjson"
-    records = [json.loads(line) for line in response.raw.decode().splitlines()]
-    assert records[0]["record"] == "header" and records[0]["tenant"] == tenant.tenant_name
-    assert _body(records) == _body(_export(local_db.app, tenant.tenant_id, tenant.tenant_name))
-    assert {r["record"] for r in _body([json.loads(x) for x in scoped.raw.decode().splitlines()])} == {
-        "container",
-        "memory",
-    }
-    assert _body([json.loads(x) for x in theirs.raw.decode().splitlines()]) == []
+    lines = body.splitlines()
+    assert json.loads(lines[0])["tenant"] == tenant.tenant_name
+    assert lines[1:] == _export(local_db.app, tenant.tenant_id, tenant.tenant_name)[1:]
+    scoped_kinds = set(_kinds(scoped.raw.decode().splitlines()))
+    assert {"container", "instruction", "memory"} <= scoped_kinds
+    assert scoped_kinds <= {"container", "instruction", "memory", "entity", "entity_key", "mention"}
+    assert theirs.raw.decode().splitlines()[1:] == []
+    assert imported.status == 200 and imported.json["inserted"] == _kinds(lines) and imported.json["new_ids"]
+    assert repeated.json["inserted"] == {} and repeated.json["skipped"] == _kinds(lines)
+    assert refused.status == 409 and "another tenant" in refused.json["error"]["message"]
     assert_invalid(api.post("/v1/export", {"container": "bad name"}), "container")
+    assert_invalid(api.post("/v1/import", raw=b""), "body")
+    bad = api.post("/v1/import", raw=b'{"record":"header"}\n')
+    assert bad.status == 422 and "line 1" in bad.json["error"]["message"]
+    upload = api.post("/v1/import?upload=true")
+    assert upload.status == 409 and upload.json["error"]["code"] == "unsupported_here"
+    assert api.get("/v1/import/" + "0" * 32).status == 404
 
 
-def test_post_export_in_aws_is_a_job_that_the_worker_writes_to_s3(
-    api: Api, tenant: IssuedKey, other_api: Api, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _seed(api)
+@contextmanager
+def aws_exports(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1")
         s3.create_bucket(Bucket="engram-exports")
         monkeypatch.setattr(deps.current().settings, "export_bucket", "engram-exports")
         monkeypatch.setattr(deps.current().settings, "aws_region", "us-east-1")
+        monkeypatch.setattr(deps.current(), "s3", s3)
+        yield s3
 
+
+def test_post_export_in_aws_is_a_job_that_the_worker_writes_to_s3(
+    api: Api, tenant: IssuedKey, other_api: Api, local_db: LocalDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _seed(api, tenant, local_db)
+    with aws_exports(monkeypatch) as s3:
         # When the API is asked for an export, it answers at once with a job that is running
         accepted = api.post("/v1/export")
         job_id = accepted.json["id"]
@@ -371,11 +637,7 @@ def test_post_export_in_aws_is_a_job_that_the_worker_writes_to_s3(
 def test_an_export_job_that_fails_says_why_and_one_that_never_ran_turns_failed(
     api: Api, tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with mock_aws():
-        s3 = boto3.client("s3", region_name="us-east-1")
-        s3.create_bucket(Bucket="engram-exports")
-        monkeypatch.setattr(deps.current().settings, "export_bucket", "engram-exports")
-        monkeypatch.setattr(deps.current(), "s3", s3)
+    with aws_exports(monkeypatch) as s3:
         jobs = deps.export_jobs()
         assert jobs is not None
         broken = jobs.request(tenant.tenant_id, tenant.tenant_name, None)
@@ -398,35 +660,100 @@ def test_an_export_job_that_fails_says_why_and_one_that_never_ran_turns_failed(
     assert never_ran.json["status"] == "failed" and "async-failures queue" in never_ran.json["error"]
 
 
+def test_an_import_in_aws_is_uploaded_then_run_by_the_worker(
+    api: Api,
+    tenant: IssuedKey,
+    other_api: Api,
+    other_tenant: IssuedKey,
+    local_db: LocalDatabase,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _seed(api, tenant, local_db)
+    lines = _export(local_db.app, tenant.tenant_id, tenant.tenant_name)
+    with aws_exports(monkeypatch) as s3:
+        # When: the target asks for an upload, PUTs the file to the presigned URL, and the worker runs
+        accepted = other_api.post("/v1/import?upload=true&new_ids=true")
+        job_id = accepted.json["id"]
+        waiting = other_api.get(f"/v1/import/{job_id}")
+        key = f"imports/{other_tenant.tenant_id}/{job_id}.jsonl"
+        s3.put_object(Bucket="engram-exports", Key=key, Body="\n".join(lines).encode())
+        uploaded = other_api.get(f"/v1/import/{job_id}")  # until the worker has it
+        jobs = deps.import_jobs()
+        assert jobs is not None
+        jobs.run(deps.import_service(), key)
+        done = other_api.get(f"/v1/import/{job_id}")
+        theirs = api.get(f"/v1/import/{job_id}")
+        # a file that is not an export fails the job, saying why
+        bad = other_api.post("/v1/import?upload=true").json["id"]
+        bad_key = f"imports/{other_tenant.tenant_id}/{bad}.jsonl"
+        s3.put_object(Bucket="engram-exports", Key=bad_key, Body=b"not an export\n")
+        jobs.run(deps.import_service(), bad_key)
+        failed = other_api.get(f"/v1/import/{bad}")
+
+    assert accepted.status == 202 and accepted.json["status"] == "awaiting_upload"
+    assert accepted.headers["Location"] == f"/v1/import/{job_id}"
+    assert "Signature=" in accepted.json["upload_url"] and key in accepted.json["upload_url"]
+    assert waiting.json["status"] == uploaded.json["status"] == "awaiting_upload"
+    assert done.json["status"] == "done" and done.json["report"]["inserted"] == _kinds(lines)
+    assert theirs.status == 404
+    assert failed.json["status"] == "failed" and "line 1" in failed.json["error"]
+    assert len(_export(local_db.app, other_tenant.tenant_id, "o")) == len(lines)
+
+
+def _engram_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engram.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "shared"), **env},
+        timeout=300,
+        check=False,
+    )
+
+
 def test_cli_export_then_import_into_a_fresh_database(
     api: Api, tenant: IssuedKey, local_db: LocalDatabase, fresh: FreshDatabase, tmp_path: Path
 ) -> None:
-    _seed(api)
+    _seed(api, tenant, local_db)
     file = tmp_path / "tenant.jsonl"
+    here = {"DATABASE_URL": local_db.admin_conninfo, "ENGRAM_DATA_DIR": str(local_db.settings.data_dir)}
+    there = {"DATABASE_URL": fresh.embedded.admin_conninfo, "ENGRAM_DATA_DIR": str(tmp_path)}
 
-    def engram(*args: str, database_url: str) -> subprocess.CompletedProcess[str]:
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "ENGRAM_DATA_DIR": str(tmp_path),
-            "PYTHONPATH": str(REPO / "shared"),
-        }
-        return subprocess.run(
-            [sys.executable, "-m", "engram.cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=180,
-            check=False,
-        )
-
-    exported = engram("export", "--tenant", tenant.tenant_name, database_url=local_db.admin_conninfo)
+    exported = _engram_cli("export", "--tenant", tenant.tenant_name, env=here)
     file.write_text(exported.stdout)
-    imported = engram("import", str(file), "--tenant", "cli-copy", database_url=fresh.embedded.admin_conninfo)
+    imported = _engram_cli("import", str(file), "--tenant", "cli-copy", env=there)
 
     assert exported.returncode == 0, exported.stderr
     assert imported.returncode == 0, imported.stderr
-    assert json.loads(imported.stdout.splitlines()[-1])["inserted"]["memory"] == 6
+    assert (
+        json.loads(imported.stdout.splitlines()[-1])["inserted"]["memory"]
+        == _kinds(exported.stdout.splitlines())["memory"]
+    )
+    assert "imported" in imported.stderr and "memory" in imported.stderr
     copy_id = tenants.ensure_existing_tenant(fresh.admin, "cli-copy")
-    original = [json.loads(line) for line in exported.stdout.splitlines()]
-    assert _body(_export(fresh.app, copy_id, "cli-copy")) == _body(original)
+    assert _export(fresh.app, copy_id, "cli-copy")[1:] == exported.stdout.splitlines()[1:]
+
+
+def test_cli_moves_a_tenant_between_deployments_over_the_api(
+    api: Api,
+    tenant: IssuedKey,
+    other_tenant: IssuedKey,
+    local_db: LocalDatabase,
+    live_url: str,
+    tmp_path: Path,
+) -> None:
+    _seed(api, tenant, local_db)
+    file = tmp_path / "moved.jsonl"
+
+    exported = _engram_cli("export", "--url", live_url, "--key", tenant.plaintext, "-o", str(file), env={})
+    imported = _engram_cli(
+        "import", str(file), "--url", live_url, "--key", other_tenant.plaintext, "--new-ids", env={}
+    )
+    wrong_key = _engram_cli("import", str(file), "--url", live_url, "--key", "engram_nope", env={})
+
+    assert exported.returncode == 0, exported.stderr
+    assert imported.returncode == 0, imported.stderr
+    lines = file.read_text().splitlines()
+    assert "exported to" in exported.stderr and "imported" in imported.stderr
+    assert len(_export(local_db.app, other_tenant.tenant_id, "o")) == len(lines)
+    assert wrong_key.returncode == 2 and "forbidden" in wrong_key.stderr

@@ -41,7 +41,7 @@ from tests.integration.pipeline_helpers import RecordingStarter, register
 EVENTS_DIR = Path(__file__).resolve().parents[2] / "events"
 EVENTS = sorted(EVENTS_DIR.rglob("*.json"))
 OWNER_FUNCTIONS = ("migrate", "admin")
-SCHEDULED_FUNCTIONS = ("cleanup",)
+SCHEDULED_FUNCTIONS = ("cleanup", "relay")
 EVENT_DRIVEN_FUNCTIONS = ("export_worker",)
 PIPELINE_FUNCTIONS = tuple(f"pipeline/{name}" for name in steps.PIPELINE_FUNCTIONS)
 REGION = "eu-west-1"
@@ -320,3 +320,67 @@ def test_the_export_worker_event_writes_the_requested_export(
     header = json.loads(stored["Body"].read().decode().splitlines()[0])
     assert (header["record"], header["tenant"]) == ("header", tenant.tenant_name)
     assert result["status"] == status.status == "done" and status.url and "Signature" in status.url
+
+
+def test_the_export_worker_imports_an_uploaded_file(
+    api: Api, tenant: IssuedKey, other_tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.post("/v1/memories", {"content": "Moved between deployments"})
+    exported = api.post("/v1/export").raw
+    event = sample("export_worker.import.json")
+    with aws_deps(monkeypatch, buckets=("engram-exports",), export_bucket="engram-exports") as s3:
+        jobs = deps.import_jobs()
+        assert jobs is not None
+        requested = jobs.request(other_tenant.tenant_id, other_tenant.tenant_name, new_ids=True)
+        key = f"imports/{other_tenant.tenant_id}/{requested.id}.jsonl"
+        s3.put_object(Bucket="engram-exports", Key=key, Body=exported)
+        event["detail"]["object"]["key"] = key
+
+        result = invoke("export_worker", event)
+        status = jobs.status(other_tenant.tenant_id, requested.id)
+
+    assert result["status"] == status.status == "done"
+    assert status.report is not None and status.report.inserted["memory"] == 1
+
+
+def test_the_relay_event_summarizes_and_publishes_to_the_bus(
+    api: Api, tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = api.post("/v1/sessions", {"user_id": "ann"}).json["id"]
+    api.post(
+        f"/v1/sessions/{session}/messages?user_id=ann",
+        {"messages": [{"role": "user", "content": "I fly to Oslo on May 3."}]},
+    )
+    with aws_deps(monkeypatch, buckets=(), event_bus_name="engram-dev-events"):
+        events = boto3.client("events", region_name=REGION)
+        events.create_event_bus(Name="engram-dev-events")
+        queue = boto3.client("sqs", region_name=REGION).create_queue(QueueName="changes")["QueueUrl"]
+        sqs = boto3.client("sqs", region_name=REGION)
+        arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        events.put_rule(
+            Name="summaries",
+            EventBusName="engram-dev-events",
+            EventPattern=json.dumps(
+                {
+                    "source": ["engram"],
+                    "detail-type": ["session.summarized"],
+                    "detail": {"tenant_id": [str(tenant.tenant_id)]},
+                }
+            ),
+        )
+        events.put_targets(
+            Rule="summaries", EventBusName="engram-dev-events", Targets=[{"Id": "q", "Arn": arn}]
+        )
+
+        result = invoke("relay", sample("relay.json"))
+        received = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+
+    assert result["summarized"] >= 1 and result["delivered"] >= 1
+    summary = api.get(f"/v1/sessions/{session}?user_id=ann").json["summary"]
+    assert summary["method"] == "extractive" and "Oslo" in summary["content"]
+    (message,) = received
+    detail = json.loads(message["Body"])["detail"]
+    assert detail["type"] == "session.summarized" and detail["data"] == {
+        "session_id": session,
+        "through_seq": 1,
+    }

@@ -176,6 +176,7 @@ class _Core:
         headers: Mapping[str, str] | None,
         files: Any,
         data: Mapping[str, Any] | None,
+        content: bytes | None = None,
     ) -> dict[str, Any]:
         args: dict[str, Any] = {
             "method": operation.method,
@@ -183,7 +184,9 @@ class _Core:
             "params": self._query(query or {}),
             "headers": {**(headers or {})},
         }
-        if files is not None:
+        if content is not None:  # a body sent as it is (the import's JSON Lines); headers name its type
+            args["content"] = content
+        elif files is not None:
             args["files"], args["data"] = files, {k: v for k, v in (data or {}).items() if v is not None}
         elif body is not None:
             args["json"] = encode_body(body)
@@ -224,9 +227,10 @@ class SyncCore(_Core):
         headers: Mapping[str, str] | None = None,
         files: Any = None,
         data: Mapping[str, Any] | None = None,
+        content: bytes | None = None,
         retry: bool | None = None,
     ) -> Any:
-        args = self._request_args(operation, path, query, body, headers, files, data)
+        args = self._request_args(operation, path, query, body, headers, files, data, content)
         repeatable = operation.idempotent if retry is None else retry
         policy = self.settings.retry
         for attempt in range(policy.max_retries + 1):
@@ -268,9 +272,10 @@ class AsyncCore(_Core):
         headers: Mapping[str, str] | None = None,
         files: Any = None,
         data: Mapping[str, Any] | None = None,
+        content: bytes | None = None,
         retry: bool | None = None,
     ) -> Any:
-        args = self._request_args(operation, path, query, body, headers, files, data)
+        args = self._request_args(operation, path, query, body, headers, files, data, content)
         repeatable = operation.idempotent if retry is None else retry
         policy = self.settings.retry
         for attempt in range(policy.max_retries + 1):

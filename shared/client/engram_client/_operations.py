@@ -77,6 +77,7 @@ _LIST_PROCEDURES = Operation("GET", "/v1/procedures", {200: models.ProcedurePage
 _CREATE_PROCEDURE = Operation("POST", "/v1/procedures", {201: models.Procedure}, False)
 _MATCH_PROCEDURES = Operation("POST", "/v1/procedures/match", {200: models.MatchResponse}, True)
 _GET_PROFILE = Operation("GET", "/v1/profile", {200: models.Profile}, True)
+_GET_CONTEXT = Operation("POST", "/v1/context", {200: models.AgentContext}, True)
 _DELETE_CONTAINER = Operation("DELETE", "/v1/containers/{name}", {200: models.ContainerDeleted}, True)
 _ARCHIVE_CONTAINER = Operation(
     "POST", "/v1/containers/{name}/archive", {200: models.ContainerArchived}, False
@@ -92,7 +93,12 @@ _SET_EXTRACTION_INSTRUCTIONS = Operation(
 )
 _DELETE_EXTRACTION_INSTRUCTIONS = Operation("DELETE", "/v1/extraction-instructions", {204: None}, True)
 _GET_EXPORT = Operation("GET", "/v1/export/{id}", {200: models.ExportJob}, True)
+_GET_IMPORT = Operation("GET", "/v1/import/{id}", {200: models.ImportJob}, True)
 _EXPORT = Operation("POST", "/v1/export", {200: str, 202: models.ExportJob}, True)
+_GET_WEBHOOK = Operation("GET", "/v1/webhooks/{id}", {200: models.WebhookDetail}, True)
+_DELETE_WEBHOOK = Operation("DELETE", "/v1/webhooks/{id}", {204: None}, True)
+_LIST_WEBHOOKS = Operation("GET", "/v1/webhooks", {200: models.WebhookList}, True)
+_CREATE_WEBHOOK = Operation("POST", "/v1/webhooks", {201: models.WebhookCreated}, False)
 _GET_PLAN = Operation("GET", "/v1/plans/{plan_id}", {200: models.Plan}, True)
 _UPDATE_PLAN = Operation("PUT", "/v1/plans/{plan_id}", {200: models.Plan}, True)
 _DELETE_PLAN = Operation("DELETE", "/v1/plans/{plan_id}", {204: None}, True)
@@ -1037,6 +1043,40 @@ class SyncOperations(SyncCore):
             },
         )
 
+    def get_context(
+        self,
+        *,
+        query: str,
+        user_id: str | NotGiven | None = NOT_GIVEN,
+        agent_id: str | NotGiven | None = NOT_GIVEN,
+        session_id: UUID | str | NotGiven | None = NOT_GIVEN,
+        container: str | NotGiven | None = NOT_GIVEN,
+        plan_id: str | NotGiven | None = NOT_GIVEN,
+        max_tokens: int | NotGiven = NOT_GIVEN,
+    ) -> models.AgentContext:
+        """POST /v1/context
+
+        query: what the agent is about to do or answer: the turn's message
+        user_id: the user the turn is for
+        agent_id: the agent (its private procedures)
+        session_id: the conversation: its summary and last messages
+        container: memories of this container only ('a.b', or 'a.b.*' with everything below)
+        plan_id: a plan (/v1/plans): its status and state, and its WorkflowState values in working memory
+        max_tokens: the budget of `context`, estimated at 4 characters per token
+        """
+        return self._call(
+            _GET_CONTEXT,
+            body=given(
+                query=query,
+                user_id=user_id,
+                agent_id=agent_id,
+                session_id=session_id,
+                container=container,
+                plan_id=plan_id,
+                max_tokens=max_tokens,
+            ),
+        )
+
     def delete_container(
         self, name: str | UUID, *, confirm: bool | NotGiven = NOT_GIVEN
     ) -> models.ContainerDeleted:
@@ -1113,12 +1153,66 @@ class SyncOperations(SyncCore):
         """
         return self._call(_GET_EXPORT, path={"id": id})
 
-    def export(self, *, container: str | NotGiven | None = NOT_GIVEN) -> str | models.ExportJob:
+    def get_import(self, id: str | UUID) -> models.ImportJob:
+        """GET /v1/import/{id}
+
+        id: the id POST /v1/import?upload=true answered
+        """
+        return self._call(_GET_IMPORT, path={"id": id})
+
+    def export(
+        self, *, container: str | NotGiven | None = NOT_GIVEN, with_files: bool | NotGiven = NOT_GIVEN
+    ) -> str | models.ExportJob:
         """POST /v1/export
 
         container: only this container ('a.b', or 'a.b.*' with everything below)
+        with_files: also the documents' original bytes (base64, a document_file record each)
         """
-        return self._call(_EXPORT, body=given(container=container))
+        return self._call(_EXPORT, body=given(container=container, with_files=with_files))
+
+    def get_webhook(self, id: str | UUID) -> models.WebhookDetail:
+        """GET /v1/webhooks/{id}
+
+        id: the webhook's id
+        """
+        return self._call(_GET_WEBHOOK, path={"id": id})
+
+    def delete_webhook(self, id: str | UUID) -> None:
+        """DELETE /v1/webhooks/{id}
+
+        id: the webhook's id
+        """
+        return self._call(_DELETE_WEBHOOK, path={"id": id})
+
+    def list_webhooks(self) -> models.WebhookList:
+        """GET /v1/webhooks"""
+        return self._call(
+            _LIST_WEBHOOKS,
+        )
+
+    def create_webhook(
+        self,
+        *,
+        url: str,
+        events: Sequence[
+            Literal[
+                "memory.created",
+                "memory.updated",
+                "memory.superseded",
+                "memory.deleted",
+                "document.done",
+                "document.failed",
+                "session.summarized",
+            ]
+        ],
+        description: str | NotGiven = NOT_GIVEN,
+    ) -> models.WebhookCreated:
+        """POST /v1/webhooks
+
+        url: where each event is POSTed (http or https)
+        events: the event types to receive
+        """
+        return self._call(_CREATE_WEBHOOK, body=given(url=url, events=events, description=description))
 
     def get_plan(self, plan_id: str | UUID) -> models.Plan:
         """GET /v1/plans/{plan_id}
@@ -2381,6 +2475,40 @@ class AsyncOperations(AsyncCore):
             },
         )
 
+    async def get_context(
+        self,
+        *,
+        query: str,
+        user_id: str | NotGiven | None = NOT_GIVEN,
+        agent_id: str | NotGiven | None = NOT_GIVEN,
+        session_id: UUID | str | NotGiven | None = NOT_GIVEN,
+        container: str | NotGiven | None = NOT_GIVEN,
+        plan_id: str | NotGiven | None = NOT_GIVEN,
+        max_tokens: int | NotGiven = NOT_GIVEN,
+    ) -> models.AgentContext:
+        """POST /v1/context
+
+        query: what the agent is about to do or answer: the turn's message
+        user_id: the user the turn is for
+        agent_id: the agent (its private procedures)
+        session_id: the conversation: its summary and last messages
+        container: memories of this container only ('a.b', or 'a.b.*' with everything below)
+        plan_id: a plan (/v1/plans): its status and state, and its WorkflowState values in working memory
+        max_tokens: the budget of `context`, estimated at 4 characters per token
+        """
+        return await self._call(
+            _GET_CONTEXT,
+            body=given(
+                query=query,
+                user_id=user_id,
+                agent_id=agent_id,
+                session_id=session_id,
+                container=container,
+                plan_id=plan_id,
+                max_tokens=max_tokens,
+            ),
+        )
+
     async def delete_container(
         self, name: str | UUID, *, confirm: bool | NotGiven = NOT_GIVEN
     ) -> models.ContainerDeleted:
@@ -2461,12 +2589,66 @@ class AsyncOperations(AsyncCore):
         """
         return await self._call(_GET_EXPORT, path={"id": id})
 
-    async def export(self, *, container: str | NotGiven | None = NOT_GIVEN) -> str | models.ExportJob:
+    async def get_import(self, id: str | UUID) -> models.ImportJob:
+        """GET /v1/import/{id}
+
+        id: the id POST /v1/import?upload=true answered
+        """
+        return await self._call(_GET_IMPORT, path={"id": id})
+
+    async def export(
+        self, *, container: str | NotGiven | None = NOT_GIVEN, with_files: bool | NotGiven = NOT_GIVEN
+    ) -> str | models.ExportJob:
         """POST /v1/export
 
         container: only this container ('a.b', or 'a.b.*' with everything below)
+        with_files: also the documents' original bytes (base64, a document_file record each)
         """
-        return await self._call(_EXPORT, body=given(container=container))
+        return await self._call(_EXPORT, body=given(container=container, with_files=with_files))
+
+    async def get_webhook(self, id: str | UUID) -> models.WebhookDetail:
+        """GET /v1/webhooks/{id}
+
+        id: the webhook's id
+        """
+        return await self._call(_GET_WEBHOOK, path={"id": id})
+
+    async def delete_webhook(self, id: str | UUID) -> None:
+        """DELETE /v1/webhooks/{id}
+
+        id: the webhook's id
+        """
+        return await self._call(_DELETE_WEBHOOK, path={"id": id})
+
+    async def list_webhooks(self) -> models.WebhookList:
+        """GET /v1/webhooks"""
+        return await self._call(
+            _LIST_WEBHOOKS,
+        )
+
+    async def create_webhook(
+        self,
+        *,
+        url: str,
+        events: Sequence[
+            Literal[
+                "memory.created",
+                "memory.updated",
+                "memory.superseded",
+                "memory.deleted",
+                "document.done",
+                "document.failed",
+                "session.summarized",
+            ]
+        ],
+        description: str | NotGiven = NOT_GIVEN,
+    ) -> models.WebhookCreated:
+        """POST /v1/webhooks
+
+        url: where each event is POSTed (http or https)
+        events: the event types to receive
+        """
+        return await self._call(_CREATE_WEBHOOK, body=given(url=url, events=events, description=description))
 
     async def get_plan(self, plan_id: str | UUID) -> models.Plan:
         """GET /v1/plans/{plan_id}

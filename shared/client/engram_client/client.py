@@ -20,6 +20,16 @@ _UPLOAD_DOCUMENT = Operation(
     "POST", "/v1/documents/upload", {202: models.DocumentAccepted, 200: models.UploadTicket}, False
 )
 FileSource = str | Path | bytes | IO[bytes]
+# The export file as the body: the report (200); or, with upload=True in AWS, an upload URL and a job (202).
+_IMPORT_TENANT = Operation("POST", "/v1/import", {200: models.ImportReport, 202: models.ImportJob}, True)
+NDJSON = {"Content-Type": "application/x-ndjson"}
+
+
+def _import_arguments(lines: str | bytes | None, new_ids: bool, upload: bool) -> dict[str, Any]:
+    if (lines is None) != upload:
+        raise TypeError("import_tenant takes the export's lines, or upload=True (AWS) and no lines")
+    content = lines.encode() if isinstance(lines, str) else lines
+    return {"query": {"new_ids": new_ids, "upload": upload}, "content": content, "headers": NDJSON}
 
 
 def _settings(
@@ -137,6 +147,15 @@ class Engram(SyncOperations):
             return self.wait_for_document(accepted.id, timeout=wait_timeout)
         return accepted
 
+    def import_tenant(
+        self, lines: str | bytes | None = None, *, new_ids: bool = False, upload: bool = False
+    ) -> models.ImportReport | models.ImportJob:
+        """POST /v1/import: `lines`, an export (up to the 6 MB request limit), imported at once; or, with
+        upload=True and no lines (AWS), a job with a presigned `upload_url` for a file of any size.
+        `new_ids` gives every row a new id (the same ones each time). engram_client.transfer sends a whole
+        file either way."""
+        return self._call(_IMPORT_TENANT, **_import_arguments(lines, new_ids, upload))
+
 
 class AsyncEngram(AsyncOperations):
     """The asynchronous client: the same methods as `Engram`, to be awaited."""
@@ -178,3 +197,9 @@ class AsyncEngram(AsyncOperations):
         if wait and isinstance(accepted, models.DocumentAccepted):
             return await self.wait_for_document(accepted.id, timeout=wait_timeout)
         return accepted
+
+    async def import_tenant(
+        self, lines: str | bytes | None = None, *, new_ids: bool = False, upload: bool = False
+    ) -> models.ImportReport | models.ImportJob:
+        """As Engram.import_tenant."""
+        return await self._call(_IMPORT_TENANT, **_import_arguments(lines, new_ids, upload))

@@ -144,6 +144,155 @@ class ContainerTypeCount(BaseModel):
     count: Annotated[int, Field(title="Count")]
 
 
+class ContextItem(BaseModel):
+    source: Annotated[
+        Literal["memory", "fact", "procedure", "summary", "message", "plan", "working"],
+        Field(title="Source"),
+    ]
+    id: Annotated[
+        str,
+        Field(
+            description="the row it came from: a memory, procedure, message or session id, a plan id",
+            title="Id",
+        ),
+    ]
+    text: Annotated[str, Field(description="the line as it stands in `context`", title="Text")]
+    score: Annotated[
+        float | None,
+        Field(
+            description="relevance to the query, where it was ranked by it",
+            title="Score",
+        ),
+    ] = None
+
+
+class UserId(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the user the turn is for",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
+        ),
+    ]
+
+
+class AgentId(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the agent (its private procedures)",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="Agent Id",
+        ),
+    ]
+
+
+class Container1(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="memories of this container only ('a.b', or 'a.b.*' with everything below)",
+            max_length=522,
+            pattern="^[A-Za-z0-9_-]{1,64}(\\.[A-Za-z0-9_-]{1,64}){0,7}(\\.\\*)?$",
+            title="Container",
+        ),
+    ]
+
+
+class PlanId(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="a plan (/v1/plans): its status and state, and its WorkflowState values in working memory",
+            pattern="^[A-Za-z0-9_.:-]{1,128}$",
+            title="Plan Id",
+        ),
+    ]
+
+
+class ContextRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    query: Annotated[
+        str,
+        Field(
+            description="what the agent is about to do or answer: the turn's message",
+            max_length=10000,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="Query",
+        ),
+    ]
+    user_id: Annotated[UserId | None, Field(description="the user the turn is for", title="User Id")] = None
+    agent_id: Annotated[
+        AgentId | None,
+        Field(description="the agent (its private procedures)", title="Agent Id"),
+    ] = None
+    session_id: Annotated[
+        UUID | None,
+        Field(
+            description="the conversation: its summary and last messages",
+            title="Session Id",
+        ),
+    ] = None
+    container: Annotated[
+        Container1 | None,
+        Field(
+            description="memories of this container only ('a.b', or 'a.b.*' with everything below)",
+            title="Container",
+        ),
+    ] = None
+    plan_id: Annotated[
+        PlanId | None,
+        Field(
+            description="a plan (/v1/plans): its status and state, and its WorkflowState values in working memory",
+            title="Plan Id",
+        ),
+    ] = None
+    max_tokens: Annotated[
+        int | None,
+        Field(
+            description="the budget of `context`, estimated at 4 characters per token",
+            ge=50,
+            le=8000,
+            title="Max Tokens",
+        ),
+    ] = 1000
+
+
+class ConversationSummary(BaseModel):
+    """
+    The session's rolling summary (engram.sessions.summaries), kept up to date as messages arrive.
+    """
+
+    content: Annotated[str, Field(title="Content")]
+    method: Annotated[
+        Literal["llm", "extractive"],
+        Field(
+            description="llm: written by the configured LLM; extractive: the conversation's own most informative sentences (no LLM configured, or it failed for good), each with its message's seq and role",
+            title="Method",
+        ),
+    ]
+    model: Annotated[
+        str | None,
+        Field(description='"llm:<provider>:<model>" for an LLM summary', title="Model"),
+    ]
+    through_seq: Annotated[
+        int,
+        Field(
+            description="the last message it covers (behind while it catches up)",
+            title="Through Seq",
+        ),
+    ]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+
+
 class CreatedMemory(BaseModel):
     id: Annotated[UUID, Field(title="Id")]
     content: Annotated[str, Field(title="Content")]
@@ -174,6 +323,49 @@ class CreatedMemory(BaseModel):
             title="Superseded",
         ),
     ] = None
+
+
+class DeliveryAttempt(BaseModel):
+    event_id: Annotated[UUID, Field(title="Event Id")]
+    event_type: Annotated[
+        Literal[
+            "memory.created",
+            "memory.updated",
+            "memory.superseded",
+            "memory.deleted",
+            "document.done",
+            "document.failed",
+            "session.summarized",
+        ],
+        Field(title="Event Type"),
+    ]
+    status: Annotated[Literal["pending", "delivered", "failed"], Field(title="Status")]
+    attempts: Annotated[int, Field(title="Attempts")]
+    last_status: Annotated[
+        int | None,
+        Field(
+            description="the receiver's HTTP status, null when it was not reached",
+            title="Last Status",
+        ),
+    ]
+    last_error: Annotated[str | None, Field(title="Last Error")]
+    next_attempt_at: Annotated[
+        AwareDatetime | None,
+        Field(description="pending: when it is tried again", title="Next Attempt At"),
+    ]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+
+
+class DeliveryCounts(BaseModel):
+    delivered: Annotated[int, Field(title="Delivered")]
+    pending: Annotated[
+        int,
+        Field(description="waiting for their first try, or for a retry", title="Pending"),
+    ]
+    failed: Annotated[
+        int,
+        Field(description="given up after every retry (kept 7 days)", title="Failed"),
+    ]
 
 
 class DocumentAccepted(BaseModel):
@@ -286,7 +478,7 @@ class CustomId(RootModel[str]):
     ]
 
 
-class UserId(RootModel[str]):
+class UserId1(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -304,7 +496,7 @@ class DocumentError(BaseModel):
     message: Annotated[str, Field(title="Message")]
 
 
-class Container1(RootModel[str]):
+class Container2(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -323,7 +515,7 @@ class DocumentListRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    container: Annotated[Container1 | None, Field(title="Container")] = None
+    container: Annotated[Container2 | None, Field(title="Container")] = None
     status: Annotated[
         Literal[
             "queued",
@@ -427,7 +619,7 @@ class ExportJob(BaseModel):
     error: Annotated[str | None, Field(title="Error")] = None
 
 
-class Container2(RootModel[str]):
+class Container3(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -444,12 +636,19 @@ class ExportRequest(BaseModel):
         extra="forbid",
     )
     container: Annotated[
-        Container2 | None,
+        Container3 | None,
         Field(
             description="only this container ('a.b', or 'a.b.*' with everything below)",
             title="Container",
         ),
     ] = None
+    with_files: Annotated[
+        bool | None,
+        Field(
+            description="also the documents' original bytes (base64, a document_file record each)",
+            title="With Files",
+        ),
+    ] = False
 
 
 class ExtractionReport(BaseModel):
@@ -502,6 +701,26 @@ class Health(BaseModel):
     database: Annotated[str, Field(title="Database")]
 
 
+class ImportReport(BaseModel):
+    status: Annotated[Literal["done"], Field(title="Status")] = "done"
+    tenant: Annotated[str, Field(title="Tenant")]
+    inserted: Annotated[dict[str, int], Field(title="Inserted")]
+    skipped: Annotated[
+        dict[str, int],
+        Field(
+            description="records whose id was already there (import is idempotent)",
+            title="Skipped",
+        ),
+    ]
+    new_ids: Annotated[
+        bool | None,
+        Field(
+            description="ids were replaced (by the same new ones each time)",
+            title="New Ids",
+        ),
+    ] = False
+
+
 class Instructions(BaseModel):
     container: Annotated[str | None, Field(description="null: the whole tenant", title="Container")]
     instructions: Annotated[str, Field(title="Instructions")]
@@ -519,7 +738,7 @@ class InstructionsList(BaseModel):
     ]
 
 
-class Container3(RootModel[str]):
+class Container4(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -536,7 +755,7 @@ class InstructionsSet(BaseModel):
         extra="forbid",
     )
     container: Annotated[
-        Container3 | None,
+        Container4 | None,
         Field(
             description="the container (and everything below it); null for the whole tenant",
             title="Container",
@@ -560,7 +779,7 @@ class LastMessage(BaseModel):
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
 
 
-class UserId1(RootModel[str]):
+class UserId2(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -573,7 +792,7 @@ class UserId1(RootModel[str]):
     ]
 
 
-class Container4(RootModel[str]):
+class Container5(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -584,7 +803,7 @@ class Container4(RootModel[str]):
     ]
 
 
-class AgentId(RootModel[str]):
+class AgentId1(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -607,7 +826,7 @@ class MatchRequest(BaseModel):
     ]
     limit: Annotated[int | None, Field(ge=1, le=50, title="Limit")] = 5
     agent_id: Annotated[
-        AgentId | None,
+        AgentId1 | None,
         Field(description="also match this agent's private procedures", title="Agent Id"),
     ] = None
     kind: Annotated[Literal["rule", "example"] | None, Field(title="Kind")] = None
@@ -654,7 +873,7 @@ class MemoryBatchResult(BaseModel):
     ]
 
 
-class AgentId1(RootModel[str]):
+class AgentId2(RootModel[str]):
     root: Annotated[
         str,
         Field(max_length=255, min_length=1, pattern="^[^\\x00]*$", title="Agent Id"),
@@ -668,7 +887,7 @@ class ConversationId(RootModel[str]):
     ]
 
 
-class UserId2(RootModel[str]):
+class UserId3(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -715,10 +934,10 @@ class MemoryCreate(BaseModel):
     ] = "fact"
     tags: Annotated[list[Tag] | None, Field(max_length=50, title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
-    agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
+    agent_id: Annotated[AgentId2 | None, Field(title="Agent Id")] = None
     conversation_id: Annotated[ConversationId | None, Field(title="Conversation Id")] = None
     user_id: Annotated[
-        UserId2 | None,
+        UserId3 | None,
         Field(description="the user this memory is about and for", title="User Id"),
     ] = None
     visibility: Annotated[
@@ -835,10 +1054,10 @@ class MemoryUpsert(BaseModel):
     ] = "fact"
     tags: Annotated[list[Tag] | None, Field(max_length=50, title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
-    agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
+    agent_id: Annotated[AgentId2 | None, Field(title="Agent Id")] = None
     conversation_id: Annotated[ConversationId | None, Field(title="Conversation Id")] = None
     user_id: Annotated[
-        UserId2 | None,
+        UserId3 | None,
         Field(description="the user this memory is about and for", title="User Id"),
     ] = None
     visibility: Annotated[
@@ -997,7 +1216,7 @@ class Plan(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class UserId4(RootModel[str]):
+class UserId5(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1044,7 +1263,7 @@ class PlanCreate(BaseModel):
         ),
     ] = "pending"
     state: Annotated[Any | None, Field(description="any JSON the agents keep with the plan")] = None
-    user_id: Annotated[UserId4 | None, Field(description="the user the plan is for", title="User Id")] = None
+    user_id: Annotated[UserId5 | None, Field(description="the user the plan is for", title="User Id")] = None
 
 
 class PlanPage(BaseModel):
@@ -1063,7 +1282,7 @@ class Status(RootModel[str]):
     root: Annotated[str, Field(pattern="^[a-z0-9_-]{1,32}$", title="Status")]
 
 
-class UserId5(RootModel[str]):
+class UserId6(RootModel[str]):
     root: Annotated[str, Field(max_length=255, min_length=1, pattern="^[^\\x00]*$", title="User Id")]
 
 
@@ -1075,7 +1294,7 @@ class PlanUpdate(BaseModel):
     goal_data: Annotated[dict[str, Any] | None, Field(title="Goal Data")] = None
     status: Annotated[Status | None, Field(title="Status")] = None
     state: Any | None = None
-    user_id: Annotated[UserId5 | None, Field(title="User Id")] = None
+    user_id: Annotated[UserId6 | None, Field(title="User Id")] = None
 
 
 class Procedure(BaseModel):
@@ -1093,7 +1312,7 @@ class Procedure(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class UserId6(RootModel[str]):
+class UserId7(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1133,7 +1352,7 @@ class ProcedureCreate(BaseModel):
             title="Content",
         ),
     ]
-    agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
+    agent_id: Annotated[AgentId2 | None, Field(title="Agent Id")] = None
     visibility: Annotated[
         Literal["private", "tenant"] | None,
         Field(
@@ -1142,7 +1361,7 @@ class ProcedureCreate(BaseModel):
         ),
     ] = "tenant"
     user_id: Annotated[
-        UserId6 | None,
+        UserId7 | None,
         Field(
             description="the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it",
             title="User Id",
@@ -1358,7 +1577,7 @@ class Scores(BaseModel):
     ]
 
 
-class UserId7(RootModel[str]):
+class UserId8(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1387,14 +1606,14 @@ class SearchFilters(BaseModel):
             title="Tags",
         ),
     ] = None
-    agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
+    agent_id: Annotated[AgentId2 | None, Field(title="Agent Id")] = None
     conversation_id: Annotated[ConversationId | None, Field(title="Conversation Id")] = None
     metadata: Annotated[
         dict[str, Any] | None,
         Field(description="key/value pairs the metadata must contain", title="Metadata"),
     ] = None
     user_id: Annotated[
-        UserId7 | None,
+        UserId8 | None,
         Field(
             description="only this user's memories (their user_id). Their private ones only when the request is also made for them (user_id)",
             title="User Id",
@@ -1402,7 +1621,7 @@ class SearchFilters(BaseModel):
     ] = None
 
 
-class UserId8(RootModel[str]):
+class UserId9(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1415,7 +1634,7 @@ class UserId8(RootModel[str]):
     ]
 
 
-class Container5(RootModel[str]):
+class Container6(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1460,11 +1679,11 @@ class SearchRequest(BaseModel):
         ),
     ] = "all"
     user_id: Annotated[
-        UserId8 | None,
+        UserId9 | None,
         Field(description="the user the request is made for", title="User Id"),
     ] = None
     container: Annotated[
-        Container5 | None,
+        Container6 | None,
         Field(description="'a.b' exactly, or 'a.b.*' for a.b and below", title="Container"),
     ] = None
     limit: Annotated[int | None, Field(ge=1, le=100, title="Limit")] = 10
@@ -1551,7 +1770,7 @@ class Session(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class UserId9(RootModel[str]):
+class UserId10(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1564,7 +1783,7 @@ class UserId9(RootModel[str]):
     ]
 
 
-class AgentId5(RootModel[str]):
+class AgentId6(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1582,11 +1801,11 @@ class SessionCreate(BaseModel):
         extra="forbid",
     )
     user_id: Annotated[
-        UserId9 | None,
+        UserId10 | None,
         Field(description="the user in this conversation", title="User Id"),
     ] = None
     agent_id: Annotated[
-        AgentId5 | None,
+        AgentId6 | None,
         Field(description="the agent in this conversation", title="Agent Id"),
     ] = None
     container: Annotated[
@@ -1665,7 +1884,7 @@ class TaskContext(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class PlanId(RootModel[str]):
+class PlanId1(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1719,7 +1938,7 @@ class TaskContextCreate(BaseModel):
         ),
     ]
     plan_id: Annotated[
-        PlanId | None,
+        PlanId1 | None,
         Field(description="the plan the task belongs to", title="Plan Id"),
     ] = None
     event_type: Annotated[
@@ -1757,7 +1976,7 @@ class TaskContextPage(BaseModel):
     next_cursor: Annotated[str | None, Field(title="Next Cursor")]
 
 
-class PlanId1(RootModel[str]):
+class PlanId2(RootModel[str]):
     root: Annotated[str, Field(pattern="^[A-Za-z0-9_.:-]{1,128}$", title="Plan Id")]
 
 
@@ -1793,7 +2012,7 @@ class TaskContextUpdate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    plan_id: Annotated[PlanId1 | None, Field(title="Plan Id")] = None
+    plan_id: Annotated[PlanId2 | None, Field(title="Plan Id")] = None
     event_type: Annotated[EventType | None, Field(title="Event Type")] = None
     response_event: Annotated[ResponseEvent1 | None, Field(title="Response Event")] = None
     response_topic: Annotated[ResponseTopic1 | None, Field(title="Response Topic")] = None
@@ -1933,6 +2152,124 @@ class UserErasure(BaseModel):
     ]
 
 
+class Webhook(BaseModel):
+    id: Annotated[UUID, Field(title="Id")]
+    url: Annotated[str, Field(title="Url")]
+    events: Annotated[
+        list[
+            Literal[
+                "memory.created",
+                "memory.updated",
+                "memory.superseded",
+                "memory.deleted",
+                "document.done",
+                "document.failed",
+                "session.summarized",
+            ]
+        ],
+        Field(title="Events"),
+    ]
+    description: Annotated[str, Field(title="Description")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+
+
+class WebhookCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    url: Annotated[
+        str,
+        Field(
+            description="where each event is POSTed (http or https)",
+            max_length=2048,
+            min_length=8,
+            pattern="^[^\\x00]*$",
+            title="Url",
+        ),
+    ]
+    events: Annotated[
+        list[
+            Literal[
+                "memory.created",
+                "memory.updated",
+                "memory.superseded",
+                "memory.deleted",
+                "document.done",
+                "document.failed",
+                "session.summarized",
+            ]
+        ],
+        Field(
+            description="the event types to receive",
+            max_length=7,
+            min_length=1,
+            title="Events",
+        ),
+    ]
+    description: Annotated[str | None, Field(max_length=500, pattern="^[^\\x00]*$", title="Description")] = ""
+
+
+class WebhookCreated(BaseModel):
+    id: Annotated[UUID, Field(title="Id")]
+    url: Annotated[str, Field(title="Url")]
+    events: Annotated[
+        list[
+            Literal[
+                "memory.created",
+                "memory.updated",
+                "memory.superseded",
+                "memory.deleted",
+                "document.done",
+                "document.failed",
+                "session.summarized",
+            ]
+        ],
+        Field(title="Events"),
+    ]
+    description: Annotated[str, Field(title="Description")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    secret: Annotated[
+        str,
+        Field(
+            description="signs every delivery: x-engram-signature: sha256=<hex HMAC-SHA256 of the body with this secret>. Shown once: store it now",
+            title="Secret",
+        ),
+    ]
+
+
+class WebhookDetail(BaseModel):
+    id: Annotated[UUID, Field(title="Id")]
+    url: Annotated[str, Field(title="Url")]
+    events: Annotated[
+        list[
+            Literal[
+                "memory.created",
+                "memory.updated",
+                "memory.superseded",
+                "memory.deleted",
+                "document.done",
+                "document.failed",
+                "session.summarized",
+            ]
+        ],
+        Field(title="Events"),
+    ]
+    description: Annotated[str, Field(title="Description")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    deliveries: DeliveryCounts
+    recent_failures: Annotated[
+        list[DeliveryAttempt],
+        Field(
+            description="the latest deliveries whose last try failed (pending retries and given up), newest first",
+            title="Recent Failures",
+        ),
+    ]
+
+
+class WebhookList(BaseModel):
+    webhooks: Annotated[list[Webhook], Field(title="Webhooks")]
+
+
 class WorkingItem(BaseModel):
     scope: Annotated[str, Field(title="Scope")]
     key: Annotated[str, Field(title="Key")]
@@ -1962,7 +2299,7 @@ class TtlSeconds(RootModel[int]):
     ]
 
 
-class UserId10(RootModel[str]):
+class UserId11(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1988,7 +2325,7 @@ class WorkingPut(BaseModel):
         ),
     ] = None
     user_id: Annotated[
-        UserId10 | None,
+        UserId11 | None,
         Field(
             description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none",
             title="User Id",
@@ -2004,6 +2341,29 @@ class WorkingScope(BaseModel):
         Field(
             description="pass as ?after= for the next page; null on the last page",
             title="Next After",
+        ),
+    ]
+
+
+class AgentContext(BaseModel):
+    context: Annotated[
+        str,
+        Field(
+            description="ready to paste into a prompt: sections in priority order, each line ending with [source:id]",
+            title="Context",
+        ),
+    ]
+    items: Annotated[
+        list[ContextItem],
+        Field(description="the lines of `context`, in order", title="Items"),
+    ]
+    token_estimate: Annotated[int, Field(title="Token Estimate")]
+    max_tokens: Annotated[int, Field(title="Max Tokens")]
+    omitted: Annotated[
+        int,
+        Field(
+            description="candidate lines that did not fit in the budget",
+            title="Omitted",
         ),
     ]
 
@@ -2034,6 +2394,10 @@ class Conversation(BaseModel):
             title="Next After",
         ),
     ]
+    summary: Annotated[
+        ConversationSummary | None,
+        Field(description="the rolling summary; null until the first one is written"),
+    ] = None
 
 
 class Document(BaseModel):
@@ -2114,7 +2478,7 @@ class DocumentCreate(BaseModel):
         ),
     ] = None
     user_id: Annotated[
-        UserId | None,
+        UserId1 | None,
         Field(
             description="the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})",
             title="User Id",
@@ -2167,15 +2531,37 @@ class ErrorResponse(BaseModel):
     error: ErrorDetail
 
 
+class ImportJob(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    status: Annotated[Literal["awaiting_upload", "running", "done", "failed"], Field(title="Status")]
+    status_url: Annotated[
+        str,
+        Field(description="GET it until the status is done or failed", title="Status Url"),
+    ]
+    upload_url: Annotated[
+        str | None,
+        Field(
+            description="awaiting_upload: PUT the export file here (Content-Type: application/x-ndjson)",
+            title="Upload Url",
+        ),
+    ] = None
+    expires_in: Annotated[
+        int | None,
+        Field(description="seconds the upload URL stays valid", title="Expires In"),
+    ] = None
+    report: ImportReport | None = None
+    error: Annotated[str | None, Field(title="Error")] = None
+
+
 class ListRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     user_id: Annotated[
-        UserId1 | None,
+        UserId2 | None,
         Field(description="the user the request is made for", title="User Id"),
     ] = None
-    container: Annotated[Container4 | None, Field(title="Container")] = None
+    container: Annotated[Container5 | None, Field(title="Container")] = None
     filters: SearchFilters | None = None
     limit: Annotated[int | None, Field(ge=1, le=100, title="Limit")] = 20
     cursor: Annotated[Cursor | None, Field(title="Cursor")] = None

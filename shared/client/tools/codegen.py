@@ -26,8 +26,9 @@ from typing import Any
 
 PACKAGE = Path(__file__).resolve().parents[1] / "engram_client"
 REF = "#/components/schemas/"
-# Written by hand in engram_client.client: the upload takes a file (multipart) or a file name (AWS).
-HAND_WRITTEN = frozenset({"upload_document"})
+# Written by hand in engram_client.client: the upload takes a file (multipart) or a file name (AWS); the
+# import takes JSON Lines as the body.
+HAND_WRITTEN = frozenset({"upload_document", "import_tenant"})
 # Operations whose answer can be followed until the work is done (wait=True).
 WAITABLE = {"create_document": ("Document", "id")}
 DATAMODEL_OPTIONS = [

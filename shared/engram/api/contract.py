@@ -306,7 +306,44 @@ def _export_job(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
     }
 
 
-_SPECIAL = {"upload_document": _upload, "export": _export, "get_export": _export_job}
+def _import(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """The export file as the body, imported at once (200, the report); or, with upload=true where imports
+    are uploaded (AWS), no body and a job with a presigned upload URL (202)."""
+    from engram.export.import_jobs import ImportJob
+    from engram.export.models import ImportReport
+
+    operation["requestBody"] = {
+        "required": False,
+        "description": "an export (JSON Lines, up to the 6 MB request limit); none with upload=true",
+        "content": {NDJSON: {"schema": {"type": "string", "description": "JSON Lines"}}},
+    }
+    operation["responses"]["200"] = {
+        "description": "the body was imported: what was inserted and what was already there",
+        "content": {_JSON: {"schema": _model_schema(ImportReport, schemas)}},
+    }
+    operation["responses"]["202"] = {
+        "description": "AWS, upload=true: PUT the file to `upload_url`, then follow `status_url`",
+        "headers": {"Location": {"description": "the job's status_url", "schema": {"type": "string"}}},
+        "content": {_JSON: {"schema": _model_schema(ImportJob, schemas)}},
+    }
+
+
+def _import_job(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+    from engram.export.import_jobs import ImportJob
+
+    operation["responses"]["200"] = {
+        "description": "AWS: the job: awaiting_upload, running, failed (with `error`), done (with `report`)",
+        "content": {_JSON: {"schema": _model_schema(ImportJob, schemas)}},
+    }
+
+
+_SPECIAL = {
+    "upload_document": _upload,
+    "export": _export,
+    "get_export": _export_job,
+    "import_tenant": _import,
+    "get_import": _import_job,
+}
 
 
 def _drop_unreferenced(document: dict[str, Any]) -> None:

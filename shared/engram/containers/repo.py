@@ -9,6 +9,7 @@ from uuid import UUID
 
 from psycopg import sql
 
+from engram.db import restore
 from engram.db.database import TenantTx
 from engram.memories import predicates
 from engram.memories.predicates import ContainerScope
@@ -141,6 +142,11 @@ def archive_subtree(cur: TenantTx, tenant_id: UUID, name: str, into: str) -> tup
         (tenant_id,),
     ).fetchall()
     return sorted(row["name"] for row in removed), moved, documents
+
+
+def restore_container(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    """An exported container as it was (a parent comes before its children)."""
+    return restore.insert_as_is(cur, "containers", tenant_id, row, conflict="(tenant_id, name)")
 
 
 def delete_emptied(cur: TenantTx, tenant_id: UUID, names: Sequence[str]) -> int:

@@ -15,6 +15,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db import restore
 from engram.db.database import TenantTx
 from engram.memories import predicates
 from engram.memories.models import SearchFilters
@@ -510,6 +511,31 @@ CHUNKS = Corpus(
     graph_hits=_chunk_graph_hits,
     can_match=_chunks_can_match,
 )
+
+
+# --- restoring an export ------------------------------------------------------------------------
+
+
+def restore_document(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(
+        cur, "documents", tenant_id, row, conflict="(id)", json=("metadata", "extraction")
+    )
+
+
+def restore_chunk(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "chunks", tenant_id, row, conflict="(id)", json=("metadata",))
+
+
+def restore_memory_source(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "memory_sources", tenant_id, row, conflict="(memory_id, document_id)")
+
+
+def set_blob_key(cur: TenantTx, tenant_id: UUID, document_id: UUID, blob_key: str) -> None:
+    """Where a restored document's original bytes now are (blob_version: none, a key of our own)."""
+    cur.execute(
+        "UPDATE documents SET blob_key = %s, blob_version = NULL WHERE tenant_id = %s AND id = %s",
+        (blob_key, tenant_id, document_id),
+    )
 
 
 def ids_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> list[UUID]:

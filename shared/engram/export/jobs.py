@@ -56,12 +56,15 @@ class ExportJobs:
     bucket: str
     url_ttl_seconds: int
 
-    def request(self, tenant_id: UUID, tenant_name: str, container: str | None) -> ExportJob:
+    def request(
+        self, tenant_id: UUID, tenant_name: str, container: str | None, with_files: bool = False
+    ) -> ExportJob:
         job_id = uuid.uuid4().hex
         body = {
             "tenant_id": str(tenant_id),
             "tenant_name": tenant_name,
             "container": container,
+            "with_files": with_files,
             "requested_at": datetime.now(UTC).isoformat(),
         }
         self._put_json(_key(tenant_id, job_id, REQUEST_SUFFIX), body)
@@ -116,7 +119,13 @@ class ExportJobs:
         try:
             with tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024, mode="w+b") as spool:
                 text = io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
-                counts = service.write_jsonl(tenant_id, request["tenant_name"], request["container"], text)
+                counts = service.write_jsonl(
+                    tenant_id,
+                    request["tenant_name"],
+                    request["container"],
+                    text,
+                    with_files=bool(request.get("with_files")),
+                )
                 text.flush()
                 spool.seek(0)
                 self.s3.upload_fileobj(
@@ -134,17 +143,24 @@ class ExportJobs:
         return {"id": job_id, **outcome}
 
     def _put_json(self, key: str, body: dict[str, Any]) -> None:
-        self.s3.put_object(
-            Bucket=self.bucket, Key=key, Body=json.dumps(body).encode(), ContentType="application/json"
-        )
+        put_json(self.s3, self.bucket, key, body)
 
     def _get_json(self, key: str) -> dict[str, Any] | None:
-        try:
-            body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        except self.s3.exceptions.NoSuchKey:
-            return None
-        loaded: dict[str, Any] = json.loads(body)
-        return loaded
+        return get_json(self.s3, self.bucket, key)
+
+
+def put_json(s3: Any, bucket: str, key: str, body: dict[str, Any]) -> None:
+    """A job's request or status object (exports and imports alike)."""
+    s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(body).encode(), ContentType="application/json")
+
+
+def get_json(s3: Any, bucket: str, key: str) -> dict[str, Any] | None:
+    try:
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    except s3.exceptions.NoSuchKey:
+        return None
+    loaded: dict[str, Any] = json.loads(body)
+    return loaded
 
 
 def status_url(job_id: str) -> str:

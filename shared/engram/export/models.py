@@ -1,7 +1,10 @@
-"""The JSON Lines format: a header line, then one record per line in dependency order
-(containers, memories, relationships, sessions, messages, working memory, procedures, plans, task
-contexts).
-Each record names its kind in `record`. Records never carry a tenant: import decides it."""
+"""The JSON Lines format: a header line, then one record per line in dependency order (RECORD_ORDER:
+whatever a record points at comes before it). Each record names its kind in `record`; its other fields
+are its table's columns (engram.export.coverage says which table, and a test holds every tenant table
+and column of the catalogue to it). Records never carry a tenant: the import decides it.
+
+Version 2 carries every tenant table; version 1 files (containers, memories, relationships, sessions,
+messages, working memory, procedures, plans, task contexts) still import."""
 
 from __future__ import annotations
 
@@ -11,10 +14,33 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from engram.fields import Flag
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerQuery
 
+FORMAT_VERSION: Literal[2] = 2
 RECORD_ORDER = (
+    "container",
+    "instruction",
+    "document",
+    "document_file",
+    "chunk",
+    "session",
+    "message",
+    "summary",
+    "memory",
+    "memory_source",
+    "relationship",
+    "entity",
+    "entity_key",
+    "mention",
+    "relation",
+    "working",
+    "procedure",
+    "plan",
+    "task_context",
+)
+V1_RECORD_ORDER = (
     "container",
     "memory",
     "relationship",
@@ -34,9 +60,10 @@ class _Record(LazyModel):
 class Header(_Record):
     record: Literal["header"] = "header"
     format: Literal["engram-export"] = "engram-export"
-    version: Literal[1] = 1
+    version: Literal[1, 2] = FORMAT_VERSION
     tenant: str
     container: str | None
+    with_files: bool = False
     exported_at: datetime
 
 
@@ -48,37 +75,61 @@ class ContainerRecord(_Record):
     created_at: datetime
 
 
-class MemoryRecord(_Record):
-    record: Literal["memory"] = "memory"
-    id: UUID
-    container: str
-    content: str
-    memory_type: str
-    tags: list[str]
-    metadata: dict[str, JsonValue]
-    agent_id: str | None
-    conversation_id: str | None
-    user_id: str | None
-    visibility: str
-    confidence: float
-    is_latest: bool
-    valid_from: datetime
-    valid_to: datetime | None
-    expires_at: datetime | None
-    embedding: list[float] | None
-    embedding_model: str | None
+class InstructionRecord(_Record):
+    record: Literal["instruction"] = "instruction"
+    container: str | None
+    instructions: str
     created_at: datetime
     updated_at: datetime
 
 
-class RelationshipRecord(_Record):
-    record: Literal["relationship"] = "relationship"
+class DocumentRecord(_Record):
+    record: Literal["document"] = "document"
     id: UUID
-    source_id: UUID
-    target_id: UUID
-    relationship_type: str
-    confidence: float
+    container: str
+    content_type: str | None
+    source_kind: str
+    source: str
+    filename: str | None
+    title: str | None
     metadata: dict[str, JsonValue]
+    tags: list[str]
+    status: str
+    error_code: str | None
+    error: str | None
+    checksum: str | None
+    size_bytes: int | None
+    custom_id: str | None
+    revision: int
+    extract_mode: str
+    document_date: datetime | None
+    extraction: dict[str, JsonValue]
+    user_id: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+class DocumentFileRecord(_Record):
+    """A document's original bytes (export with_files): base64, one record per file."""
+
+    record: Literal["document_file"] = "document_file"
+    document_id: UUID
+    data: str = Field(description="base64")
+
+
+class ChunkRecord(_Record):
+    record: Literal["chunk"] = "chunk"
+    id: UUID
+    document_id: UUID
+    container: str
+    tags: list[str]
+    ordinal: int
+    content: str
+    token_count: int
+    metadata: dict[str, JsonValue]
+    embedding: list[float] | None
+    embedding_model: str | None
     created_at: datetime
 
 
@@ -111,6 +162,103 @@ class MessageRecord(_Record):
     extract_mode: str | None = None
     extraction_error: str | None = None
     occurred_at: datetime | None = None
+    created_at: datetime
+
+
+class SummaryRecord(_Record):
+    record: Literal["summary"] = "summary"
+    session_id: UUID
+    user_id: str | None
+    agent_id: str | None
+    content: str
+    method: str
+    model: str | None
+    through_seq: int
+    input_tokens: int
+    output_tokens: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class MemoryRecord(_Record):
+    record: Literal["memory"] = "memory"
+    id: UUID
+    container: str
+    content: str
+    memory_type: str
+    tags: list[str]
+    metadata: dict[str, JsonValue]
+    agent_id: str | None
+    conversation_id: str | None
+    user_id: str | None
+    visibility: str
+    confidence: float
+    is_latest: bool
+    valid_from: datetime
+    valid_to: datetime | None
+    expires_at: datetime | None
+    reverted_at: datetime | None = None
+    embedding: list[float] | None
+    embedding_model: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class MemorySourceRecord(_Record):
+    record: Literal["memory_source"] = "memory_source"
+    memory_id: UUID
+    document_id: UUID
+    chunk_id: UUID | None
+    created_at: datetime
+
+
+class RelationshipRecord(_Record):
+    record: Literal["relationship"] = "relationship"
+    id: UUID
+    source_id: UUID
+    target_id: UUID
+    relationship_type: str
+    confidence: float
+    metadata: dict[str, JsonValue]
+    created_at: datetime
+
+
+class EntityRecord(_Record):
+    record: Literal["entity"] = "entity"
+    id: UUID
+    name: str
+    normalized_name: str
+    entity_type: str
+    aliases: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class EntityKeyRecord(_Record):
+    record: Literal["entity_key"] = "entity_key"
+    key: str
+    entity_type: str
+    entity_id: UUID
+
+
+class MentionRecord(_Record):
+    record: Literal["mention"] = "mention"
+    entity_id: UUID
+    memory_id: UUID
+    is_subject: bool
+    created_at: datetime
+
+
+class RelationRecord(_Record):
+    record: Literal["relation"] = "relation"
+    id: UUID
+    source_entity: UUID
+    target_entity: UUID
+    relation_type: str
+    valid_from: datetime
+    valid_to: datetime | None
+    confidence: float
+    source_memory_id: UUID | None
     created_at: datetime
 
 
@@ -171,12 +319,44 @@ class TaskContextRecord(_Record):
     updated_at: datetime
 
 
+RECORD_MODELS: dict[str, type[_Record]] = {
+    "container": ContainerRecord,
+    "instruction": InstructionRecord,
+    "document": DocumentRecord,
+    "document_file": DocumentFileRecord,
+    "chunk": ChunkRecord,
+    "session": SessionRecord,
+    "message": MessageRecord,
+    "summary": SummaryRecord,
+    "memory": MemoryRecord,
+    "memory_source": MemorySourceRecord,
+    "relationship": RelationshipRecord,
+    "entity": EntityRecord,
+    "entity_key": EntityKeyRecord,
+    "mention": MentionRecord,
+    "relation": RelationRecord,
+    "working": WorkingRecord,
+    "procedure": ProcedureRecord,
+    "plan": PlanRecord,
+    "task_context": TaskContextRecord,
+}
+
 Record = Annotated[
     ContainerRecord
-    | MemoryRecord
-    | RelationshipRecord
+    | InstructionRecord
+    | DocumentRecord
+    | DocumentFileRecord
+    | ChunkRecord
     | SessionRecord
     | MessageRecord
+    | SummaryRecord
+    | MemoryRecord
+    | MemorySourceRecord
+    | RelationshipRecord
+    | EntityRecord
+    | EntityKeyRecord
+    | MentionRecord
+    | RelationRecord
     | WorkingRecord
     | ProcedureRecord
     | PlanRecord
@@ -189,12 +369,17 @@ class ExportRequest(_Record):
     container: ContainerQuery | None = Field(
         default=None, description="only this container ('a.b', or 'a.b.*' with everything below)"
     )
+    with_files: Flag = Field(
+        default=False, description="also the documents' original bytes (base64, a document_file record each)"
+    )
 
 
 class ImportReport(LazyModel):
+    status: Literal["done"] = "done"
     tenant: str
     inserted: dict[str, int]
     skipped: dict[str, int] = Field(description="records whose id was already there (import is idempotent)")
+    new_ids: bool = Field(default=False, description="ids were replaced (by the same new ones each time)")
 
 
 def dump(record: BaseModel) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db import restore as db_restore
 from engram.db.database import TenantTx
 from engram.graph.link_rules import RelationshipType
 from engram.memories.repo import MEMORY_COLUMNS
@@ -131,3 +132,10 @@ def related_memories(
         ).format(columns=MEMORY_COLUMNS),
         {"m": memory_id, "t": tenant_id, "d": depth, "k": limit},
     ).fetchall()
+
+
+def restore(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    """A relationship as exported; one already linking the same pair the same way stands for it."""
+    return db_restore.insert_as_is(
+        cur, "memory_relationships", tenant_id, row, conflict="", json=("metadata",)
+    )

@@ -21,6 +21,7 @@ from uuid import UUID
 
 from psycopg import sql
 
+from engram.db import restore
 from engram.db.database import TenantTx
 from engram.memories import predicates
 from engram.memories.repo import MEMORY_COLUMNS
@@ -620,6 +621,36 @@ def edges_among(
         ).format(select=_RELATION_SELECT, edges=edges),
         {"t": tenant_id, "seen": list(seen), "page": list(page), "n": limit},
     ).fetchall()
+
+
+# --- restoring an export ------------------------------------------------------------------------
+
+
+def restore_entity(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    """False when the id, or the entity's name and type, is already there (see entity_by_key)."""
+    return restore.insert_as_is(cur, "entities", tenant_id, row, conflict="")
+
+
+def entity_by_key(cur: TenantTx, tenant_id: UUID, normalized_name: str, entity_type: str) -> UUID | None:
+    row = cur.execute(
+        "SELECT id FROM entities WHERE tenant_id = %s AND normalized_name = %s AND entity_type = %s",
+        (tenant_id, normalized_name, entity_type),
+    ).fetchone()
+    return None if row is None else row["id"]
+
+
+def restore_entity_key(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "entity_keys", tenant_id, row, conflict="(tenant_id, key, entity_type)")
+
+
+def restore_mention(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(
+        cur, "entity_mentions", tenant_id, row, conflict="(tenant_id, entity_id, memory_id)"
+    )
+
+
+def restore_relation(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "entity_relations", tenant_id, row, conflict="")
 
 
 # --- erasure ----------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from uuid import UUID
 
 from psycopg import sql
 
+from engram.db import restore
 from engram.db.database import TenantTx
 from engram.memories.repo import ensure_container
 
@@ -63,3 +64,9 @@ def applying_to(cur: TenantTx, tenant_id: UUID, container: str) -> list[dict[str
         ).format(columns=_COLUMNS),
         (tenant_id, scopes),
     ).fetchall()
+
+
+def restore_instructions(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(
+        cur, "extraction_instructions", tenant_id, row, conflict="(tenant_id, container)"
+    )

@@ -15,6 +15,7 @@ import asyncio
 import os
 import signal
 import socket
+import threading
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -136,6 +137,9 @@ class LocalStack:
             await api.close(grace=0)
             raise
         drop: DropFolder | None = None
+        # Summaries and change events (webhooks), after each commit: engram.relay.
+        relay_stop = threading.Event()
+        relay: threading.Thread | None = None
         server: asyncio.Task[None] | None = None
         watcher: asyncio.Task[None] | None = None
         watch: PostgresWatch | None = None
@@ -159,6 +163,13 @@ class LocalStack:
                 watch = PostgresWatch(local.embedded)
                 watcher = loop.create_task(watch.run())
             drop = await asyncio.to_thread(start_drop_folder, settings, local.admin, DEV_TENANT)
+            relay = threading.Thread(
+                target=deps.relay().run_until,
+                args=(relay_stop, settings.relay_interval_seconds),
+                name="relay",
+                daemon=True,
+            )
+            relay.start()
             self._banner(local, key, ready_seconds, drop)
             await self._until(self.stop_requested.wait(), server)
         finally:
@@ -167,6 +178,9 @@ class LocalStack:
                 await watch.close(watcher)
             if drop is not None:
                 drop.stop()
+            relay_stop.set()
+            if relay is not None:
+                await asyncio.to_thread(relay.join, GRACE_SECONDS)
             coordinator.stop()
             self.stop_requested.set()  # ends the server, which drains its requests first
             if server is not None:

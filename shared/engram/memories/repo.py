@@ -15,6 +15,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db import restore
 from engram.db.database import TenantTx
 from engram.memories import predicates
 from engram.memories.models import MemoryPatch, SearchFilters
@@ -288,6 +289,11 @@ def stats(cur: TenantTx, tenant_id: UUID, owner: str | None = None) -> dict[str,
         ).format(where=where)
     ).fetchall()
     return {"by_container_type": by_container_type, "models": models}
+
+
+def restore_memory(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    """A memory exactly as exported: its id, versions, validity and vector."""
+    return restore.insert_as_is(cur, "memories", tenant_id, row, conflict="(id)", json=("metadata",))
 
 
 # --- erasure ----------------------------------------------------------------------------------

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from engram.db.database import UnitOfWork
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.graph import relationships
+from engram.graph import repo as graph_repo
 from engram.graph.graph_link import nearest_links
 from engram.graph.link_rules import Link, RuleLinker
 from engram.graph.linking import link_memory
@@ -27,6 +28,7 @@ from engram.memories.new_memory import Embedding, Mentions, NewMemory, Owner, Pe
 from engram.memories.periods import memory_periods
 from engram.providers.embeddings import Embedder, check_dimensions
 
+RestoredKind = Literal["memory", "relationship", "mention", "relation"]
 NO_MENTIONS = Mentions()
 # A direct write is related to the older memories of its own owner and visibility.
 DIRECT_WRITE = Peers(same_owner=True, provenance={"by": "write"})
@@ -228,6 +230,24 @@ class MemoryWriter:
         relationships.mark_update_reverted(cur, tenant_id, replacement_id, memory_id)
         (row,) = repo.make_current(cur, tenant_id, [memory_id])
         return row
+
+    # --- restoring an export --------------------------------------------------------------------
+
+    def restore(self, uow: UnitOfWork, kind: RestoredKind, row: dict[str, Any]) -> bool:
+        """A memory, or one of its links (a relationship to another memory, an entity mention, a relation
+        it states), exactly as exported: ids, versions, validity and vectors as they were, nothing
+        embedded or linked anew (a memory's periods are derived again). The import's way in, in its unit of
+        work; False when it was already there."""
+        restorer = {
+            "memory": repo.restore_memory,
+            "relationship": relationships.restore,
+            "mention": graph_repo.restore_mention,
+            "relation": graph_repo.restore_relation,
+        }[kind]
+        restored = restorer(uow.cur, uow.tenant_id, row)
+        if restored and kind == "memory":
+            _date(uow, row)  # its periods are derived from it, as on every write
+        return restored
 
     # --- helpers ------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db import restore
 from engram.db.database import TenantTx
 
 PLAN_COLUMNS = ("plan_id", "goal_event", "goal_data", "status", "state", "user_id")
@@ -144,6 +145,12 @@ def sub_task_owners(cur: TenantTx, sub_tasks: Sequence[str]) -> dict[str, str]:
         "SELECT task_id, sub_task FROM task_context_sub_task_owners(%s::text[])", (list(sub_tasks),)
     ).fetchall()
     return {row["sub_task"]: row["task_id"] for row in rows}
+
+
+def restore_row(cur: TenantTx, table: Table, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    """A plan or task context as exported, version and times included."""
+    conflict = f"(tenant_id, {table.key})"
+    return restore.insert_as_is(cur, table.name, tenant_id, row, conflict=conflict, json=tuple(_JSON))
 
 
 def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> tuple[int, int]:

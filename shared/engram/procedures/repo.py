@@ -11,6 +11,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db import restore
 from engram.db.database import TenantTx
 
 COLUMNS = sql.SQL(
@@ -132,6 +133,10 @@ def match(
 
 def _vector(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def restore_procedure(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "procedures", tenant_id, row, conflict="(id)", json=("metadata",))
 
 
 def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> int:

@@ -51,7 +51,7 @@ class ProfileService:
                 cur, tenant_id, FACT_TYPES, user_id, agent_id, scope, FACT_CANDIDATES
             )
             recent = repo.latest_of_types(cur, tenant_id, CONTEXT_TYPES, user_id, agent_id, scope, MAX_RECENT)
-        static_facts = [_item(row) for row in _dedupe(facts)[:MAX_FACTS]]
+        static_facts = [_item(row) for row in dedupe_facts(facts)[:MAX_FACTS]]
         recent_context = [_item(row) for row in recent]
         relevant: list[ProfileItem] | None = None
         if q:
@@ -91,7 +91,7 @@ class ProfileService:
         )
 
 
-def _dedupe(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def dedupe_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Newest first in, newest first out: an older fact is dropped when its text equals a kept
     one's, or its embedding (same model) is at least NEAR_DUPLICATE similar to one."""
     kept: list[dict[str, Any]] = []

@@ -121,10 +121,26 @@ class AppendResult(LazyModel):
     extraction: ExtractionReport | None = Field(description="null when the append asked for none")
 
 
+class ConversationSummary(LazyModel):
+    """The session's rolling summary (engram.sessions.summaries), kept up to date as messages arrive."""
+
+    content: str
+    method: Literal["llm", "extractive"] = Field(
+        description="llm: written by the configured LLM; extractive: the conversation's own most informative "
+        "sentences (no LLM configured, or it failed for good), each with its message's seq and role"
+    )
+    model: str | None = Field(description='"llm:<provider>:<model>" for an LLM summary')
+    through_seq: int = Field(description="the last message it covers (behind while it catches up)")
+    updated_at: datetime
+
+
 class Conversation(LazyModel):
     session: Session
     messages: list[Message]
     next_after: int | None = Field(description="pass as ?after= for the rest; null when complete")
+    summary: ConversationSummary | None = Field(
+        default=None, description="the rolling summary; null until the first one is written"
+    )
 
 
 class LastMessage(LazyModel):

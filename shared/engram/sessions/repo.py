@@ -12,6 +12,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db import restore
 from engram.db.database import TenantTx
 
 SESSION_COLUMNS = sql.SQL(
@@ -268,6 +269,26 @@ def search_text(
 
 def vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def recent_embeddings(
+    cur: TenantTx, tenant_id: UUID, session_id: UUID, role: str, model: str, limit: int
+) -> list[str]:
+    """The vectors (as text) of the session's latest messages of one role and model, newest first."""
+    rows = cur.execute(
+        "SELECT m.embedding::text AS embedding FROM session_messages m WHERE m.tenant_id = %s "
+        "AND m.session_id = %s AND m.role = %s AND m.embedding_model = %s ORDER BY m.seq DESC LIMIT %s",
+        (tenant_id, session_id, role, model, limit),
+    ).fetchall()
+    return [row["embedding"] for row in rows]
+
+
+def restore_session(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "sessions", tenant_id, row, conflict="(id)", json=("metadata",))
+
+
+def restore_message(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(cur, "session_messages", tenant_id, row, conflict="(id)", json=("metadata",))
 
 
 def containers_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> list[str]:

@@ -13,11 +13,12 @@ from engram.errors import InvalidInput, NotFound
 from engram.memories.models import Scores, SearchRequest
 from engram.pagination import decode_cursor, encode_cursor
 from engram.providers.embeddings import Embedder
-from engram.sessions import repo
+from engram.sessions import repo, summary_repo
 from engram.sessions.message_memories import MessageExtraction
 from engram.sessions.models import (
     AppendResult,
     Conversation,
+    ConversationSummary,
     ExtractionReport,
     LastMessage,
     Message,
@@ -62,9 +63,15 @@ class SessionService:
             if session is None:
                 raise _not_found(session_id)
             rows = repo.messages_after(cur, tenant_id, session_id, after, limit + 1)
+            summary = summary_repo.get_summary(cur, tenant_id, session_id)
         messages = [Message(**row) for row in rows[:limit]]
         next_after = messages[-1].seq if len(rows) > limit else None
-        return Conversation(session=Session(**session), messages=messages, next_after=next_after)
+        return Conversation(
+            session=Session(**session),
+            messages=messages,
+            next_after=next_after,
+            summary=ConversationSummary(**summary) if summary else None,
+        )
 
     def list(self, tenant_id: UUID, party: Party, *, limit: int, cursor: str | None) -> SessionPage:
         if party.user_id is None and party.agent_id is None:

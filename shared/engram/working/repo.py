@@ -10,6 +10,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db import restore
 from engram.db.database import TenantTx
 
 COLUMNS = sql.SQL("w.scope, w.key, w.value, w.version, w.expires_at, w.user_id, w.created_at, w.updated_at")
@@ -138,6 +139,12 @@ def delete_scope(cur: TenantTx, tenant_id: UUID, scope: str) -> int:
         (tenant_id, scope),
     )
     return cur.rowcount
+
+
+def restore_working(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:
+    return restore.insert_as_is(
+        cur, "working_memory", tenant_id, row, conflict="(tenant_id, scope, key)", json=("value",)
+    )
 
 
 def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> int:

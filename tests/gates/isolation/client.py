@@ -19,6 +19,7 @@ class Call:
     files: dict[str, Any] | None = None  # multipart upload
     data: dict[str, str] | None = None  # multipart fields
     headers: dict[str, str] = field(default_factory=dict)  # besides the key (If-Match)
+    content: str | None = None  # a body sent as it is (the import's JSON Lines)
 
     @property
     def url(self) -> str:
@@ -29,6 +30,8 @@ class Call:
         sent = [self.method, self.path, *self.query.values()]
         if self.body is not None:
             sent.append(json.dumps(self.body))
+        if self.content is not None:
+            sent.append(self.content)
         sent.extend((self.data or {}).values())
         sent.extend(self.headers.values())
         return " ".join(sent)
@@ -54,6 +57,8 @@ class TenantClient:
             response = self.http.request(
                 call.method, call.url, files=call.files, data=call.data, headers=call.headers
             )
+        elif call.content is not None:
+            response = self.http.request(call.method, call.url, content=call.content, headers=call.headers)
         else:
             response = self.http.request(
                 call.method, call.url, json=call.body if call.body is not None else None, headers=call.headers

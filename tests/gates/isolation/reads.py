@@ -110,6 +110,10 @@ def snapshot(client: TenantClient, seeded: Seeded) -> dict[str, Any]:
         task["task_id"]: client.ok("GET", f"/v1/task-context/{task['task_id']}")
         for task in _pages(client, "GET", "/v1/task-context", "task_contexts")
     }
+    out["webhooks"] = {
+        hook["id"]: client.ok("GET", f"/v1/webhooks/{hook['id']}")
+        for hook in client.ok("GET", "/v1/webhooks")["webhooks"]
+    }
     return out
 
 
@@ -127,6 +131,7 @@ def harvest(client: TenantClient, seeded: Seeded, snap: dict[str, Any]) -> Harve
         "document": [d["id"] for d in snap["documents"]],
         "entity": sorted({v["detail"]["entity"]["id"] for v in snap["entities"].values()}),
         "relation": sorted({r["id"] for v in snap["entities"].values() for r in v["detail"]["relations"]}),
+        "webhook": sorted(snap["webhooks"]),
     }
     chunks = client.ok("POST", "/v1/search", {"query": "lives works met", "scope": "chunks", "limit": 100})
     found.ids["chunk"] = [r["id"] for r in chunks["results"]]

@@ -213,7 +213,23 @@ def seed(client: TenantClient, label: str, secret: str, rng: random.Random) -> S
         },
     )
 
+    # a webhook, for an event nothing raises during the probe (its deliveries would change it)
+    client.ok("POST", "/v1/webhooks", {"url": "http://127.0.0.1:9/hook", "events": ["document.failed"]})
+    _wait_summaries(client, talk["id"], user_id=user, agent_id=agent)
+
     return Seeded(label, secret, (user,), (agent,), (label, notes, docs, chat, old), (scope, f"{scope}-b"))
+
+
+def _wait_summaries(client: TenantClient, session_id: str, timeout_s: float = 60.0, **party: str) -> None:
+    """The relay writes the summaries after the appends: wait for it, so the snapshot is settled."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        conversation = client.ok("GET", f"/v1/sessions/{session_id}", **party)
+        summary = conversation.get("summary")
+        if summary and summary["through_seq"] == conversation["session"]["message_count"]:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"session {session_id} was not summarized within {timeout_s:.0f} s")
 
 
 def _wait_done(client: TenantClient, document_id: str, timeout_s: float = 180.0) -> None:

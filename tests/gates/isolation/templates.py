@@ -6,6 +6,7 @@ A route without a template stops the gate before it starts: add one here when yo
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,8 @@ from typing import Any
 from engram.api.routes import ROUTES
 from tests.gates.isolation.client import Call
 from tests.gates.isolation.reads import Harvest
+
+NDJSON = {"content-type": "application/x-ndjson"}
 
 Template = Callable[[Harvest, Harvest], Iterable[Call]]
 
@@ -330,6 +333,16 @@ def profile(a: Harvest, b: Harvest) -> Iterable[Call]:
         )
 
 
+def context(a: Harvest, b: Harvest) -> Iterable[Call]:
+    sessions = [None, *_ids(b, "session", forms=False)]
+    for party, session, plan in itertools.product(_party(b), sessions, [None, *b.names["plan"]]):
+        body: dict[str, Any] = {"query": "where does someone live", **party, "max_tokens": 400}
+        body.update({k: v for k, v in (("session_id", session), ("plan_id", plan)) if v})
+        yield Call("POST", "/v1/context", body=body)
+    for container in _containers(b):
+        yield Call("POST", "/v1/context", body={"query": "lives", "container": container})
+
+
 def containers_tree(a: Harvest, b: Harvest) -> Iterable[Call]:
     yield from (Call("GET", "/v1/containers") for _ in range(3))
 
@@ -373,6 +386,63 @@ def export_job(a: Harvest, b: Harvest) -> Iterable[Call]:
     # caller's tenant. Either way B's ids must find nothing.
     for value in _ids(b, "memory", False) + _ids(b, "document", False):
         yield Call("GET", f"/v1/export/{value.replace('-', '')}")
+
+
+def import_tenant(a: Harvest, b: Harvest) -> Iterable[Call]:
+    # A file that names B's memories by id: refused as another tenant's (409), or, with new ids, copied
+    # into A under ids of A's own; B's rows are never read, changed or revealed either way.
+    header = {"record": "header", "format": "engram-export", "version": 2, "tenant": "probe"}
+    for memory in _ids(b, "memory", False):
+        record = {
+            "record": "memory",
+            "id": memory,
+            "container": "default",
+            "content": _content(a),
+            "memory_type": "fact",
+            "tags": [],
+            "metadata": {},
+            "agent_id": None,
+            "conversation_id": None,
+            "user_id": None,
+            "visibility": "tenant",
+            "confidence": 1.0,
+            "is_latest": True,
+            "valid_from": "2026-01-01T00:00:00Z",
+            "valid_to": None,
+            "expires_at": None,
+            "embedding": None,
+            "embedding_model": None,
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+        }
+        lines = "\n".join(
+            json.dumps(line)
+            for line in ({**header, "container": None, "exported_at": "2026-01-01T00:00:00Z"}, record)
+        )
+        for new_ids in ("false", "true"):
+            yield Call("POST", "/v1/import", {"new_ids": new_ids}, content=lines + "\n", headers=NDJSON)
+
+
+def import_job(a: Harvest, b: Harvest) -> Iterable[Call]:
+    # Locally imports run at once (404 for every id); in AWS a job is looked up under the caller's tenant.
+    for value in _ids(b, "memory", False):
+        yield Call("GET", f"/v1/import/{value.replace('-', '')}")
+
+
+# --- webhooks --------------------------------------------------------------------------------------
+
+
+def webhooks_create(a: Harvest, b: Harvest) -> Iterable[Call]:
+    body = {"url": "http://127.0.0.1:9/probe", "events": ["document.failed"]}
+    yield Call("POST", "/v1/webhooks", body=body)
+
+
+def webhook_by_id(method: str) -> Template:
+    def template(a: Harvest, b: Harvest) -> Iterable[Call]:
+        for webhook in _ids(b, "webhook"):
+            yield Call(method, f"/v1/webhooks/{webhook}")
+
+    return template
 
 
 # --- plans and task context ----------------------------------------------------------------------
@@ -500,6 +570,7 @@ TEMPLATES: dict[tuple[str, str], Spec] = {
     ("PATCH", "/v1/procedures/{id}"): Spec(procedure_by_id("PATCH", {"content": "probe"})),
     ("DELETE", "/v1/procedures/{id}"): Spec(procedure_by_id("DELETE")),
     ("GET", "/v1/profile"): Spec(profile),
+    ("POST", "/v1/context"): Spec(context, cap=60),
     ("GET", "/v1/containers"): Spec(containers_tree),
     ("POST", "/v1/containers"): Spec(containers_create),
     ("DELETE", "/v1/containers/{name}"): Spec(container_delete),
@@ -509,6 +580,12 @@ TEMPLATES: dict[tuple[str, str], Spec] = {
     ("DELETE", "/v1/extraction-instructions"): Spec(instructions("DELETE")),
     ("POST", "/v1/export"): Spec(export, cap=10),
     ("GET", "/v1/export/{id}"): Spec(export_job),
+    ("POST", "/v1/import"): Spec(import_tenant, cap=6),
+    ("GET", "/v1/import/{id}"): Spec(import_job),
+    ("POST", "/v1/webhooks"): Spec(webhooks_create, cap=1),
+    ("GET", "/v1/webhooks"): Spec(once("GET", "/v1/webhooks")),
+    ("GET", "/v1/webhooks/{id}"): Spec(webhook_by_id("GET")),
+    ("DELETE", "/v1/webhooks/{id}"): Spec(webhook_by_id("DELETE")),
     ("POST", "/v1/plans"): Spec(plans_create),
     ("GET", "/v1/plans"): Spec(plans_list),
     ("GET", "/v1/plans/{plan_id}"): Spec(plan_by_id("GET")),

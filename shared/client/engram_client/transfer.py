@@ -1,0 +1,209 @@
+"""Moving a tenant between deployments through their APIs: `export_to` writes a deployment's export to a
+file, `import_from` loads a file into a deployment. Both work against the local stack and AWS alike:
+
+- export: locally POST /v1/export answers the file, streamed to disk as it arrives; in AWS it answers a
+  job, followed until the worker has written the file to S3, which is then downloaded from its presigned
+  link.
+- import: in AWS the file is uploaded to a presigned URL (`POST /v1/import?upload=true`) and the job
+  followed; locally (which imports at once) it is sent in parts of whole lines under the API's 6 MB
+  request limit, each part with the header and each imported in one transaction. An import is
+  idempotent, so a run that stopped half way is simply run again.
+
+`on_records` hears the kinds of the records moved so far (a Counter of the step), for progress bars.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from engram_client import models
+from engram_client.client import NDJSON, Engram
+from engram_client.errors import ConflictError, EngramError, error_from_response
+
+# Under the API's 6 MB request limit, with room for the header and the request's own overhead.
+PART_BYTES = 5 * 1024 * 1024
+_KIND = re.compile(rb'^\{"record":"([a-z_]+)"')
+Progress = Callable[[Counter[str]], None]
+
+
+class TransferError(EngramError):
+    """An export or import that could not be completed (a job that failed, a record too large to send)."""
+
+
+@dataclass
+class ImportSummary:
+    inserted: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    parts: int = 0
+    job_id: str | None = None
+
+
+def record_kinds(path: Path) -> Counter[str]:
+    """How many records of each kind a file holds (the header left out), read from each line's start."""
+    counts: Counter[str] = Counter()
+    with path.open("rb") as handle:
+        for line in handle:
+            found = _KIND.match(line)
+            if found and found.group(1) != b"header":
+                counts[found.group(1).decode()] += 1
+    return counts
+
+
+# --- export ---------------------------------------------------------------------------------------------
+
+
+def export_to(
+    client: Engram,
+    out: Path,
+    *,
+    container: str | None = None,
+    with_files: bool = False,
+    on_records: Progress | None = None,
+    poll_seconds: float = 2.0,
+    timeout: float = 3600.0,
+) -> Counter[str]:
+    """The deployment's export of this tenant, into `out`; returns the records written by kind."""
+    body: dict[str, Any] = {"with_files": with_files}
+    if container is not None:
+        body["container"] = container
+    http = client._http
+    with http.stream("POST", "/v1/export", json=body, timeout=timeout) as response:
+        if response.status_code == 200:
+            return _save(response.iter_bytes(), out, on_records)
+        response.read()
+        if response.status_code != 202:
+            raise error_from_response(response)
+        job = models.ExportJob.model_validate_json(response.content)
+    deadline = time.monotonic() + timeout
+    while job.status == "running":
+        if time.monotonic() > deadline:
+            raise TransferError(f"export {job.id} still running after {timeout:.0f} s", code="timeout")
+        time.sleep(poll_seconds)
+        job = client.get_export(job.id)
+    if job.status == "failed" or job.url is None:
+        raise TransferError(f"export {job.id} failed: {job.error}", code="export_failed")
+    with httpx.stream("GET", job.url, timeout=timeout) as download:  # presigned: no API key
+        download.raise_for_status()
+        return _save(download.iter_bytes(), out, on_records)
+
+
+def _save(chunks: Iterator[bytes], out: Path, on_records: Progress | None) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    pending = b""
+    with out.open("wb") as handle:
+        for chunk in chunks:
+            handle.write(chunk)
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            step = _kinds(lines)
+            counts.update(step)
+            if on_records is not None and step:
+                on_records(step)
+        step = _kinds([pending])
+        counts.update(step)
+        if on_records is not None and step:
+            on_records(step)
+    return counts
+
+
+def _kinds(lines: list[bytes]) -> Counter[str]:
+    found = (_KIND.match(line) for line in lines)
+    return Counter(m.group(1).decode() for m in found if m and m.group(1) != b"header")
+
+
+# --- import ---------------------------------------------------------------------------------------------
+
+
+def import_from(
+    client: Engram,
+    path: Path,
+    *,
+    new_ids: bool = False,
+    on_records: Progress | None = None,
+    part_bytes: int = PART_BYTES,
+    poll_seconds: float = 2.0,
+    timeout: float = 3600.0,
+) -> ImportSummary:
+    """Load the export at `path` into the client's tenant (see the module's docstring for how)."""
+    try:
+        job = client.import_tenant(new_ids=new_ids, upload=True)
+    except ConflictError as exc:
+        if exc.code != "unsupported_here":
+            raise
+        return _in_parts(client, path, new_ids, on_records, part_bytes)
+    assert isinstance(job, models.ImportJob) and job.upload_url is not None
+    with path.open("rb") as handle:
+        uploaded = httpx.put(job.upload_url, content=handle, headers=NDJSON, timeout=timeout)
+    if uploaded.status_code >= 300:
+        raise TransferError(f"the upload was refused: {uploaded.status_code} {uploaded.text[:300]}")
+    deadline = time.monotonic() + timeout
+    while job.status in ("awaiting_upload", "running"):
+        if time.monotonic() > deadline:
+            raise TransferError(f"import {job.id} still running after {timeout:.0f} s", code="timeout")
+        time.sleep(poll_seconds)
+        job = client.get_import(job.id)
+    if job.status == "failed" or job.report is None:
+        raise TransferError(f"import {job.id} failed: {job.error}", code="import_failed")
+    summary = ImportSummary(job_id=job.id, parts=1)
+    _add(summary, job.report, on_records)
+    return summary
+
+
+def _in_parts(
+    client: Engram, path: Path, new_ids: bool, on_records: Progress | None, part_bytes: int
+) -> ImportSummary:
+    summary = ImportSummary()
+    for part in _parts(path, part_bytes):
+        report = client.import_tenant(part, new_ids=new_ids)
+        assert isinstance(report, models.ImportReport)
+        summary.parts += 1
+        _add(summary, report, on_records)
+    return summary
+
+
+def _add(summary: ImportSummary, report: models.ImportReport, on_records: Progress | None) -> None:
+    inserted, skipped = Counter(report.inserted), Counter(report.skipped)
+    summary.inserted.update(inserted)
+    summary.skipped.update(skipped)
+    if on_records is not None:
+        on_records(inserted + skipped)
+
+
+def _parts(path: Path, part_bytes: int) -> Iterator[bytes]:
+    """The file in parts of whole lines, each led by the header."""
+    with path.open("rb") as handle:
+        header = handle.readline()
+        try:
+            json.loads(header)
+        except ValueError:
+            raise TransferError(f"{path} does not start with an engram export header") from None
+        part: list[bytes] = []
+        size = len(header)
+        for number, line in enumerate(handle, start=2):
+            if not line.strip():
+                continue
+            if not line.endswith(b"\n"):
+                line += b"\n"
+            if len(header) + len(line) > part_bytes:
+                raise TransferError(
+                    f"line {number} of {path} is {len(line) / 1e6:.1f} MB, more than one request may carry "
+                    "here; import the file on the server (engram import FILE --tenant NAME), or export "
+                    "without --with-files",
+                    code="record_too_large",
+                )
+            if size + len(line) > part_bytes and part:
+                yield header + b"".join(part)
+                part, size = [], len(header)
+            part.append(line)
+            size += len(line)
+        if part:
+            yield header + b"".join(part)

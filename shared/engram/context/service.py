@@ -1,0 +1,257 @@
+"""One call for an agent's turn: the memories relevant to the query, the user's current facts and
+preferences, the procedures that apply, the conversation's summary and last messages, and the plan's state,
+as one prompt-ready text within a token budget. No SQL here: it reads through each area's repository, in
+one transaction after the search.
+
+The query is embedded once; search, fact ranking and procedure matching all use that vector. Each section
+first gets its share of the budget, then what the others left over goes to the sections in priority order,
+so a long conversation never crowds out the facts a question needs, and an empty section gives its room
+away. Only current memories appear (a superseded fact never stands beside the one that replaced it), and
+near-duplicate facts appear once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+
+from engram.context.models import AgentContext, ContextItem, ContextRequest
+from engram.context.relevance import is_relevant, relevance
+from engram.db.database import Database, Party
+from engram.errors import NotFound
+from engram.memories.models import SearchRequest
+from engram.memories.predicates import ContainerScope
+from engram.memories.search.service import MemorySearch
+from engram.plans import repo as plans_repo
+from engram.procedures import repo as procedures_repo
+from engram.profile import repo as profile_repo
+from engram.profile.service import FACT_TYPES, dedupe_facts, estimate_tokens
+from engram.providers.embeddings import Embedder
+from engram.sessions import repo as sessions_repo
+from engram.sessions import summary_repo
+from engram.working import repo as working_repo
+
+MAX_RELEVANT, FACT_CANDIDATES, MAX_PROCEDURES, MAX_MESSAGES, MAX_WORKING = 15, 100, 5, 20, 20
+CONVERSATION_TOPIC_MESSAGES = 6  # the user's latest messages, averaged, rank facts besides the query
+PROCEDURE_FLOOR = 0.3
+MIN_SUMMARY_TOKENS = 40
+MAX_LINE_CHARS = 400
+# Each section's first share of the budget; what a section leaves goes to the others, in this order.
+SHARES = {"memories": 0.35, "facts": 0.2, "procedures": 0.15, "conversation": 0.2, "plan": 0.1}
+HEADINGS = {
+    "memories": "## Relevant memories",
+    "facts": "## About the user",
+    "procedures": "## Procedures that apply",
+    "conversation": "## The conversation so far",
+    "plan": "## Plan state",
+}
+
+
+@dataclass
+class _Line:
+    item: ContextItem
+    cost: int
+    taken: bool = False
+
+
+class ContextService:
+    def __init__(self, db: Database, embedder: Embedder, search: MemorySearch) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.search = search
+
+    def build(self, tenant_id: UUID, request: ContextRequest) -> AgentContext:
+        vector = self.embedder.embed_query(request.query)
+        model = self.embedder.model_id
+        found = self.search.search_with_vector(
+            tenant_id,
+            SearchRequest(
+                query=request.query,
+                user_id=request.user_id,
+                container=request.container,
+                limit=MAX_RELEVANT,
+                scope="memories",
+            ),
+            vector,
+            model,
+        )
+        sections: dict[str, list[ContextItem]] = {name: [] for name in SHARES}
+        shown: set[str] = set()
+        for hit in found.results:
+            if is_relevant(hit):
+                shown.add(str(hit.id))
+                sections["memories"].append(_item("memory", hit.id, hit.content, relevance(hit)))
+        party = Party(user_id=request.user_id, agent_id=request.agent_id)
+        with self.db.tenant(tenant_id, party) as cur:
+            topics = [_unit(vector)]
+            if request.session_id is not None:
+                sections["conversation"] = self._conversation(cur, tenant_id, request.session_id)
+                # What the user said last is part of the turn: "book it" needs "window seat" from before.
+                said = sessions_repo.recent_embeddings(
+                    cur, tenant_id, request.session_id, "user", model, CONVERSATION_TOPIC_MESSAGES
+                )
+                if said:
+                    topics.append(_unit(np.mean([_vector(v) for v in said], axis=0)))
+            if request.user_id is not None:
+                facts = profile_repo.latest_of_types(
+                    cur,
+                    tenant_id,
+                    FACT_TYPES,
+                    request.user_id,
+                    None,
+                    ContainerScope.parse(request.container),
+                    FACT_CANDIDATES,
+                )
+                for row, similarity in _by_similarity(dedupe_facts(facts), topics, model):
+                    if str(row["id"]) not in shown:
+                        text = f"({row['memory_type']}) {row['content']}"
+                        sections["facts"].append(_item("fact", row["id"], text, similarity))
+            for row in procedures_repo.match(
+                cur, tenant_id, vector, model, None, PROCEDURE_FLOOR, MAX_PROCEDURES
+            ):
+                text = f"when {row['trigger']}: {row['content']}"
+                sections["procedures"].append(_item("procedure", row["id"], text, float(row["similarity"])))
+            if request.plan_id is not None:
+                sections["plan"] = self._plan(cur, tenant_id, request.plan_id)
+        return _fit(sections, request.max_tokens)
+
+    @staticmethod
+    def _conversation(cur: Any, tenant_id: UUID, session_id: UUID) -> list[ContextItem]:
+        if sessions_repo.get_session(cur, tenant_id, session_id) is None:
+            raise NotFound(f"session {session_id} not found")
+        items = []
+        summary = summary_repo.get_summary(cur, tenant_id, session_id)
+        if summary is not None:
+            label = f"summary ({summary['method']}, through message {summary['through_seq']}): "
+            items.append(_item("summary", session_id, label + summary["content"], None, clip=1600))
+        newest_first = sessions_repo.latest_messages(cur, tenant_id, session_id, MAX_MESSAGES)[::-1]
+        for row in newest_first:  # the budget keeps the latest; _fit shows them in conversation order
+            items.append(_item("message", row["id"], f"#{row['seq']} {row['role']}: {row['content']}", None))
+        return items
+
+    @staticmethod
+    def _plan(cur: Any, tenant_id: UUID, plan_id: str) -> list[ContextItem]:
+        items = []
+        plan = plans_repo.get(cur, plans_repo.PLANS, tenant_id, plan_id)
+        if plan is not None:
+            text = (
+                f"plan {plan_id} ({plan['status']}), goal {plan['goal_event']}: state "
+                f"{_compact(plan['state'])}"
+            )
+            items.append(ContextItem(source="plan", id=plan_id, text=_clip(text, 800)))
+        scope = f"workflow:{plan_id}"  # where engram_client.workflow.WorkflowState keeps its values
+        for row in working_repo.list_scope(cur, tenant_id, scope, None, MAX_WORKING):
+            if row["key"].startswith("v."):  # its values ("a." keys are its action history)
+                text = f"{row['key'].removeprefix('v.')} = {_compact(row['value'])}"
+                items.append(ContextItem(source="working", id=f"{scope}/{row['key']}", text=_clip(text)))
+        return items
+
+
+def _item(
+    source: Any, row_id: Any, text: str, score: float | None, *, clip: int = MAX_LINE_CHARS
+) -> ContextItem:
+    return ContextItem(
+        source=source,
+        id=str(row_id),
+        text=_clip(text, clip),
+        score=None if score is None else round(score, 4),
+    )
+
+
+def _clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _vector(raw: Any) -> np.ndarray:
+    return np.asarray(json.loads(raw) if isinstance(raw, str) else raw, dtype=np.float32)
+
+
+def _unit(vector: Any) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm else array
+
+
+def _by_similarity(
+    rows: Sequence[dict[str, Any]], topics: Sequence[np.ndarray], model: str
+) -> list[tuple[dict[str, Any], float | None]]:
+    """Facts closest to any topic (the query; what the user said last) first; those of another model
+    (not comparable) last, newest first."""
+    scored: list[tuple[dict[str, Any], float | None]] = []
+    for row in rows:
+        similarity = None
+        if row["embedding"] is not None and row["embedding_model"] == model:
+            fact = _unit(_vector(row["embedding"]))
+            similarity = max(float(topic @ fact) for topic in topics)
+        scored.append((row, similarity))
+    # sorted() is stable: rows of equal rank keep their newest-first order.
+    return sorted(scored, key=lambda pair: -(pair[1] if pair[1] is not None else -2.0))
+
+
+def _line(item: ContextItem) -> str:
+    return f"- {item.text} [{item.source}:{item.id}]"
+
+
+def _fit(sections: dict[str, list[ContextItem]], max_tokens: int) -> AgentContext:
+    lines = {
+        name: [_Line(item, estimate_tokens(_line(item) + "\n")) for item in items]
+        for name, items in sections.items()
+    }
+    heading_cost = {name: estimate_tokens(HEADINGS[name] + "\n") for name in SHARES}
+    used = 0
+
+    def take(name: str, budget: int) -> None:
+        nonlocal used
+        spent = 0
+        started = any(line.taken for line in lines[name])
+        for line in lines[name]:
+            if line.taken:
+                continue
+            heading = 0 if started else heading_cost[name]
+            room = min(budget - spent, max_tokens - used) - heading
+            if line.cost > room and line.item.source == "summary" and room >= MIN_SUMMARY_TOKENS:
+                line.item = _shortened(line.item, room)  # a summary is cut to fit rather than left out
+                line.cost = estimate_tokens(_line(line.item) + "\n")
+            if line.cost > room:
+                if line.item.source == "message":
+                    break  # the latest messages only, without gaps
+                continue
+            line.taken, started = True, True
+            spent += line.cost + heading
+            used += line.cost + heading
+
+    for name, share in SHARES.items():
+        take(name, int(max_tokens * share))
+    for name in SHARES:
+        take(name, max_tokens)
+    out: list[str] = []
+    items: list[ContextItem] = []
+    for name in SHARES:
+        kept = [line.item for line in lines[name] if line.taken]
+        if name == "conversation":  # the summary, then the messages kept, oldest first
+            kept = [i for i in kept if i.source != "message"] + [
+                i for i in reversed(kept) if i.source == "message"
+            ]
+        if kept:
+            out.append(HEADINGS[name])
+            out.extend(_line(item) for item in kept)
+            items.extend(kept)
+    omitted = sum(1 for name in SHARES for line in lines[name] if not line.taken)
+    return AgentContext(
+        context="\n".join(out), items=items, token_estimate=used, max_tokens=max_tokens, omitted=omitted
+    )
+
+
+def _shortened(item: ContextItem, tokens: int) -> ContextItem:
+    overhead = len(_line(item)) - len(item.text) + 1
+    return item.model_copy(update={"text": _clip(item.text, max(20, tokens * 4 - overhead - 4))})
