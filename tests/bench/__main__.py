@@ -15,6 +15,7 @@ import numpy as np
 from tests.bench import (
     coldstart,
     concurrency,
+    context,
     dev,
     extract_types,
     graph,
@@ -30,7 +31,18 @@ from tests.bench import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SECTIONS = ("coldstart", "latency", "recall", "writes", "pipeline", "scifact", "dev", "concurrency", "graph")
+SECTIONS = (
+    "coldstart",
+    "latency",
+    "recall",
+    "writes",
+    "pipeline",
+    "scifact",
+    "dev",
+    "concurrency",
+    "graph",
+    "context",
+)
 # pdf_pages: the issue's PDF has 100 pages, in both profiles (about a minute, mostly embedding).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
@@ -40,6 +52,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "writes": 100,
         "pdf_pages": 100,
         "concurrency_seconds": 20,
+        "context_calls": 100,
         "graph": graph.GraphSpec(entities=10_000, relations=100_000, memories=10_000),
         "graph_queries": 200,
     },
@@ -50,6 +63,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "writes": 300,
         "pdf_pages": 100,
         "concurrency_seconds": 40,
+        "context_calls": 300,
         "graph": graph.GraphSpec(entities=100_000, relations=1_000_000, memories=100_000),
         "graph_queries": 500,
     },
@@ -193,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                 local.embedded.stop()
     if "pipeline" in args.sections:
         result.extend(_pipeline(bench_dir, embedder, handlers, args.options["pdf_pages"]))
+    if "context" in args.sections:
+        result.extend(_context(bench_dir, embedder, handlers, args.options["context_calls"]))
 
     if "latency" in args.sections:
         result.extend(latency.embedding_latency(embedder.embed_query, claims[:100]))
@@ -287,6 +303,23 @@ def _pipeline(bench_dir: Path, embedder: Any, handlers: harness.Handlers, pages:
         figures = pipeline.pipeline_throughput(handlers, local, embedder, bench_dir / "pipeline", log, pages)
         log("pipeline: extract per type of file")
         return figures + extract_types.extract_by_type(handlers, local, embedder, log)
+    finally:
+        local.close()
+        if local.embedded is not None:
+            local.embedded.stop()
+
+
+def _context(bench_dir: Path, embedder: Any, handlers: harness.Handlers, calls: int) -> list[Any]:
+    """Its own small database, as the pipeline's: the context call needs a conversation, not the
+    synthetic data sets."""
+    from engram import deps
+
+    log("context: the travel agent's conversation, then POST /v1/context")
+    settings = loader.bench_settings(bench_dir / "db-context", bench_dir / "models")
+    local = loader.open_bench_database(settings)
+    try:
+        deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
+        return context.context_latency(handlers, local, calls, log)
     finally:
         local.close()
         if local.embedded is not None:
