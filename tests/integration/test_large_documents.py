@@ -7,7 +7,7 @@ import pytest
 
 from engram import deps
 from engram.local.stack import LocalDatabase
-from engram.pipeline import run
+from engram.pipeline.stages import embed
 from engram.tenants.service import IssuedKey
 from tests.integration.pipeline_helpers import document, leftovers, with_settings
 from tests.integration.pipeline_helpers import run as run_document
@@ -22,7 +22,7 @@ def test_every_chunk_is_embedded_when_the_embed_step_works_in_pages(
     tenant: IssuedKey, local_db: LocalDatabase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given: pages of 3 chunks, and a document of more than 3 pages
-    monkeypatch.setattr(run, "EMBED_PAGE_CHUNKS", 3)
+    monkeypatch.setattr(embed, "EMBED_PAGE_CHUNKS", 3)
     monkeypatch.setattr(deps.current(), "pipeline", with_settings(chunk_tokens=60, chunk_overlap_tokens=0))
 
     # When
