@@ -265,17 +265,12 @@ def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: h
         log,
     )
     settings = loader.bench_settings(bench_dir / "db-scifact", bench_dir / "models")
-    local = loader.open_bench_database(settings)
-    try:
+    with loader.bench_database(settings) as local:
         tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id, embedder.revision)
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
         return scifact.quality(
             handlers, corpus, tenant_id, dict(zip(qids, np.asarray(qvectors), strict=True)), log
         )
-    finally:
-        local.close()
-        if local.embedded is not None:
-            local.embedded.stop()
 
 
 def _dev(bench_dir: Path, embedder: Any, handlers: harness.Handlers, split: str) -> list[Any]:
@@ -283,14 +278,9 @@ def _dev(bench_dir: Path, embedder: Any, handlers: harness.Handlers, split: str)
 
     log(f"dev: the conversational dev set ({split} split), written and searched through the API")
     settings = loader.bench_settings(bench_dir / "db-dev", bench_dir / "models")
-    local = loader.open_bench_database(settings)
-    try:
+    with loader.bench_database(settings) as local:
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
         return dev.dev_recall(handlers, local, split, log)
-    finally:
-        local.close()
-        if local.embedded is not None:
-            local.embedded.stop()
 
 
 def _pipeline(bench_dir: Path, embedder: Any, handlers: harness.Handlers, pages: int) -> list[Any]:
@@ -298,15 +288,10 @@ def _pipeline(bench_dir: Path, embedder: Any, handlers: harness.Handlers, pages:
     should not have to load them."""
     log(f"pipeline: a generated {pages}-page PDF through extract, chunk and embed")
     settings = loader.bench_settings(bench_dir / "db-pipeline", bench_dir / "models")
-    local = loader.open_bench_database(settings)
-    try:
+    with loader.bench_database(settings) as local:
         figures = pipeline.pipeline_throughput(handlers, local, embedder, bench_dir / "pipeline", log, pages)
         log("pipeline: extract per type of file")
         return figures + extract_types.extract_by_type(handlers, local, embedder, log)
-    finally:
-        local.close()
-        if local.embedded is not None:
-            local.embedded.stop()
 
 
 def _context(bench_dir: Path, embedder: Any, handlers: harness.Handlers, calls: int) -> list[Any]:
@@ -316,14 +301,9 @@ def _context(bench_dir: Path, embedder: Any, handlers: harness.Handlers, calls: 
 
     log("context: the travel agent's conversation, then POST /v1/context")
     settings = loader.bench_settings(bench_dir / "db-context", bench_dir / "models")
-    local = loader.open_bench_database(settings)
-    try:
+    with loader.bench_database(settings) as local:
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
         return context.context_latency(handlers, local, calls, log)
-    finally:
-        local.close()
-        if local.embedded is not None:
-            local.embedded.stop()
 
 
 def _graph(bench_dir: Path, embedder: Any, handlers: harness.Handlers, options: dict[str, Any]) -> list[Any]:
@@ -333,16 +313,11 @@ def _graph(bench_dir: Path, embedder: Any, handlers: harness.Handlers, options: 
     spec: graph.GraphSpec = options["graph"]
     settings = loader.bench_settings(bench_dir / f"db-graph-{spec.entities // 1000}k", bench_dir / "models")
     log(f"graph: {spec.name} in {settings.data_dir}")
-    local = loader.open_bench_database(settings)
-    try:
+    with loader.bench_database(settings) as local:
         dataset = graph.ensure_graph(local, spec, log)
         log(f"  prewarmed the graph tables in {loader.prewarm(local, graph.WARM_TABLES):.0f}s")
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
         return graph.graph_walks(handlers, local.app, dataset, options["graph_queries"], log)
-    finally:
-        local.close()
-        if local.embedded is not None:
-            local.embedded.stop()
 
 
 def _cpus() -> int:

@@ -9,10 +9,11 @@ large maintenance_work_mem and parallel workers) and VACUUM ANALYZEs, as a long-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,18 @@ def open_bench_database(settings: Settings) -> LocalDatabase:
             local.embedded.stop()
         local = open_database(settings, cleanup_mode="stop")
     return local
+
+
+@contextlib.contextmanager
+def bench_database(settings: Settings) -> Iterator[LocalDatabase]:
+    """open_bench_database for the length of a section, its server stopped afterwards."""
+    local = open_bench_database(settings)
+    try:
+        yield local
+    finally:
+        local.close()
+        if local.embedded is not None:
+            local.embedded.stop()
 
 
 def prewarm(local: LocalDatabase, tables: Sequence[str] = ("memories",)) -> float:
