@@ -10,6 +10,7 @@ import pytest
 from engram import deps
 from engram.local.stack import LocalDatabase
 from engram.memories.models import SearchRequest
+from engram.memories.search import fusion
 from engram.memories.search.service import MemorySearch
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.tenants.service import IssuedKey
@@ -39,8 +40,11 @@ def test_results_carry_every_score_and_explain_the_fusion(api: Api) -> None:
     assert result["content"] == "Alice lives in Paris"
     assert result["scores"]["vector"] > 0.5
     assert result["scores"]["text"] > 0
-    assert result["scores"]["fused"] == pytest.approx(1.0)
-    assert result["score"] == result["scores"]["fused"]
+    # The best text match, holding every word of the query: the vector part plus the whole text part.
+    whole_text = fusion.TEXT_WEIGHT + fusion.COVERAGE_WEIGHT
+    expected = fusion.VECTOR_WEIGHT * result["scores"]["vector"] + whole_text
+    assert result["scores"]["fused"] == pytest.approx(expected, abs=1e-5)
+    assert result["score"] == pytest.approx(fusion.calibrated(result["scores"]["fused"]), abs=1e-6)
 
 
 def test_container_exact_and_wildcard(api: Api) -> None:

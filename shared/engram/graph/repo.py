@@ -175,20 +175,14 @@ def search_entities(
     ).fetchall()
 
 
-def entities_named(
-    cur: TenantTx, tenant_id: UUID, keys: Sequence[str], named_keys: Sequence[str]
-) -> tuple[UUID, ...]:
+def entities_named_query(tenant_id: UUID, keys: Sequence[str], named_keys: Sequence[str]) -> sql.Composable:
     """The entities a search query names, by key (names and aliases, engram.graph.names.query_keys);
     those the offline heuristic guessed (type `unknown`) only when the query writes them as names.
-    Usually none: then search runs without a graph leg."""
-    if not keys:
-        return ()
-    rows = cur.execute(
-        "SELECT DISTINCT k.entity_id FROM entity_keys k WHERE k.tenant_id = %s AND k.key = ANY(%s) "
-        "AND (k.entity_type <> 'unknown' OR k.key = ANY(%s)) ORDER BY k.entity_id",
-        (tenant_id, list(keys), list(named_keys)),
-    ).fetchall()
-    return tuple(row["entity_id"] for row in rows)
+    Usually none: then search runs without a graph leg. A query (entity_id), for search's statement."""
+    return sql.SQL(
+        "SELECT DISTINCT k.entity_id FROM entity_keys k WHERE k.tenant_id = {t} "
+        "AND k.key = ANY({keys}::text[]) AND (k.entity_type <> 'unknown' OR k.key = ANY({named}::text[]))"
+    ).format(t=sql.Literal(tenant_id), keys=sql.Literal(list(keys)), named=sql.Literal(list(named_keys)))
 
 
 # --- mentions (observations) ------------------------------------------------------------------

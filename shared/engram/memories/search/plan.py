@@ -1,5 +1,5 @@
-"""A search plan: what each leg of the fused query looks for (planner.py chooses how the vector leg
-runs)."""
+"""A search plan: what each leg of the fused query looks for (planner.py sets how the vector leg may
+run)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,15 @@ class VectorQuery:
 
 
 @dataclass(frozen=True)
+class GraphKeys:
+    """The query's word runs that may name an entity (engram.graph.names.query_keys), and those it
+    writes as names: the graph leg looks the entities up (engram.graph.repo.entities_named_query)."""
+
+    keys: tuple[str, ...]
+    named: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SearchPlan:
     tenant_id: UUID
     text: str | None
@@ -32,12 +41,12 @@ class SearchPlan:
     candidates: int
     limit: int
     time: TimeScope = CURRENT
-    # The entities the query names (graph.repo.entities_named): the graph leg, when there are any.
-    graph_entities: tuple[UUID, ...] = ()
-
-    @property
-    def legs(self) -> int:
-        return (self.vector is not None) + (self.text is not None) + bool(self.graph_entities)
+    # Hybrid search: the graph leg, when the query has words that may name entities.
+    graph: GraphKeys | None = None
+    # With a vector: the largest filtered population the vector leg scans exactly; the statement
+    # counts the population (up to this + 1) and walks the HNSW index above it. None: always exact
+    # (`vector.exact` then says which one runs).
+    exact_cap: int | None = None
 
 
 def candidates_for(limit: int) -> int:

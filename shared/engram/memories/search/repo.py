@@ -2,111 +2,135 @@
 the population count that chooses the vector leg's plan, and the memories' own legs.
 
 A corpus supplies its legs (vector, text and, where its rows can name entities, graph) and the
-columns of its result rows; the fused query is the same for all. Every function takes a cursor from
-`Database.tenant(...)`: RLS limits it to one tenant and party.
+columns of its result rows; the fused query is the same for all. The statement is run by
+`Database.run(...)` (one round trip): RLS limits it to one tenant and party.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from uuid import UUID
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
 from engram.db.migrate import embedding_index_name
+from engram.db.tenant_indexes import tenant_index_name
+from engram.graph.repo import entities_named_query
 from engram.memories import predicates
 from engram.memories.models import SearchFilters
 from engram.memories.predicates import ContainerScope, TimeScope
 from engram.memories.repo import MEMORY_COLUMNS
+from engram.memories.search import fusion, text
 from engram.memories.search.plan import SearchPlan
-
-# Reciprocal-rank fusion constant, tuned on SciFact's train claims (make bench --scifact-split train)
-# with the pooled ranking below: hybrid nDCG@10 0.667 at k=40, 0.672 at 20, 0.692 at 10, 0.702 at 5.
-# A small k weighs each leg's first few results more.
-RRF_K = 5
 
 Leg = Callable[[SearchPlan], sql.Composable]
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """What one kind of searched row brings to the fused query. Rows are read as `alias` of `table`."""
+    """What one kind of searched row brings to the fused query. Rows are read as `alias` of `table`;
+    their terms are `postings` in text_postings (migrations/0014)."""
 
     kind: str  # the results' kind: memory, chunk
     table: str  # the table (and the HNSW index's prefix)
     alias: str
+    postings: str  # the corpus's key in text_postings: 'm', 'c'
     columns: sql.Composable  # the result row, shaped like a memory's, with kind and document_id
-    vector_leg: Leg  # ids, nearest first
-    text_leg: Leg  # ids with text_rank, best first
-    population: Callable[[SearchPlan, int], sql.Composable]  # up to n rows an exact scan would read
-    graph_leg: Leg | None = None  # ids of rows that name the most of the query's entities
+    vector_leg: Leg  # ids, nearest first (exact or through the index, as plan.vector.exact says)
+    accepts: Leg  # the rows (as `alias`) the search may return: tenant, time, owner, filters
+    population: Callable[[SearchPlan, sql.Composable], sql.Composable]  # up to n rows an exact scan reads
+    graph_leg: Leg | None = None  # ids of rows that name the most of the query's entities (CTE `ents`)
     graph_hits: Leg | None = None  # how many of them the pooled row (`alias`) names
     can_match: Callable[[SearchFilters], bool] = lambda filters: True
+    tenant_indexes: bool = False  # large tenants have an HNSW index of their own (engram.db.tenant_indexes)
 
 
-def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, Any]]:
+def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     """Hybrid retrieval in one statement.
 
-    Each leg proposes its top candidates: vector, text, and graph (rows that name entities the query
-    names); the pool is their union. Every pooled row is then ranked by each leg within the pool (its
-    cosine similarity is computed even when only the text leg proposed it, its entity hits even when
-    only the vector leg did), and reciprocal-rank fusion merges the ranks. So a row that is first for
-    text but outside the vector top-k is not tied with one that only the vector leg found.
+    Each leg proposes its top candidates: vector, text (BM25, engram.memories.search.text), and graph
+    (rows that name entities the query names); the pool is their union. Every pooled row is then
+    scored by each leg that ran (its cosine similarity even when only the text leg proposed it, its
+    BM25 score even when only the vector leg did, its entity hits), and the fused score
+    (engram.memories.search.fusion) orders them. So a row that is first for text but outside the
+    vector top-k is not tied with one that only the vector leg found.
+
+    The vector leg scans the filtered rows exactly when they are few, and walks the HNSW index when
+    they are many (plan.exact_cap): the statement counts them first, up to the cap, and runs only the
+    branch the count picks (a false one-time filter skips the other). The graph leg looks up the
+    entities the query names itself. One statement, one round trip.
     """
     a = sql.Identifier(corpus.alias)
+    tenant = sql.Literal(plan.tenant_id)
     legs: list[sql.Composable] = []
     proposals: list[sql.Composable] = []
     similarity: sql.Composable = sql.SQL("NULL::float8")
-    text_rank: sql.Composable = sql.SQL("NULL::real")
+    text_rank: sql.Composable = sql.SQL("NULL::float8")
+    coverage: sql.Composable = sql.SQL("NULL::float8")
     text_join: sql.Composable = sql.SQL("")
     graph_hits: sql.Composable = sql.SQL("NULL::bigint")
+    scored: dict[str, sql.Composable | None] = {
+        "similarity": None,
+        "text": None,
+        "coverage": None,
+        "graph": None,
+    }
+    graph_share: sql.Composable = sql.SQL("NULL::float8")
     if plan.vector is not None:
-        legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(corpus.vector_leg(plan)))
+        legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(_vector_leg(corpus, plan, legs)))
         proposals.append(sql.SQL("SELECT id FROM vec"))
         similarity = sql.SQL(
             "CASE WHEN {a}.embedding_model = {model} THEN 1 - ({a}.embedding <=> {q}::vector) END"
         ).format(a=a, model=sql.Literal(plan.vector.model), q=sql.Literal(vector_literal(plan.vector.vector)))
+        scored["similarity"] = sql.SQL("similarity")
     if plan.text is not None:
-        legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(corpus.text_leg(plan)))
+        legs.append(text.weights_cte(tenant, corpus.postings, plan.text))
+        legs.append(text.scores_cte(tenant, corpus.postings, plan.container))
+        legs.append(
+            sql.SQL("txt AS MATERIALIZED ({})").format(
+                text.leg(corpus.table, corpus.alias, corpus.accepts(plan), plan.candidates)
+            )
+        )
         proposals.append(sql.SQL("SELECT id FROM txt"))
-        text_rank, text_join = sql.SQL("x.text_rank"), sql.SQL("LEFT JOIN txt x ON x.id = {}.id").format(a)
-    if plan.graph_entities and corpus.graph_leg is not None and corpus.graph_hits is not None:
+        text_rank, coverage = sql.SQL("b.score"), sql.SQL("b.coverage")
+        text_join = sql.SQL("LEFT JOIN bm25 b ON b.id = {}.id").format(a)
+        scored["text"], scored["coverage"] = sql.SQL("text_rank"), sql.SQL("coverage")
+    if plan.graph is not None and corpus.graph_leg is not None and corpus.graph_hits is not None:
+        ents = entities_named_query(plan.tenant_id, plan.graph.keys, plan.graph.named)
+        legs.append(sql.SQL("ents AS MATERIALIZED ({})").format(ents))
         legs.append(sql.SQL("gph AS MATERIALIZED ({})").format(corpus.graph_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM gph"))
-        graph_hits = corpus.graph_hits(plan)
+        # Without entities (the usual case) the per-row count is skipped: a one-time CASE.
+        graph_hits = sql.SQL("CASE WHEN EXISTS (SELECT 1 FROM ents) THEN {} END").format(
+            corpus.graph_hits(plan)
+        )
+        # least() skips NULLs: the share is made 0 first when the query names no known entity.
+        graph_share = sql.SQL(
+            "least(1.0, coalesce(graph_hits::float8 / nullif((SELECT count(*) FROM ents), 0), 0))"
+        )
+        scored["graph"] = graph_share
     query = sql.SQL(
         """WITH {legs},
            pool AS MATERIALIZED ({proposals}),
            scored AS (
                -- Pooled rows are fetched by primary key (= ANY(ARRAY(...))): a join here let the
                -- planner hash-join the whole tenant.
-               SELECT {a}.id, {similarity} AS similarity, {text_rank} AS text_rank,
-                      {graph_hits} AS graph_hits
+               SELECT {a}.id, {similarity} AS similarity, {text_rank}::float8 AS text_rank,
+                      {coverage}::float8 AS coverage, {graph_hits} AS graph_hits
                FROM {table} {a} {text_join}
                WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM pool))),
-           ranked AS (
-               SELECT s.*,
-                   CASE WHEN similarity IS NOT NULL
-                        THEN rank() OVER (ORDER BY similarity DESC NULLS LAST) END AS vector_rank,
-                   CASE WHEN text_rank IS NOT NULL
-                        THEN rank() OVER (ORDER BY text_rank DESC NULLS LAST) END AS text_position,
-                   CASE WHEN graph_hits IS NOT NULL
-                        THEN rank() OVER (ORDER BY graph_hits DESC NULLS LAST) END AS graph_position
-               FROM scored s),
            top AS MATERIALIZED (
-               SELECT id, similarity, text_rank, graph_hits,
-                   coalesce(1.0 / ({k} + vector_rank), 0) + coalesce(1.0 / ({k} + text_position), 0)
-                   + coalesce(1.0 / ({k} + graph_position), 0) AS rrf
-               FROM ranked
-               ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
+               SELECT id, similarity, text_rank, coverage, {graph_share} AS graph, {fused} AS fused
+               FROM scored
+               ORDER BY fused DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
-           SELECT {columns}, t.similarity, t.text_rank, t.rrf, t.graph_hits
+           SELECT {columns}, t.similarity, t.text_rank, t.coverage, t.graph, t.fused
            FROM top t JOIN {table} {a} ON {a}.id = t.id
            WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM top))
-           ORDER BY t.rrf DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, {a}.id"""
+           ORDER BY t.fused DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, {a}.id"""
     ).format(
         legs=sql.SQL(", ").join(legs),
         proposals=sql.SQL(" UNION ").join(proposals),
@@ -115,50 +139,63 @@ def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, An
         columns=corpus.columns,
         similarity=similarity,
         text_rank=text_rank,
+        coverage=coverage,
         text_join=text_join,
         graph_hits=graph_hits,
-        tenant=sql.Literal(plan.tenant_id),
-        k=sql.Literal(RRF_K),
+        graph_share=graph_share,
+        fused=fusion.fused(scored["similarity"], scored["text"], scored["coverage"], scored["graph"]),
+        tenant=tenant,
         limit=sql.Literal(plan.limit),
     )
-    return cur.execute(query).fetchall()
+    return query
 
 
-def count_population(
-    cur: TenantTx, corpus: Corpus, plan: SearchPlan, cap: int, *, scan: tuple[int, int] | None = None
-) -> int:
-    """How many embedded rows of the corpus an exact scan would read, counted only up to `cap` + 1.
+def _vector_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) -> sql.Composable:
+    """The vector leg's query. With an exact_cap, both ways are planned and the population count (a
+    CTE added to `ctes`) picks one at run time."""
+    assert plan.vector is not None
+    if plan.exact_cap is None:
+        return corpus.vector_leg(plan)
+    cap = sql.Literal(plan.exact_cap)
+    ctes.append(
+        sql.SQL("population AS MATERIALIZED (SELECT count(*) AS n FROM ({}) p)").format(
+            corpus.population(plan, sql.Literal(plan.exact_cap + 1))
+        )
+    )
+    exact = replace(plan, vector=replace(plan.vector, exact=True))
+    walk = replace(plan, vector=replace(plan.vector, exact=False))
+    return sql.SQL(
+        "SELECT e.id FROM ({exact}) e WHERE (SELECT n FROM population) <= {cap} "
+        "UNION ALL "
+        "SELECT w.id FROM ({walk}) w WHERE (SELECT n FROM population) > {cap}"
+    ).format(exact=corpus.vector_leg(exact), walk=corpus.vector_leg(walk), cap=cap)
 
-    `scan` (ef_search, max_scan_tuples): the same statement also makes the HNSW scan settings,
-    one round trip fewer. They are transaction-local and only read by an HNSW scan, so setting them
-    before knowing whether the plan is HNSW costs nothing."""
-    settings: sql.Composable = sql.SQL("")
-    if scan is not None:
-        settings = sql.SQL(", {}").format(_scan_settings(*scan))
-    inner = corpus.population(plan, cap + 1)
-    row = cur.execute(sql.SQL("SELECT count(*) AS n{} FROM ({}) s").format(settings, inner)).fetchone()
-    assert row is not None
-    return int(row["n"])
 
-
-def index_rows(cur: TenantTx, table: str, model: str, dimensions: int) -> float | None:
-    """Rows in the model's HNSW index on `table`, from planner statistics (no scan); None if it has
-    no index."""
+def index_rows(
+    cur: TenantTx, table: str, tenant_id: UUID | None, model: str, dimensions: int
+) -> float | None:
+    """Rows in an HNSW index on `table`, from planner statistics (no scan): the tenant's own (with
+    `tenant_id`) or the model's shared one; None if there is no such index."""
+    name = (
+        tenant_index_name(tenant_id, model, dimensions)
+        if tenant_id is not None
+        else embedding_index_name(model, dimensions, table)
+    )
     row = cur.execute(
-        "SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = to_regclass(%s)",
-        (embedding_index_name(model, dimensions, table),),
+        "SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = to_regclass(%s)", (name,)
     ).fetchone()
     return None if row is None else float(row["n"])
 
 
-def _scan_settings(ef_search: int, max_scan_tuples: int) -> sql.Composable:
+def scan_settings(ef_search: int, max_scan_tuples: int) -> dict[str, str]:
     """pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass the filters.
-    Transaction-local, so it never leaks to another request (or pins an RDS Proxy connection)."""
-    return sql.SQL(
-        "set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan, "
-        "set_config('hnsw.ef_search', {ef}, true) AS ef_search, "
-        "set_config('hnsw.max_scan_tuples', {tuples}, true) AS max_scan_tuples"
-    ).format(ef=sql.Literal(str(int(ef_search))), tuples=sql.Literal(str(int(max_scan_tuples))))
+    Set transaction-local (Database.run), so they never leak to another request (or pin an RDS Proxy
+    connection); only an index walk reads them."""
+    return {
+        "hnsw.iterative_scan": "relaxed_order",
+        "hnsw.ef_search": str(int(ef_search)),
+        "hnsw.max_scan_tuples": str(int(max_scan_tuples)),
+    }
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -175,13 +212,6 @@ def vector_distance(alias: str, plan: SearchPlan) -> sql.Composable:
         return sql.SQL("{} <=> {}::vector").format(column, q)
     dims = sql.Literal(len(plan.vector.vector))
     return sql.SQL("{col}::vector({dims}) <=> {q}::vector({dims})").format(col=column, dims=dims, q=q)
-
-
-def text_query(plan: SearchPlan) -> sql.Composable:
-    """The query's words, any of them (OR): the text leg ranks by how well each row matches."""
-    return sql.SQL("replace(plainto_tsquery('english', {})::text, ' & ', ' | ')::tsquery").format(
-        sql.Literal(plan.text)
-    )
 
 
 # --- memories ---------------------------------------------------------------------------------
@@ -210,15 +240,8 @@ def _memory_vector_leg(plan: SearchPlan) -> sql.Composable:
     )
 
 
-def _memory_text_leg(plan: SearchPlan) -> sql.Composable:
-    f = plan.filters
-    return sql.SQL(
-        "SELECT c.id, c.rank AS text_rank FROM memory_text_candidates({q}, {k}, {container}, {children}, "
-        "{types}::text[], {tags}::text[], {agent}, {conversation}, {metadata}::jsonb, {as_of}::timestamptz, "
-        "{history}) c"
-    ).format(
-        q=text_query(plan), k=sql.Literal(plan.candidates), **scope_arguments(plan.container, f, plan.time)
-    )
+def _memory_accepts(plan: SearchPlan) -> sql.Composable:
+    return predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time)
 
 
 def _memory_graph_leg(plan: SearchPlan) -> sql.Composable:
@@ -226,13 +249,12 @@ def _memory_graph_leg(plan: SearchPlan) -> sql.Composable:
     under the search's filters."""
     return sql.SQL(
         """SELECT em.memory_id AS id FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
-           WHERE em.tenant_id = {t} AND em.entity_id = ANY({entities}::uuid[]) AND {where}
+           WHERE em.tenant_id = {t} AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents)) AND {where}
            GROUP BY em.memory_id
            ORDER BY count(*) DESC, bool_or(em.is_subject) DESC, max(m.created_at) DESC, em.memory_id
            LIMIT {k}"""
     ).format(
         t=sql.Literal(plan.tenant_id),
-        entities=sql.Literal(list(plan.graph_entities)),
         where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
         k=sql.Literal(plan.candidates),
     )
@@ -241,11 +263,11 @@ def _memory_graph_leg(plan: SearchPlan) -> sql.Composable:
 def _memory_graph_hits(plan: SearchPlan) -> sql.Composable:
     return sql.SQL(
         "NULLIF((SELECT count(*) FROM entity_mentions em WHERE em.tenant_id = {t} "
-        "AND em.memory_id = m.id AND em.entity_id = ANY({entities}::uuid[])), 0)"
-    ).format(t=sql.Literal(plan.tenant_id), entities=sql.Literal(list(plan.graph_entities)))
+        "AND em.memory_id = m.id AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents))), 0)"
+    ).format(t=sql.Literal(plan.tenant_id))
 
 
-def _memory_population(plan: SearchPlan, n: int) -> sql.Composable:
+def _memory_population(plan: SearchPlan, n: sql.Composable) -> sql.Composable:
     """Tag and metadata filters are counted through memory_filter_candidates, which can use their GIN
     indexes (RLS keeps the app from doing so), in the time scope of the search. Without them, versions
     of every time (superseded, expired) are counted too: an upper bound, enough to choose a plan,
@@ -259,7 +281,7 @@ def _memory_population(plan: SearchPlan, n: int) -> sql.Composable:
     return sql.SQL("SELECT 1 FROM memories m WHERE {where} AND m.embedding_model = {model} LIMIT {n}").format(
         where=predicates.where(plan.tenant_id, counted_scope(plan.container), plan.filters, None),
         model=sql.Literal(plan.vector.model),
-        n=sql.Literal(n),
+        n=n,
     )
 
 
@@ -278,12 +300,20 @@ def _needs_filter_function(filters: SearchFilters) -> bool:
 
 
 def _filter_function_args(
-    model: str, limit: int, container: ContainerScope | None, filters: SearchFilters, time: TimeScope
+    model: str,
+    limit: int | sql.Composable,
+    container: ContainerScope | None,
+    filters: SearchFilters,
+    time: TimeScope,
 ) -> sql.Composable:
     return sql.SQL(
         "{model}, {limit}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, "
         "{conversation}, {metadata}::jsonb, {as_of}::timestamptz, {history}"
-    ).format(model=sql.Literal(model), limit=sql.Literal(limit), **scope_arguments(container, filters, time))
+    ).format(
+        model=sql.Literal(model),
+        limit=limit if isinstance(limit, sql.Composable) else sql.Literal(limit),
+        **scope_arguments(container, filters, time),
+    )
 
 
 def scope_arguments(
@@ -311,9 +341,11 @@ MEMORIES = Corpus(
         "{columns}, 'memory' AS kind, (SELECT s.document_id FROM memory_sources s WHERE s.memory_id = m.id "
         "ORDER BY s.created_at, s.document_id LIMIT 1) AS document_id"
     ).format(columns=MEMORY_COLUMNS),
+    postings="m",
     vector_leg=_memory_vector_leg,
-    text_leg=_memory_text_leg,
+    accepts=_memory_accepts,
     population=_memory_population,
     graph_leg=_memory_graph_leg,
     graph_hits=_memory_graph_hits,
+    tenant_indexes=True,
 )
