@@ -23,11 +23,14 @@ from tests.bench import (
     report,
     scifact,
     synthetic,
+    tuning,
     writes,
 )
 
 REPO = Path(__file__).resolve().parents[2]
 SECTIONS = ("coldstart", "latency", "recall", "writes", "pipeline", "scifact", "concurrency")
+# On request only: reruns the choice of search's settings on SciFact's train split (minutes).
+ON_REQUEST = ("tuning",)
 # pdf_pages: the PDF has 100 pages, in both profiles (about a minute, mostly embedding).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
@@ -71,7 +74,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--tenants", type=int, default=10)
     parser.add_argument("--queries", type=int, help="search latency queries per mode")
-    parser.add_argument("--only", help=f"comma-separated subset of {','.join(SECTIONS)}")
+    parser.add_argument("--only", help=f"comma-separated subset of {','.join(SECTIONS + ON_REQUEST)}")
     parser.add_argument("--bench-dir", type=Path, default=REPO / ".bench")
     parser.add_argument("--scifact-dir", type=Path, default=REPO.parent / "shared" / "data" / "scifact")
     parser.add_argument(
@@ -91,9 +94,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.queries:
         args.options["queries"] = args.queries
     args.sections = set(args.only.split(",")) if args.only else set(SECTIONS)
-    unknown = args.sections - set(SECTIONS)
+    unknown = args.sections - set(SECTIONS + ON_REQUEST)
     if unknown:
-        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS + ON_REQUEST)}")
+    if "tuning" in args.sections:
+        args.scifact_split = "train"  # settings are chosen on train, never on test
     return args
 
 
@@ -185,11 +190,11 @@ def main(argv: list[str] | None = None) -> int:
         result.extend(latency.embedding_latency(embedder.embed_query, claims[:100]))
     if "concurrency" in args.sections:
         result.extend(concurrency.concurrency(bench_dir, args.options["concurrency_seconds"], log))
-    if "scifact" in args.sections:
+    if args.sections & {"scifact", "tuning"}:
         if corpus is None:
             log(f"scifact: {args.scifact_dir} not found; skipped")
         else:
-            result.extend(_scifact(corpus, bench_dir, embedder, handlers))
+            result.extend(_scifact(corpus, bench_dir, embedder, handlers, args.sections))
 
     result.meta["seconds"] = round(time.perf_counter() - started, 1)
     result.meta["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -210,8 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: harness.Handlers) -> list[Any]:
+def _scifact(
+    corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: harness.Handlers, sections: set[str]
+) -> list[Any]:
     from engram import deps
+    from engram.memories.search.service import MemorySearch
 
     log(f"scifact: {len(corpus.ids)} documents, {len(corpus.queries)} {corpus.split} queries")
     slug = embedder.model_id.replace("/", "_")
@@ -235,9 +243,20 @@ def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: h
     try:
         tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id)
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
-        return scifact.quality(
-            handlers, corpus, tenant_id, dict(zip(qids, np.asarray(qvectors), strict=True)), log
-        )
+        by_query = dict(zip(qids, np.asarray(qvectors), strict=True))
+        figures = []
+        if "scifact" in sections:
+            figures += scifact.quality(handlers, corpus, tenant_id, by_query, log)
+        if "tuning" in sections:
+            search = MemorySearch(
+                local.app,
+                embedder,
+                exact_scan_threshold=settings.exact_scan_threshold,
+                ef_search=settings.hnsw_ef_search,
+                max_scan_tuples=settings.hnsw_max_scan_tuples,
+            )
+            figures += tuning.tune(handlers, corpus, search, tenant_id, by_query, log)
+        return figures
     finally:
         local.close()
         if local.embedded is not None:
