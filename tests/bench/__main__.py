@@ -23,6 +23,7 @@ from tests.bench import (
     report,
     scifact,
     synthetic,
+    text_writers,
     tuning,
     writes,
 )
@@ -40,6 +41,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "writes": 100,
         "pdf_pages": 100,
         "concurrency_seconds": 20,
+        "text_writers_seconds": 8,
     },
     "full": {
         "scales": ["10K", "100K"],
@@ -48,6 +50,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "writes": 300,
         "pdf_pages": 100,
         "concurrency_seconds": 40,
+        "text_writers_seconds": 20,
     },
 }
 
@@ -178,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
                 result.extend(writes.sentence_embedding(embedder.embed_documents, claims[:100]))
+                result.extend(
+                    text_writers.concurrent_writers(
+                        local, claims[:500], args.options["text_writers_seconds"], log
+                    )
+                )
                 wrote = True
         finally:
             local.close()
