@@ -32,7 +32,8 @@ from tests.bench.harness import Handlers, check
 from tests.bench.latency import search_body
 from tests.bench.report import Figure, Target
 
-NDCG_TARGET = 0.70
+# Issue 19: hybrid >= 0.74 and text >= 0.68 on the test split, with the default local model.
+NDCG_TARGETS = {"text": 0.68, "hybrid": 0.74}
 ANCHORS = {"vector": "MiniLM dense 0.645", "text": "BM25 0.687", "hybrid": ""}
 TENANT = "bench-scifact"
 CONTAINER = "scifact"
@@ -172,7 +173,7 @@ def quality(
                 section=section,
                 name=f"{mode} nDCG@10",
                 value=at10["ndcg@10"],
-                target=Target(">=", NDCG_TARGET) if mode == "hybrid" else None,
+                target=Target(">=", NDCG_TARGETS[mode]) if mode in NDCG_TARGETS else None,
                 note=f"anchor: {anchor}" if anchor else "",
             )
         )
