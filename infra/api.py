@@ -1,5 +1,11 @@
 """The REST API, generated from engram.api.routes.ROUTES so the local front and AWS never disagree.
 
+It is a nested stack of its own: a route costs a method and often a path resource, so the API is the
+part of the stack that grows fastest, and CloudFormation's limits (500 resources, 1 MB) hold per
+template. The functions stay in the parent (the API's template names them through parameters, which CDK
+wires); the deploy gate checks each template's budgets and lint, and reads the stack flattened for the
+rest (infra/gate/nested.py).
+
 Every authorized route requires an API key and the Lambda REQUEST authorizer. The authorizer maps the
 key to a tenant, API Gateway caches its answer per key, and the API's key source is AUTHORIZER: the
 authorizer hands the key back as `usageIdentifierKey`, so the usage plan throttles and meters each key.
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, NestedStack, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -56,11 +62,12 @@ GATEWAY_ERRORS: dict[str, tuple[apigw.ResponseType, str, str, str]] = {
         "payload_too_large",
         TOO_LARGE_MESSAGE,
     ),
+    # The authorizer failed (the database unreachable, a timeout): the request may be sent again.
     "AuthorizerFailure": (
         apigw.ResponseType.AUTHORIZER_FAILURE,
-        "500",
-        "internal_error",
-        "authorization failed; it has been logged",
+        "503",
+        "service_unavailable",
+        "the API key could not be checked; retry later",
     ),
 }
 # For the catch-alls the message is API Gateway's own, already quoted and escaped by `messageString`.
@@ -70,9 +77,9 @@ GATEWAY_DEFAULTS: dict[apigw.ResponseType, str] = {
 }
 
 
-class Api(Construct):
+class Api(NestedStack):
     def __init__(self, scope: Construct, id: str, *, config: StageConfig, functions: Functions) -> None:
-        super().__init__(scope, id)
+        super().__init__(scope, id, description=f"Engram ({config.stage}): the REST API")
         access_logs = logs.LogGroup(
             self,
             "AccessLogs",

@@ -33,8 +33,9 @@ EMBEDDING_FUNCTIONS = frozenset(
         PIPELINE_PREFIX + "llm_extract",
     }
 )
-# Functions that call the LLM: the pipeline's llm-extract step, and sessions (messages with extract=full).
-LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions"})
+# Functions that call the LLM: the pipeline's llm-extract step, sessions (messages with extract=full) and
+# memories (direct writes with extract=full, their default when the stack has an LLM).
+LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions", "memories"})
 # Functions that log in to the cluster as its owner with the master secret (the others: RDS Proxy).
 OWNER_FUNCTIONS = frozenset({MIGRATE_FUNCTION, ADMIN_FUNCTION})
 # The step functions and finish share one context (engram.deps.pipeline_context), which builds every

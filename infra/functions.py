@@ -49,7 +49,8 @@ from infra.network import Network
 
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
-# Sessions may wait for the LLM while extracting: as long as API Gateway waits (29 s), less a margin.
+# Functions that may wait for the LLM (sessions, memories: extract=full): as long as API Gateway waits
+# (29 s), less a margin.
 SESSIONS_TIMEOUT_S = 28
 # The pipeline's trigger registers a document and starts its execution; 120 s covers reading the object.
 TRIGGER_TIMEOUT_S, TRIGGER_MEMORY_MB = 120, 1024
@@ -113,7 +114,7 @@ def function_specs() -> tuple[FunctionSpec, ...]:
             name,
             f"Engram API: the {name} endpoint group",
             memory_mb=1024 if name in EMBEDDING_FUNCTIONS else 512,
-            timeout_s=SESSIONS_TIMEOUT_S if name == "sessions" else FunctionSpec.timeout_s,
+            timeout_s=SESSIONS_TIMEOUT_S if name in LLM_FUNCTIONS else FunctionSpec.timeout_s,
         )
         for name in API_FUNCTIONS
     )

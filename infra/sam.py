@@ -5,6 +5,8 @@ The deployable template does not suit `sam local` as it is:
 - the master secret's rotation is a Serverless Application Repository app, which SAM resolves by calling
   the repository before it touches Docker (NoRegionFound, EndpointConnectionError): the variant drops it,
   and what refers to it;
+- the API is a nested stack whose methods name the functions through parameters, which `sam local
+  start-api` cannot follow: the variant is the stack flattened into one template (infra/gate/nested.py);
 - SAM's --env-vars overrides only the variables a function declares, so DATABASE_URL (and the TLS and
   IAM settings the local database does not use) are declared on every function, empty, for
   infra/sam-env.json to fill in: the functions then reach the local embedded PostgreSQL on the host
@@ -21,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from infra.gate.nested import load_stack
 from infra.gate.template import refs_in
 
 SAM_ENV = Path(__file__).resolve().parent / "sam-env.json"
@@ -85,7 +88,7 @@ def logical_id(template: dict[str, object], stage: str, function: str) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] == "variant":
-        template = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+        template = load_stack(Path(argv[1])).flat.body
         Path(argv[2]).write_text(json.dumps(variant(template), indent=1), encoding="utf-8")
         return 0
     if len(argv) == 4 and argv[0] == "logical-id":

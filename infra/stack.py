@@ -19,6 +19,7 @@ from infra.maintenance import Maintenance
 from infra.migrations import Migrations
 from infra.network import Network
 from infra.observability import Observability
+from infra.roles import share_identical_roles
 from infra.storage import Buckets
 
 
@@ -78,6 +79,9 @@ class EngramStack(Stack):
             database=self.database,
             failures=self.failures,
         )
+        # Last, once every construct has granted its functions what they need: functions whose roles
+        # hold exactly the same permissions share one of them (a later grant fails the synth).
+        self.roles = share_identical_roles(self, self.functions.functions, f"Engram {config.stage}")
 
         CfnOutput(self, OUTPUT_API_URL, value=self.api.rest_api.url, description="Base URL of the API")
         CfnOutput(

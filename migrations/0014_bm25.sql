@@ -336,7 +336,7 @@ CREATE TRIGGER text_index_tenant_deleted AFTER DELETE ON tenants
     FOR EACH ROW EXECUTE FUNCTION text_index_tenant_deleted();
 
 -- What ts_rank needed, and nothing reads any more.
-DROP FUNCTION memory_text_candidates(tsquery, integer, text, boolean, text[], text[], text, text, jsonb, timestamptz, boolean);
+DROP FUNCTION memory_text_candidates(tsquery, integer, text, boolean, text[], text[], text, text, jsonb, timestamptz, boolean, text);
 DROP FUNCTION chunk_text_candidates(tsquery, integer, text, boolean, text[], jsonb);
 ALTER TABLE memories DROP COLUMN fts;
 ALTER TABLE chunks DROP COLUMN fts;

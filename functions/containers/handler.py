@@ -1,5 +1,6 @@
-"""The containers endpoint group: the tree with counts, create, delete (confirmed), archive, and the
-custom extraction instructions of the tenant and of each container."""
+"""The containers endpoint group: the tenant's data as a whole. The container tree with counts, create,
+delete (confirmed), archive; the custom extraction instructions of the tenant and of each container;
+and erasing one user's data (confirmed)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from engram.containers.models import (
     ContainerTree,
 )
 from engram.instructions.models import Instructions, InstructionsList, InstructionsSet
-from engram.memories.models import CONTAINER_PATTERN
+from engram.memories.models import CONTAINER_PATTERN, Identifier
 from engram.observability import logger, tracer
+from engram.users.models import UserErasure
 
 app = build_resolver()
 Name = Annotated[
@@ -50,6 +52,16 @@ def delete_container(
 @app.post("/v1/containers/<name>/archive")
 def archive_container(name: Name) -> ContainerArchived:
     return deps.container_service().archive(tenant_of(app), name)
+
+
+@app.delete("/v1/users/<user_id>")
+def erase_user(
+    user_id: Annotated[Identifier, Path(description="the user whose data goes: every row of theirs")],
+    confirm: Annotated[
+        bool, Query(description="required to erase; without it, a 409 lists what would go")
+    ] = False,
+) -> UserErasure:
+    return deps.user_erasure().erase(tenant_of(app), user_id, confirm=confirm)
 
 
 ScopeQuery = Annotated[

@@ -42,7 +42,8 @@ def create_document(body: DocumentCreate) -> tuple[DocumentAccepted, int]:
 @app.post("/v1/documents/upload")
 def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
     """AWS: JSON {filename, container?, content_type?} -> a presigned S3 PUT. Locally: the file itself as
-    multipart/form-data (fields: file, container?, content_type?, tags? as JSON, metadata? as JSON)."""
+    multipart/form-data (fields: file, container?, content_type?, tags? as JSON, metadata? as JSON,
+    custom_id?, user_id?)."""
     tenant = tenant_of(app)
     event = app.current_event
     content_type = (
@@ -66,6 +67,7 @@ def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
                 tags=upload.json_field("tags", []),
                 metadata=upload.json_field("metadata", {}),
                 custom_id=upload.fields.get("custom_id") or None,
+                user_id=upload.fields.get("user_id") or None,
             )
         except ValidationError as exc:
             raise body_error(exc) from None

@@ -1,4 +1,4 @@
-"""The memories endpoint group: create, upsert, read, update, delete and list."""
+"""The memories endpoint group: create (one, or a batch), upsert, read, update, delete and list."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.api.ids import path_id
 from engram.memories.models import (
+    CreatedMemory,
     Identifier,
     ListRequest,
     Memory,
+    MemoryBatch,
+    MemoryBatchResult,
     MemoryCreate,
     MemoryHistory,
     MemoryPage,
@@ -31,10 +34,18 @@ UserId = Annotated[Identifier | None, Query(description="the user the request is
 
 
 @app.post("/v1/memories")
-def create_memory(body: MemoryCreate) -> tuple[Memory, int]:
+def create_memory(body: MemoryCreate) -> tuple[CreatedMemory, int]:
     memory = deps.memory_service().create(tenant_of(app), body)
     metrics.add_metric(name="MemoriesCreated", unit="Count", value=1)
     return memory, 201
+
+
+@app.post("/v1/memories/batch")
+def create_memories(body: MemoryBatch) -> tuple[MemoryBatchResult, int]:
+    """1 to 100 memories, each as POST /v1/memories takes it: all stored, in order, or none."""
+    memories = deps.memory_service().create_batch(tenant_of(app), body)
+    metrics.add_metric(name="MemoriesCreated", unit="Count", value=len(memories))
+    return MemoryBatchResult(memories=memories), 201
 
 
 @app.post("/v1/memories/upsert")

@@ -6,10 +6,12 @@ credentials at all.
     python -m infra.gate --cdk .cdk-cli/node_modules/.bin/cdk [--regions us-east-1,eu-west-1]
 
 For each region: the synth itself (cdk-nag's AwsSolutions pack fails it on any unacknowledged finding),
-budgets, cfn-lint (zero errors), region-correct model ids and their IAM grants, reachability of every AWS
-API each function's code calls and of the database, async failures kept and alarmed, deploy-time
-timeouts, the secret's rotation after the migration, no account-level API Gateway setting, the engine
-version, and no suppression metadata or test-invoke permissions in the template. Exits 1 on any problem.
+budgets and cfn-lint (zero errors) for each template of the stack (its nested stacks' too), and on the
+whole stack (infra/gate/nested.py): region-correct model ids and their IAM grants, reachability of every
+AWS API each function's code calls and of the database, no role granting a function a service its
+declarations do not name, async failures kept and alarmed, deploy-time timeouts, the secret's rotation
+after the migration, no account-level API Gateway setting, the engine version, and no suppression
+metadata or test-invoke permissions in the template. Exits 1 on any problem.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from infra.build import ALL_FUNCTIONS
 from infra.config import ENGINE_MAJOR, newest_engine_version
 from infra.gate import checks
 from infra.gate.clients import FunctionCode, scan_functions
+from infra.gate.nested import NestedTemplateMissing, label, load_stack
 from infra.gate.template import Template
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,10 +47,11 @@ class RegionReport:
     region: str
     synth_ok: bool = False
     synth_output: str = ""
-    template: Template | None = None
+    template: Template | None = None  # the whole stack, its nested stacks flattened in
+    templates: dict[str, Template] = field(default_factory=dict)  # each template CloudFormation receives
     nag_findings: list[str] | None = None
     lint_errors: list[str] = field(default_factory=list)
-    lint_warnings: int = 0
+    lint_warnings: dict[str, int] = field(default_factory=dict)  # template -> cfn-lint's warnings
     problems: dict[str, list[str]] = field(default_factory=dict)
     paths: dict[str, list[str]] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)  # function logical id -> bytes unzipped, layers too
@@ -162,11 +166,16 @@ def check_template(report: RegionReport, code: dict[str, FunctionCode]) -> None:
     size_problems, report.sizes = checks.lambda_sizes(t)
     report.problems = {
         "function sizes": size_problems,
-        "budgets": checks.budgets(t),
+        "budgets": [
+            f"{label(name)}: {p}" for name, each in report.templates.items() for p in checks.budgets(each)
+        ],
         "suppression metadata": checks.no_suppression_metadata(t),
         "test-invoke permissions": checks.no_test_invoke_permissions(t),
         "functions": unknown,
         "reachability": reachable,
+        "grants beyond the declarations": checks.grants_within_declarations(
+            t, functions, {name: declared_services(name) for name in functions}
+        ),
         "region": checks.region_correctness(t, report.region),
         "LLM and its grant": checks.llm_matches_grant(t, report.region),
         "async failures": checks.async_failures_kept(t),
@@ -191,10 +200,16 @@ def run(cdk: Path, regions: list[str], account: str, out: Path, *, lint: bool = 
         path = outdir / f"Engram-{STAGE}.template.json"
         report.nag_findings = nag_findings(outdir)
         if path.is_file():  # CDK writes the template even when validation fails: check it all the same
-            report.template = Template.load(path, region)
-            check_template(report, code)
-            if lint:
-                report.lint_errors, report.lint_warnings = cfn_lint(path, region)
+            try:
+                stack = load_stack(path, region)
+            except (NestedTemplateMissing, ValueError) as exc:
+                report.problems = {"nested stacks": [str(exc)]}
+            else:
+                report.template, report.templates = stack.flat, stack.templates
+                check_template(report, code)
+            for name in report.templates if lint else ():
+                errors, report.lint_warnings[name] = cfn_lint(outdir / name, region)
+                report.lint_errors += [f"{label(name)}: {error}" for error in errors]
         report.seconds = time.monotonic() - started
         reports.append(report)
     return reports
@@ -202,23 +217,24 @@ def run(cdk: Path, regions: list[str], account: str, out: Path, *, lint: bool = 
 
 def print_reports(reports: list[RegionReport], account: str, verbose: bool) -> None:
     print(f"\ndeploy gate: Engram-{STAGE} for account {account}")
-    header = ("region", "synth", "resources", "size (KB)", "cdk-nag", "cfn-lint", "checks")
-    print("{:<16}{:<8}{:>12}{:>12}{:>10}{:>22}{:>10}".format(*header))
+    header = ("region", "synth", "cdk-nag", "checks", "template", "resources", "size (KB)", "cfn-lint")
+    row = "{:<16}{:<8}{:>8}{:>8}   {:<32}{:>10}{:>11}{:>24}"
+    print(row.format(*header))
     for r in reports:
-        t = r.template
-        resources = f"{len(t.resources)}/{checks.MAX_RESOURCES}" if t else "-"
-        size = f"{t.size / 1000:.0f}/{checks.MAX_TEMPLATE_BYTES / 1000:.0f}" if t else "-"
         nag = "-" if r.nag_findings is None else str(len(r.nag_findings))
-        lint = f"{len(r.lint_errors)} errors, {r.lint_warnings} warnings" if t else "-"
         failed = sum(len(v) for v in r.problems.values())
+        first = (r.region, "ok" if r.synth_ok else "FAILED", nag, "ok" if not failed else f"{failed} FAILED")
+        for n, (name, t) in enumerate(r.templates.items() or [("-", None)]):
+            resources = f"{len(t.resources)}/{checks.MAX_RESOURCES}" if t else "-"
+            size = f"{t.size / 1000:.0f}/{checks.MAX_TEMPLATE_BYTES / 1000:.0f}" if t else "-"
+            failing = sum(1 for e in r.lint_errors if e.startswith(f"{label(name)}: "))
+            lint = f"{failing} errors, {r.lint_warnings[name]} warnings" if name in r.lint_warnings else "-"
+            print(row.format(*(first if n == 0 else ("",) * 4), label(name), resources, size, lint))
         largest = max(r.sizes.items(), key=lambda item: item[1], default=None)
-        print(
-            f"{r.region:<16}{'ok' if r.synth_ok else 'FAILED':<8}{resources:>12}{size:>12}{nag:>10}{lint:>22}"
-            f"{'ok' if not failed else f'{failed} FAILED':>10}   ({r.seconds:.0f} s)"
-        )
         if largest:
             mib = largest[1] / 2**20
             print(f"{'':16}largest function: {largest[0]}, {mib:.1f} MiB with its layers (of 250)")
+        print(f"{'':16}({r.seconds:.0f} s)")
     for r in reports:
         if not r.synth_ok:
             lines = r.synth_output.splitlines()

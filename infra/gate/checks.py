@@ -315,7 +315,69 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+# --- least privilege by declaration: no function's role grants what it does not declare -----------
+
+# A login token is signed locally (no request), but RDS Proxy checks it against rds-db:connect.
+SIGNED_TOKENS = frozenset({"rds"})
+# What Lambda itself does with a function's role: write its logs, manage its network interfaces.
+LAMBDA_MANAGED_POLICIES = ("AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole")
+XRAY_TRACING = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"})
+
+
+def needs_grant(use: ServiceUse) -> bool:
+    return use.calls or use.service in SIGNED_TOKENS
+
+
+def grants_within_declarations(
+    t: Template, functions: Mapping[str, str], declared: Mapping[str, Iterable[ServiceUse]]
+) -> list[str]:
+    """The converse of the grants the reachability check asks for: a function's role grants no AWS
+    service that infra/aws_services.py does not declare for the function, and no managed policy but
+    Lambda's own two. Allowed besides: what Lambda does with the role, X-Ray under active tracing and SQS
+    on the function's own on-failure destination. With roles shared by several functions, this holds
+    for each of them."""
+    destinations = {
+        _function_of(t, props.get("FunctionName")): ref(
+            ((props.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+        )
+        for props in (r.get("Properties", {}) for r in t.of_type("AWS::Lambda::EventInvokeConfig").values())
+    }
+    problems = []
+    for name, logical in sorted(functions.items()):
+        allowed = {
+            IAM_PREFIX.get(u.service, u.service + ":") for u in declared.get(name, ()) if needs_grant(u)
+        }
+        traced = (t.props(logical).get("TracingConfig") or {}).get("Mode") == "Active"
+        queue = destinations.get(logical)
+        beyond: set[str] = set()
+        for statement in _statements(t, logical):
+            for action in _actions(statement):
+                if any(action.startswith(prefix) for prefix in allowed):
+                    continue
+                if traced and action in XRAY_TRACING:
+                    continue
+                if action.startswith("sqs:") and queue and refs_in(statement.get("Resource")) == {queue}:
+                    continue
+                beyond.add(action)
+        if beyond:
+            problems.append(
+                f"{name}: its role grants {', '.join(sorted(beyond))}, which infra/aws_services.py does not "
+                "declare for it"
+            )
+        role = ref(t.props(logical).get("Role"))
+        for arn in t.props(role or "").get("ManagedPolicyArns", []):
+            text = t.value(arn) or str(arn)
+            if not any(text.endswith(f"service-role/{policy}") for policy in LAMBDA_MANAGED_POLICIES):
+                problems.append(f"{name}: its role has the managed policy {text}")
+    return problems
+
+
 # --- reachability: per function, what its code calls and how it gets there ------------------------
+
+
+def _grants(t: Template, function: str, service: str) -> bool:
+    prefix = IAM_PREFIX.get(service, service + ":")
+    return any(a.startswith(prefix) or a == "*" for s in _statements(t, function) for a in _actions(s))
 
 
 def setting_active(use: ServiceUse, env: Mapping[str, Any]) -> bool:
@@ -355,6 +417,10 @@ def reachability(
         placement = network.function_placement(logical)
         lines = paths.setdefault(name, [])
         for use in uses:
+            if use.service in SIGNED_TOKENS and not _grants(t, logical, use.service):
+                problems.append(
+                    f"{name}: {use.why}, but its role grants no {IAM_PREFIX[use.service]}* action"
+                )
             if not use.calls or not setting_active(use, env):
                 continue
             path = network.path_to_service(placement, endpoint_service(use.service))
@@ -362,10 +428,8 @@ def reachability(
                 problems.append(f"{name}: no network path to {use.service} ({use.why})")
             elif f"{use.service}: {path}" not in lines:
                 lines.append(f"{use.service}: {path}")
-            prefix = IAM_PREFIX.get(use.service, use.service + ":")
-            if not any(
-                a.startswith(prefix) or a == "*" for s in _statements(t, logical) for a in _actions(s)
-            ):
+            if not _grants(t, logical, use.service):
+                prefix = IAM_PREFIX.get(use.service, use.service + ":")
                 problems.append(
                     f"{name}: calls {use.service} ({use.why}) but its role grants no {prefix}* action"
                 )

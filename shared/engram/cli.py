@@ -1,5 +1,9 @@
 """`engram`: the local stack, migrations and API keys.
 
+Every command but `keys --stage` and `preflight` works on the local database that `engram local`
+uses: ENGRAM_DATA_DIR, else the project's `.engram` (engram.settings.default_data_dir), whatever the
+working directory; DATABASE_URL instead of either.
+
 engram local                      run the API on http://127.0.0.1:8080 (embedded PostgreSQL)
 engram migrate                    apply migrations/ to the database
 engram keys create --tenant NAME  create a tenant if needed and print a new key (last line)
@@ -21,6 +25,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from engram.errors import EngramError
 from engram.settings import Settings
@@ -32,10 +37,50 @@ def _settings() -> Settings:
     return get_settings()
 
 
-def cmd_migrate(args: argparse.Namespace) -> int:
+class NoDatabaseHere(Exception):
+    """The command would create a fresh database although the stack the user means runs elsewhere."""
+
+
+def _stack_answering(settings: Settings, timeout: float = 1.0) -> str | None:
+    """The URL of an Engram stack answering on the local port, if one does."""
+    import json
+    import urllib.request
+
+    url = f"http://{settings.host}:{settings.port}"
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as response:  # noqa: S310 (loopback)
+            answer = json.loads(response.read() or b"{}")
+    except (OSError, ValueError):
+        return None
+    return url if isinstance(answer, dict) and answer.get("status") == "ok" else None
+
+
+def _local_database(settings: Settings, command: str) -> Any:
+    """The local database, as `engram local` finds it (ENGRAM_DATA_DIR, else the project's `.engram`:
+    engram.settings.default_data_dir). A data directory found that way but holding no database yet,
+    while a stack answers on the local port, means that stack keeps its data elsewhere: rather than
+    create a new database there (a key made in it would be refused by the running stack), stop and
+    say where we looked."""
     from engram.local.stack import open_database
 
-    local = open_database(_settings())
+    chosen = "data_dir" in settings.model_fields_set or settings.database_url
+    fresh = not (settings.pg_data_dir / "PG_VERSION").is_file()
+    if not chosen and fresh:
+        running = _stack_answering(settings)
+        if running:
+            raise NoDatabaseHere(
+                f"engram {command}: no Engram database in {settings.data_dir.resolve()} (the project's "
+                "data directory; ENGRAM_DATA_DIR is not set), but an Engram stack is answering on "
+                f"{running}, so its data directory is another one. Nothing was created. Run the command "
+                "again with ENGRAM_DATA_DIR set to that stack's data directory (`engram local` prints it "
+                "at start), or with DATABASE_URL if it runs on one."
+            )
+    print(f"engram {command}: database in {settings.data_dir.resolve()}", file=sys.stderr)
+    return open_database(settings)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    local = _local_database(_settings(), "migrate")
     from engram.db.migrate import applied_versions
 
     print("applied migrations:", ", ".join(applied_versions(local.admin_conninfo)))
@@ -52,10 +97,9 @@ def cmd_local(args: argparse.Namespace) -> int:
 def cmd_keys(args: argparse.Namespace) -> int:
     if args.stage:
         return cmd_keys_aws(args)
-    from engram.local.stack import open_database
     from engram.tenants import service
 
-    local = open_database(_settings())
+    local = _local_database(_settings(), f"keys {args.action}")
     try:
         if args.action == "create":
             issued = service.issue_key(local.admin, args.tenant, label=args.name or "")
@@ -107,14 +151,13 @@ def cmd_keys_aws(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
-    from engram.local.stack import open_database
     from engram.maintenance.service import cleanup
 
     settings = _settings()
     retention = None if args.keep_superseded else args.retention_days
     if retention is None and not args.keep_superseded:
         retention = settings.superseded_retention_days
-    local = open_database(settings)
+    local = _local_database(settings, "cleanup")
     try:
         report = cleanup(local.app, retention_days=retention)
     finally:
@@ -127,7 +170,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     import re
 
     from engram.export.service import ExportService
-    from engram.local.stack import open_database
     from engram.memories.models import CONTAINER_QUERY_PATTERN
     from engram.observability import logger
     from engram.tenants import service
@@ -136,7 +178,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"engram: invalid container {args.container!r} (use 'a.b' or 'a.b.*')", file=sys.stderr)
         return 2
     logger.setLevel("WARNING")  # stdout may be the export itself
-    local = open_database(_settings())
+    local = _local_database(_settings(), "export")
     try:
         tenant_id = service.ensure_existing_tenant(local.admin, args.tenant)
         exporter = ExportService(local.app)
@@ -157,7 +199,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from engram.export.service import ExportService, read_header
-    from engram.local.stack import open_database
     from engram.tenants import service
 
     source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
@@ -166,7 +207,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         first = next(lines, "")
         header = read_header(first)
         tenant = args.tenant or header.tenant
-        local = open_database(_settings())
+        local = _local_database(_settings(), "import")
         try:
             tenant_id = service.ensure_tenant(local.admin, tenant)
             report = ExportService(local.app).import_jsonl(tenant_id, tenant, _chain(first, lines))
@@ -266,6 +307,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except EngramError as exc:
         print(f"engram: {exc.message}", file=sys.stderr)
+        return 2
+    except NoDatabaseHere as exc:
+        print(str(exc), file=sys.stderr)
         return 2
     return code
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from engram.providers.embeddings import Embedder
     from engram.providers.llm import LLM
     from engram.sessions.service import SessionService
+    from engram.users.service import UserErasureService
     from engram.working.service import WorkingMemoryService
 
 
@@ -102,9 +103,14 @@ def embedder() -> Embedder:
 
 
 def memory_service() -> MemoryService:
+    from engram.instructions.service import instructions_for
     from engram.memories.service import MemoryService
+    from engram.memories.write_extraction import WriteExtraction
 
-    return MemoryService(database(), memory_writer())
+    extraction = WriteExtraction(
+        database(), llm, llm_available=llm_configured(), instructions=instructions_for
+    )
+    return MemoryService(database(), memory_writer(), extraction)
 
 
 def memory_search() -> MemorySearch:
@@ -245,6 +251,12 @@ def memory_writer() -> MemoryWriter:
     from engram.memories.writer import MemoryWriter
 
     return MemoryWriter(embedder(), RuleLinker(current().settings.link_similarity))
+
+
+def user_erasure() -> UserErasureService:
+    from engram.users.service import UserErasureService
+
+    return UserErasureService(database(), blob_store(), work_prefix=current().settings.work_prefix)
 
 
 def instructions_service() -> InstructionsService:

@@ -92,13 +92,15 @@ def _timestamp_text(value: Any) -> Any:
 
 
 def timestamp_in_range(value: datetime) -> datetime:
+    """The instant, in UTC: what is stored and returned. An offset PostgreSQL cannot read (beyond
+    15:59; RFC 3339 allows up to 23:59) then never reaches it."""
     try:
         instant = value.astimezone(UTC)
     except OverflowError:
         return _out_of_range()
     if not MIN_TIMESTAMP <= instant <= MAX_TIMESTAMP:
         return _out_of_range()
-    return value
+    return instant
 
 
 def _out_of_range() -> datetime:

@@ -52,6 +52,21 @@ def _repo_root() -> Path:
     return here.parent.parent
 
 
+def default_data_dir() -> Path:
+    """Where the local stack keeps its database, model and dev key when ENGRAM_DATA_DIR is not set:
+    the project's `.engram` (the checkout this package runs from, as `make local` uses it), wherever
+    the command is run from; outside a checkout, the nearest `.engram` above the working directory,
+    else `./.engram`. Every `engram` command finds it the same way."""
+    root = _repo_root()
+    if (root / "pyproject.toml").is_file() and (root / "shared" / "engram").is_dir():
+        return root / ".engram"
+    cwd = Path.cwd()
+    for directory in (cwd, *cwd.parents):
+        if (directory / ".engram").is_dir():
+            return directory / ".engram"
+    return cwd / ".engram"
+
+
 ENV_PREFIX = "ENGRAM_"
 # Work files (stored sources, extracted text, transcripts) live under this prefix of the documents
 # bucket; the S3 trigger ignores it, so the pipeline never triggers itself.
@@ -78,7 +93,7 @@ class Settings(BaseModel):
         return {**_from_environment(), **given}
 
     stage: str = "local"
-    data_dir: Path = Path(".engram")
+    data_dir: Path = Field(default_factory=lambda: default_data_dir())
     port: int = Field(default=8080, ge=1, le=65535)
     host: str = "127.0.0.1"
     # `engram local`: API worker processes (each runs one request at a time, as a Lambda container

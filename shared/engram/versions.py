@@ -24,8 +24,9 @@ class Expected:
 
     @classmethod
     def parse(cls, header: str | None) -> Expected:
-        if header is None or not header.strip():
+        if header is None:
             return cls.ANY
+        # An If-Match sent empty is not "no condition": refused like any value that is no version.
         raw = header.strip()
         if raw == "*":
             return cls.EXISTS

@@ -31,7 +31,9 @@ def test_a_memory_is_stored_found_changed_and_deleted(engram: Engram) -> None:
     patched = engram.update_memory(stored.id, tags=["family"])
     engram.delete_memory(stored.id)
 
-    assert isinstance(stored, models.Memory) and isinstance(stored.id, UUID)
+    assert (
+        isinstance(stored, models.CreatedMemory) and stored.superseded == [] and isinstance(stored.id, UUID)
+    )
     assert isinstance(found, models.SearchResponse) and found.results[0].id == stored.id
     assert patched.tags == ["family"]
     with pytest.raises(NotFoundError) as missing:

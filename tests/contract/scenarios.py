@@ -43,7 +43,9 @@ def aws(**settings: Any) -> Iterator[Any]:
 
 def health_and_stats(api: GeneratedApi) -> None:
     assert api.expect(200, "Health", "get_health").status == "ok"
-    api.expect(201, "Memory", "create_memory", body=api.body("MemoryCreate", {"content": "Tea at five"}))
+    api.expect(
+        201, "CreatedMemory", "create_memory", body=api.body("MemoryCreate", {"content": "Tea at five"})
+    )
     stats = api.expect(200, "Stats", "get_stats")
     assert stats.total == 1
 
@@ -51,7 +53,7 @@ def health_and_stats(api: GeneratedApi) -> None:
 def memories(api: GeneratedApi) -> None:
     first = api.expect(
         201,
-        "Memory",
+        "CreatedMemory",
         "create_memory",
         body=api.body(
             "MemoryCreate", {"content": "Alice lives in Paris", "container": "crm", "tags": ["people"]}
@@ -59,13 +61,24 @@ def memories(api: GeneratedApi) -> None:
     )
     newer = api.expect(
         201,
-        "Memory",
+        "CreatedMemory",
         "create_memory",
         body=api.body(
             "MemoryCreate",
             {"content": "Alice lives in Rome", "container": "crm", "supersedes": str(first.id)},
         ),
     )
+    assert newer.superseded == [first.id]
+    batch = api.expect(
+        201,
+        "MemoryBatchResult",
+        "create_memories",
+        body=api.body(
+            "MemoryBatch",
+            {"memories": [{"content": "Carol plays chess"}, {"content": "Dan sings", "user_id": "dan"}]},
+        ),
+    )
+    assert [m.content for m in batch.memories] == ["Carol plays chess", "Dan sings"]
     api.expect(
         201, "UpsertResult", "upsert_memory", body=api.body("MemoryUpsert", {"content": "Bob likes jazz"})
     )
@@ -168,7 +181,7 @@ def graph(api: GeneratedApi) -> None:
     )
     assert again.id == ann.id
     memory = api.expect(
-        201, "Memory", "create_memory", body=api.body("MemoryCreate", {"content": "Ann Lee likes tea"})
+        201, "CreatedMemory", "create_memory", body=api.body("MemoryCreate", {"content": "Ann Lee likes tea"})
     )
     api.expect(
         201,
@@ -249,7 +262,7 @@ def procedures(api: GeneratedApi) -> None:
 def profile(api: GeneratedApi) -> None:
     api.expect(
         201,
-        "Memory",
+        "CreatedMemory",
         "create_memory",
         body=api.body("MemoryCreate", {"content": "Ann prefers tea", "user_id": "ann"}),
     )
@@ -275,10 +288,22 @@ def containers(api: GeneratedApi) -> None:
     api.expect(200, "Instructions", "set_extraction_instructions", body=instructions)
     assert len(api.expect(200, "InstructionsList", "list_extraction_instructions").instructions) == 1
     api.expect(204, None, "delete_extraction_instructions")
+    api.expect(
+        201,
+        "CreatedMemory",
+        "create_memory",
+        body=api.body("MemoryCreate", {"content": "Eve likes figs", "user_id": "eve"}),
+    )
+    preview = api.expect(409, "ErrorResponse", "erase_user", "eve")
+    assert preview.error.code == "confirmation_required"
+    erased = api.expect(200, "UserErasure", "erase_user", "eve", confirm=True)
+    assert (erased.erased, erased.memories) == (True, 1)
 
 
 def export(api: GeneratedApi) -> None:
-    api.expect(201, "Memory", "create_memory", body=api.body("MemoryCreate", {"content": "Exported fact"}))
+    api.expect(
+        201, "CreatedMemory", "create_memory", body=api.body("MemoryCreate", {"content": "Exported fact"})
+    )
     lines = api.expect(200, "str", "export").splitlines()
     assert '"record":"header"' in lines[0] and any("Exported fact" in line for line in lines)
     api.expect(404, "ErrorResponse", "get_export", "0" * 32)

@@ -285,3 +285,77 @@ def test_a_crashed_postgresql_is_started_again(tmp_path_factory: pytest.TempPath
     finally:
         assert server.stop() == 0, server.output()
     assert postgres_processes(data_dir / "pg") == []
+
+
+def _documents(url: str, key: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        status, page = call(url, "POST", "/v1/documents/list", {"limit": 100, "cursor": cursor}, key)
+        assert status == 200, page
+        found += page["documents"]
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return found
+
+
+def test_kill_9_during_ingestion_then_restart_ends_every_document_once(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    data_dir = tmp_path_factory.mktemp("killed-ingesting")
+    key = "engram_kill9-" + "k" * 24
+    env = {"ENGRAM_INGEST_WORKERS": "1", "ENGRAM_DEV_API_KEY": key}
+    texts = [
+        f"Note {i}: Alice met Bob {i} times in Paris. The budget for project {i} is {i * 1000} euros.\n\n"
+        * 40
+        for i in range(8)
+    ]
+    server = LocalServer(data_dir, env).start()
+    try:
+        # Given: eight documents sent, and ingestion under way
+        for text in texts:
+            status, accepted = call(
+                server.url, "POST", "/v1/documents", {"content": text, "container": "k"}, key
+            )
+            assert status == 202, accepted
+        busy = ("extracting", "chunking", "embedding", "indexing")
+        assert wait_for(
+            lambda: any(d["status"] in busy for d in _documents(server.url, key)), timeout=60, every=0.05
+        ), server.output()
+        # When: the whole stack is killed outright, mid-step
+        server.kill()
+    except BaseException:
+        server.kill()
+        raise
+
+    server = LocalServer(data_dir, env).start()  # and started again
+    try:
+        # Then: every document ends done or failed, once, as a clean ingestion of the same text ends
+        def finished() -> bool:
+            return all(d["status"] in ("done", "failed") for d in _documents(server.url, key))
+
+        assert wait_for(finished, timeout=240, every=0.5), server.output()
+        resumed = _documents(server.url, key)
+        assert len(resumed) == len(texts)
+        for text in texts:
+            status, again = call(
+                server.url, "POST", "/v1/documents", {"content": text, "container": "k"}, key
+            )
+            assert (status, again["duplicate"]) == (
+                202,
+                True,
+            )  # exactly once: the same bytes are the same document
+            status, clean = call(
+                server.url, "POST", "/v1/documents", {"content": text, "container": "clean"}, key
+            )
+            assert status == 202 and not clean["duplicate"]
+        assert wait_for(finished, timeout=240, every=0.5), server.output()
+        by_container: dict[str, dict[str, tuple[str, int, int]]] = {"k": {}, "clean": {}}
+        for d in _documents(server.url, key):
+            by_container[d["container"]][d["checksum"]] = (d["status"], d["chunk_count"], d["memory_count"])
+        assert by_container["k"] == by_container["clean"]
+        status, listed = call(server.url, "POST", "/v1/memories/list", {"container": "k", "limit": 100}, key)
+        contents = [m["content"] for m in listed["memories"]]
+        assert status == 200 and len(contents) == len(set(contents))  # no memory stored twice
+    finally:
+        assert server.stop() == 0, server.output()

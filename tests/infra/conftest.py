@@ -26,6 +26,8 @@ import aws_cdk as cdk
 from infra import nag
 from infra.app import build_app
 from infra.build import EXTRAS, Assets, build_functions
+from infra.gate.nested import load_stack
+from infra.gate.template import Template
 from infra.stack import EngramStack
 
 Resources = dict[str, dict[str, Any]]
@@ -34,7 +36,8 @@ Resources = dict[str, dict[str, Any]]
 @dataclass
 class Synth:
     stack: EngramStack
-    template: dict[str, Any]
+    template: dict[str, Any]  # the whole stack: its nested stacks flattened in (infra/gate/nested.py)
+    templates: dict[str, Template]  # each template CloudFormation receives, by file name, the root first
     outdir: Path
     error: str | None  # the synth error (cdk-nag findings fail synth), None when clean
 
@@ -89,8 +92,8 @@ def synthesize(
         app.synth()
     except RuntimeError as exc:  # jsii surfaces the validation failure as RuntimeError
         error = str(exc)
-    template = json.loads((outdir / f"{stack.stack_name}.template.json").read_text())
-    return Synth(stack, template, outdir, error)
+    templates = load_stack(outdir / f"{stack.stack_name}.template.json")
+    return Synth(stack, templates.flat.body, templates.templates, outdir, error)
 
 
 @pytest.fixture(scope="session")

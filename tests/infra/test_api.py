@@ -125,3 +125,20 @@ def test_api_gateway_account_role_only_on_opt_in_and_kept_on_destroy(
     role = ref(account[1]["Properties"]["CloudWatchRoleArn"])
     for logical in (account[0], role):
         assert opted.resources[logical]["DeletionPolicy"] == "Retain", logical
+
+
+def test_the_api_is_a_nested_template_of_its_own_and_the_functions_stay_in_the_parent(dev: Synth) -> None:
+    # Given the templates CloudFormation receives: the stack's, then the API's
+    (root, api) = dev.templates.values()
+    (nested,) = [k for k, r in root.resources.items() if r["Type"] == "AWS::CloudFormation::Stack"]
+    # Then every API Gateway resource is in the API's template, every function in the parent's
+    api_types = {r["Type"] for r in api.resources.values()}
+    assert {"AWS::ApiGateway::RestApi", "AWS::ApiGateway::Method", "AWS::ApiGateway::UsagePlan"} <= api_types
+    assert not [k for k, r in root.resources.items() if r["Type"].startswith("AWS::ApiGateway::")]
+    assert not api.of_type("AWS::Lambda::Function", "AWS::IAM::Role")
+    assert len(api.of_type("AWS::ApiGateway::Method")) == len(ROUTES)
+    # And the API names the functions through parameters that the parent fills with their ARNs
+    passed = root.props(nested)["Parameters"]
+    functions = engram_functions(dev)
+    expected = {functions[r.function] for r in ROUTES} | {functions[AUTHORIZER_FUNCTION]}
+    assert {ref(value) for value in passed.values()} == expected

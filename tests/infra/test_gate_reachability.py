@@ -3,8 +3,10 @@ thing that breaks it (the egress rule, the endpoint's ingress, private DNS, a ro
 
 from __future__ import annotations
 
+from typing import Any
+
 from infra.aws_services import ServiceUse
-from infra.gate.checks import reachability
+from infra.gate.checks import grants_within_declarations, reachability
 from infra.gate.clients import ClientSite, FunctionCode
 from infra.gate.reachability import Network
 from tests.infra import fragments as f
@@ -261,3 +263,85 @@ def test_code_that_logs_in_through_the_proxy_needs_the_database_path() -> None:
     f.sg_rule(body, "FnToProxy", source="FnSg", target="ProxySg", port=5432)
     problems, paths = reachability(f.template(body), {"health": "Fn"}, {"health": []}, code)
     assert problems == [] and paths["health"] == ["database: RDS Proxy Proxy -> Cluster"]
+
+
+def test_an_rds_login_token_needs_its_grant_though_it_sends_no_request() -> None:
+    token = ServiceUse("rds", "signs its IAM login token for RDS Proxy", calls=False)
+    body = _function_in_vpc([])
+    code = {"health": FunctionCode("health", frozenset(), (ClientSite("rds", "m.f", "m.py:1"),))}
+    problems, _ = reachability(f.template(body), {"health": "Fn"}, {"health": [token]}, code)
+    assert problems == [
+        "health: signs its IAM login token for RDS Proxy, but its role grants no rds-db:* action"
+    ]
+    f.grant(body, "Fn", ["rds-db:connect"])
+    assert reachability(f.template(body), {"health": "Fn"}, {"health": [token]}, code)[0] == []
+
+
+# --- the converse: no role grants a function what it does not declare ------------------------------
+
+
+def _granted(actions: list[str], resource: Any = "*", *, traced: bool = True) -> dict:  # type: ignore[type-arg]
+    body = _function_in_vpc([])
+    f.grant(body, "Fn", actions, resource)
+    if traced:
+        body["Resources"]["Fn"]["Properties"]["TracingConfig"] = {"Mode": "Active"}
+    return body
+
+
+def _beyond(body: dict, declared: list[ServiceUse]) -> list[str]:  # type: ignore[type-arg]
+    return grants_within_declarations(f.template(body), {"documents": "Fn"}, {"documents": declared})
+
+
+def test_grants_of_declared_services_and_xray_under_tracing_are_within_the_declarations() -> None:
+    body = _granted(["s3:GetObject*", "xray:PutTraceSegments", "xray:PutTelemetryRecords"])
+    assert _beyond(body, [S3]) == []
+
+
+def test_a_grant_of_a_service_the_function_does_not_declare_is_beyond_them() -> None:
+    body = _granted(["s3:GetObject*", "bedrock:InvokeModel", "states:StartExecution"])
+    assert _beyond(body, [S3]) == [
+        "documents: its role grants bedrock:InvokeModel, states:StartExecution, which infra/aws_services.py "
+        "does not declare for it"
+    ]
+    # a client the function creates but never calls with does not earn its service a grant
+    unused = ServiceUse("bedrock-runtime", "builds a client it never calls", calls=False)
+    assert "bedrock:InvokeModel" in _beyond(body, [S3, unused])[0]
+
+
+def test_xray_without_active_tracing_is_beyond_the_declarations() -> None:
+    body = _granted(["xray:PutTraceSegments"], traced=False)
+    assert _beyond(body, []) == [
+        "documents: its role grants xray:PutTraceSegments, which infra/aws_services.py does not declare "
+        "for it"
+    ]
+
+
+def test_sqs_only_on_the_functions_own_on_failure_queue() -> None:
+    body = _granted(["sqs:SendMessage"], f.getatt("Failures", "Arn"))
+    body["Resources"]["Failures"] = {"Type": "AWS::SQS::Queue"}
+    assert _beyond(body, []) == [
+        "documents: its role grants sqs:SendMessage, which infra/aws_services.py does not declare for it"
+    ]
+    body["Resources"]["FnAsync"] = {
+        "Type": "AWS::Lambda::EventInvokeConfig",
+        "Properties": {
+            "FunctionName": f.ref("Fn"),
+            "DestinationConfig": {"OnFailure": {"Destination": f.getatt("Failures", "Arn")}},
+        },
+    }
+    assert _beyond(body, []) == []
+    body["Resources"]["FnPolicy"]["Properties"]["PolicyDocument"]["Statement"][0]["Resource"] = "*"
+    assert "sqs:SendMessage" in _beyond(body, [])[0], "any queue but its own is beyond"
+
+
+def test_a_managed_policy_other_than_lambdas_own_is_beyond_the_declarations() -> None:
+    body = _granted([])
+    lambda_basic = "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+    body["Resources"]["FnRole"]["Properties"]["ManagedPolicyArns"] = [lambda_basic]
+    assert _beyond(body, []) == []
+    body["Resources"]["FnRole"]["Properties"]["ManagedPolicyArns"].append(
+        "arn:aws:iam::aws:policy/AdministratorAccess"
+    )
+    assert _beyond(body, []) == [
+        "documents: its role has the managed policy arn:aws:iam::aws:policy/AdministratorAccess"
+    ]

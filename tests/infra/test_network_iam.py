@@ -98,8 +98,9 @@ def test_only_the_embedding_functions_may_call_bedrock_and_only_llm_extract_and_
                 callers.setdefault(name, set()).update(models)
     embedding = {"amazon.titan-embed-text-v2:0"}
     assert callers == {
-        **{name: embedding for name in ("memories", "search", "procedures", "profile", "graph")},
+        **{name: embedding for name in ("search", "procedures", "profile", "graph")},
         "sessions": {*embedding, "claude-haiku-4-5"},  # messages sent with extract=full
+        "memories": {*embedding, "claude-haiku-4-5"},  # direct writes with extract=full
         "pipeline-embed": embedding,
         "pipeline-llm_extract": {*embedding, "claude-haiku-4-5"},
     }

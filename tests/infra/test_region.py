@@ -58,13 +58,13 @@ def test_the_eu_template_calls_and_grants_the_eu_profile_only(dev: Synth) -> Non
     text = json.dumps(dev.template)
     assert f"eu.{HAIKU}" in text and f"us.{HAIKU}" not in text
     assert region_correctness(Template.of(dev.template), "eu-west-1") == []  # no other region named
-    for name in ("sessions", "pipeline-llm_extract"):
+    for name in ("sessions", "memories", "pipeline-llm_extract"):
         env = dev.props(engram_functions(dev)[name])["Environment"]["Variables"]
         assert (env["ENGRAM_LLM_PROVIDER"], env["ENGRAM_LLM_MODEL"]) == ("bedrock", f"eu.{HAIKU}")
 
 
 def test_an_environment_agnostic_synth_warns_and_deploys_the_heuristic(agnostic: Synth) -> None:
-    for name in ("sessions", "pipeline-llm_extract"):
+    for name in ("sessions", "memories", "pipeline-llm_extract"):
         env = agnostic.props(engram_functions(agnostic)[name])["Environment"]["Variables"]
         assert env["ENGRAM_LLM_PROVIDER"] == "none" and "ENGRAM_LLM_MODEL" not in env
     warnings = [

@@ -9,6 +9,7 @@ from engram.graph.link_rules import RuleLinker
 from engram.local.stack import LocalDatabase, open_database
 from engram.memories.models import MemoryCreate
 from engram.memories.service import MemoryService
+from engram.memories.write_extraction import WriteExtraction
 from engram.memories.writer import MemoryWriter
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import Settings
@@ -28,7 +29,8 @@ def test_an_existing_postgres_via_database_url(
     external = open_database(Settings(database_url=url, data_dir=tmp_path, local_model_dir=tmp_path))
     try:
         issued = tenants.issue_key(external.admin, "external")
-        service = MemoryService(external.app, MemoryWriter(embedder, RuleLinker()))
+        extraction = WriteExtraction(external.app, lambda: None, llm_available=False)
+        service = MemoryService(external.app, MemoryWriter(embedder, RuleLinker()), extraction)
         service.create(issued.tenant_id, MemoryCreate(content="stored through DATABASE_URL"))
 
         # Then it is migrated, and the app connection is the RLS-bound app role

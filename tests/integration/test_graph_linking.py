@@ -46,7 +46,7 @@ def graph() -> GraphService:
 def remember(tenant: IssuedKey, content: str, valid_from: datetime | None = None) -> UUID:
     return (
         deps.memory_service()
-        .create(tenant.tenant_id, MemoryCreate(content=content, valid_from=valid_from))
+        .create(tenant.tenant_id, MemoryCreate(content=content, valid_from=valid_from, extract="none"))
         .id
     )
 
@@ -130,7 +130,8 @@ def test_relations_take_their_time_and_confidence_from_the_memory_and_linking_is
     graph: GraphService, tenant: IssuedKey, local_db: LocalDatabase
 ) -> None:
     memory = deps.memory_service().create(
-        tenant.tenant_id, MemoryCreate(content="Alice lives in Paris.", valid_from=MONDAY, confidence=0.7)
+        tenant.tenant_id,
+        MemoryCreate(content="Alice lives in Paris.", valid_from=MONDAY, confidence=0.7, extract="none"),
     )
     entities = [person("Alice"), ExtractedEntity(name="Paris", type="place")]
     relations = [ExtractedRelation(source="Alice", relation="lives_in", target="Paris")]
@@ -278,7 +279,8 @@ def test_alice_moves_from_paris_to_berlin(
                 text, ExtractionContext(reference_time=when, chunks=chunks)
             ).memories
             memory = deps.memory_service().create(
-                tenant.tenant_id, MemoryCreate(content=extracted.content, valid_from=extracted.valid_from)
+                tenant.tenant_id,
+                MemoryCreate(content=extracted.content, valid_from=extracted.valid_from, extract="none"),
             )
             link(
                 tenant.tenant_id,

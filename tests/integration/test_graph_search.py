@@ -29,7 +29,8 @@ def _katherine(api: Api, container: str = "nasa") -> str:
     )
     assert observed.status == 201, observed.json
     for text in DISTRACTORS:
-        assert api.post("/v1/memories", {"content": text, "container": container}).status == 201
+        body = {"content": text, "container": container, "extract": "none"}
+        assert api.post("/v1/memories", body).status == 201
     return str(observed.json["memory_id"])
 
 

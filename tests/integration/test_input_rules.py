@@ -173,6 +173,33 @@ def test_timestamps_at_the_edges_of_the_range_are_stored_and_read_back_exactly(a
     assert (again["valid_from"], again["expires_at"]) == (stamp, latest)
 
 
+def test_a_utc_offset_beyond_postgresqls_is_stored_as_its_instant(api: Api) -> None:
+    # Found by the fuzz gate: an offset of +20:38 (RFC 3339 allows up to 23:59; PostgreSQL only 15:59)
+    # was a 500 wherever a timestamp reached SQL.
+    stamp, instant = "2000-01-01T00:00:19+20:38", "1999-12-31T03:22:19Z"
+
+    created = api.post("/v1/memories", {"content": "far east", "valid_from": stamp})
+    searched = api.post("/v1/search", {"query": "far east", "as_of": stamp})
+    graph = api.get("/v1/graph?entity=A&as_of=2000-01-01T00:00:19-19:00")
+
+    assert created.status == 201, created.json
+    assert api.get(f"/v1/memories/{created.json['id']}").json["valid_from"] == instant
+    assert searched.status == 200, searched.json
+    assert graph.status in (200, 404), graph.json
+
+
+def test_a_confidence_is_stored_to_the_last_digit_sent(api: Api) -> None:
+    # Found by the fuzz gate's read-back: single precision kept 0.6224882154995234 as 0.6224882.
+    confidence = 0.6224882154995234
+    memory = api.post("/v1/memories", {"content": "precise", "confidence": confidence})
+    relation_body = {"source": {"name": "A"}, "relation_type": "knows", "target": {"name": "B"}}
+    relation = api.post("/v1/relations", {**relation_body, "confidence": confidence})
+
+    assert memory.status == 201 and memory.json["confidence"] == confidence
+    assert api.get(f"/v1/memories/{memory.json['id']}").json["confidence"] == confidence
+    assert relation.status == 201 and relation.json["confidence"] == confidence
+
+
 def test_a_timestamp_more_precise_than_a_microsecond_is_refused(api: Api) -> None:
     message = refused(
         api.post("/v1/memories", {"content": "x", "valid_from": "2024-01-01T00:00:00.1234567Z"}), "valid_from"

@@ -65,10 +65,12 @@ def test_get_patch_and_delete_round_trip(api: Api) -> None:
 def test_patching_content_re_embeds_it(api: Api) -> None:
     created = api.post("/v1/memories", {"content": "The office is in Lisbon"}).json
 
-    api.patch(f"/v1/memories/{created['id']}", {"content": "Quarterly revenue grew by twelve percent"})
+    patched = api.patch(
+        f"/v1/memories/{created['id']}", {"content": "Quarterly revenue grew by twelve percent"}
+    )
     found = api.post("/v1/search", {"query": "how much did revenue grow", "mode": "vector"}).json
 
-    assert found["results"][0]["id"] == created["id"]
+    assert found["results"][0]["id"] == patched.json["id"] != created["id"]
     assert found["results"][0]["scores"]["vector"] > 0.5
 
 

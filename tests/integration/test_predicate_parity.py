@@ -1,8 +1,7 @@
 """The memory predicates exist twice: in Python (engram.memories.predicates, under RLS; the text leg
-checks its rows with them too) and in PL/pgSQL (memory_scope_sql, migrations/0010, inside
-memory_filter_candidates, which runs beside RLS).
-Over a generated set of memories, both select the same rows for every time scope, container scope,
-filter and party."""
+checks its rows with them too) and in PL/pgSQL (memory_scope_sql, migrations/0010 and 0012, inside
+memory_filter_candidates, which runs beside RLS). Over a generated set of memories, both select the
+same rows for every time scope, container scope, filter (the owner filter among them) and party."""
 
 from __future__ import annotations
 
@@ -42,6 +41,9 @@ FILTERS = [
     SearchFilters(conversation_id="c1"),
     SearchFilters(metadata={"k": "v"}),
     SearchFilters(memory_type=["fact", "episode"], tags=["x"], metadata={"k": "v"}),
+    SearchFilters(user_id="u1"),
+    SearchFilters(user_id="u2", memory_type=["fact"]),
+    SearchFilters(user_id="nobody-owns-this"),
 ]
 PARTIES = {"nobody": NOBODY, "u1": Party(user_id="u1"), "u2": Party(user_id="u2"), "everyone": EVERYONE}
 
@@ -99,6 +101,7 @@ def _arguments(scope: ContainerScope | None, filters: SearchFilters, time: TimeS
         Jsonb(filters.metadata) if filters.metadata else None,
         time.as_of,
         time.include_history,
+        filters.user_id,
     )
 
 
@@ -123,7 +126,7 @@ def test_python_and_sql_predicates_select_the_same_memories(
                 r["id"]
                 for r in cur.execute(
                     "SELECT id FROM memory_filter_candidates(%s, 100000, %s, %s, %s::text[], %s::text[], "
-                    "%s, %s, %s::jsonb, %s::timestamptz, %s)",
+                    "%s, %s, %s::jsonb, %s::timestamptz, %s, NULL, %s)",
                     (MODEL, *args),
                 ).fetchall()
             }

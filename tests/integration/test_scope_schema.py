@@ -63,8 +63,11 @@ def test_the_database_itself_hides_other_parties_rows_from_the_app_role(
         assert row is not None
         return row["s"], row["m"], row["mem"]
 
-    # Then: unfiltered SQL as engram_app sees only what the party may see
+    # Then: unfiltered SQL as engram_app sees only what the party may see: a request made for another
+    # user sees neither; one made for nobody in particular reaches the session (by its id) but not the
+    # private memory
     assert counts(Party(user_id="alice")) == (1, 1, 1)
     assert counts(Party(user_id="bob")) == (0, 0, 0)
-    assert counts(Party()) == (0, 0, 0)
+    assert counts(Party(agent_id="planner")) == (0, 0, 0)
+    assert counts(Party()) == (1, 1, 0)
     assert counts(EVERYONE) == (1, 1, 1)

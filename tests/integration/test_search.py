@@ -40,9 +40,11 @@ def test_results_carry_every_score_and_explain_the_fusion(api: Api) -> None:
     assert result["content"] == "Alice lives in Paris"
     assert result["scores"]["vector"] > 0.5
     assert result["scores"]["text"] > 0
-    # The best text match, holding every word of the query: the vector part plus the whole text part.
+    # The best text match, holding every word of the query: the vector part plus the whole text part,
+    # plus the graph part (direct writes extract entities: Alice and Paris, both named by the query).
     whole_text = fusion.TEXT_WEIGHT + fusion.COVERAGE_WEIGHT
-    expected = fusion.VECTOR_WEIGHT * result["scores"]["vector"] + whole_text
+    assert result["scores"]["graph"] == 1.0
+    expected = fusion.VECTOR_WEIGHT * result["scores"]["vector"] + whole_text + fusion.GRAPH_WEIGHT
     assert result["scores"]["fused"] == pytest.approx(expected, abs=1e-5)
     assert result["score"] == pytest.approx(fusion.calibrated(result["scores"]["fused"]), abs=1e-6)
 

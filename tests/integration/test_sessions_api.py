@@ -121,15 +121,15 @@ def test_messages_are_searchable_for_their_user_or_agent_only(api: Api) -> None:
     assert for_alice[0]["scores"]["vector"] is not None and for_alice[0]["scores"]["text"] is not None
 
 
-def test_user_a_never_sees_user_b_s_conversation(api: Api) -> None:
+def test_a_request_made_for_another_user_or_agent_gets_404(api: Api) -> None:
     session_id = _session(api, user="bob", agent="concierge")
     _say(api, session_id, ("user", "My PIN is 1234."), query="user_id=bob")
 
     as_alice = "user_id=alice&agent_id=concierge"
     assert api.get(f"/v1/sessions/{session_id}?{as_alice}").status == 404
-    assert api.get(f"/v1/sessions/{session_id}?agent_id=concierge").status == 404
-    assert api.get(f"/v1/sessions/{session_id}").status == 404
+    assert api.get(f"/v1/sessions/{session_id}?user_id=alice").status == 404
     assert api.get(f"/v1/sessions/{session_id}?user_id=bob&agent_id=planner").status == 404
+    assert api.get(f"/v1/sessions/{session_id}?agent_id=planner").status == 404
     assert api.post(f"/v1/sessions/{session_id}/recent?{as_alice}").status == 404
     assert (
         api.post(
@@ -138,10 +138,44 @@ def test_user_a_never_sees_user_b_s_conversation(api: Api) -> None:
         ).status
         == 404
     )
+    assert api.post(f"/v1/sessions/{session_id}/extract?{as_alice}").status == 404
     assert api.delete(f"/v1/sessions/{session_id}?{as_alice}").status == 404
     assert api.get("/v1/sessions?user_id=alice").json["sessions"] == []
-    assert api.get("/v1/sessions?agent_id=concierge").json["sessions"] == []
+    assert api.get("/v1/sessions?agent_id=planner").json["sessions"] == []
     assert api.get(f"/v1/sessions/{session_id}?user_id=bob").json["session"]["message_count"] == 1
+
+
+def test_a_session_is_used_by_its_id_without_repeating_the_user(api: Api) -> None:
+    session_id = _session(api, user="carol", agent="concierge", container="crm.carol")
+
+    appended = _say(api, session_id, ("user", "I live in Lisbon."), query="", extract=True)
+    conversation = api.get(f"/v1/sessions/{session_id}")
+    recent = api.post(f"/v1/sessions/{session_id}/recent?limit=1")
+    as_its_agent = api.get(f"/v1/sessions/{session_id}?agent_id=concierge")
+
+    assert conversation.status == 200 and conversation.json["session"]["user_id"] == "carol"
+    assert [m["content"] for m in recent.json["messages"]] == ["I live in Lisbon."]
+    assert as_its_agent.status == 200
+    # What it extracts is still the session's user's, private to them.
+    (memory_id,) = appended["extracted_memory_ids"]
+    memory = api.get(f"/v1/memories/{memory_id}?user_id=carol").json
+    assert (memory["user_id"], memory["visibility"]) == ("carol", "private")
+    assert api.get(f"/v1/memories/{memory_id}").status == 404
+    assert api.delete(f"/v1/sessions/{session_id}").status == 204
+
+
+def test_an_agent_lists_its_sessions_across_users(api: Api) -> None:
+    alices = _session(api, user="alice", agent="concierge")
+    bobs = _session(api, user="bob", agent="concierge")
+    _session(api, user="bob", agent="planner")
+    _say(api, bobs, ("user", "Book a taxi."), query="")
+
+    listed = api.get("/v1/sessions?agent_id=concierge").json["sessions"]
+    for_bob = api.get("/v1/sessions?agent_id=concierge&user_id=bob").json["sessions"]
+
+    assert [(s["id"], s["user_id"]) for s in listed] == [(bobs, "bob"), (alices, "alice")]
+    assert listed[0]["message_count"] == 1 and listed[0]["last_message"]["preview"] == "Book a taxi."
+    assert [s["id"] for s in for_bob] == [bobs]
 
 
 def test_an_agent_only_session_belongs_to_its_agent(api: Api) -> None:

@@ -26,6 +26,7 @@ def test_first_upsert_creates_then_the_same_text_is_unchanged(api: Api) -> None:
         "id": first.json["id"],
         "matched_id": first.json["id"],
         "similarity": 1.0,
+        "superseded": [],
     }
 
 

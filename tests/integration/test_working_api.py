@@ -159,6 +159,19 @@ def test_working_memory_errors(api: Api) -> None:
     assert missing.status == 404 and missing.json["error"]["code"] == "not_found"
 
 
+def test_an_if_match_sent_empty_is_refused_not_read_as_absent(api: Api) -> None:
+    # Given: a key at version 1 (found by the fuzz gate: `If-Match: ""` wrote unconditionally)
+    assert api.put("/v1/working/plan-9/k", {"value": 1}).status == 201
+    for blank in ("", " "):
+        # When: a write and a delete send If-Match with nothing in it
+        put = api.put("/v1/working/plan-9/k", {"value": 2}, headers={"If-Match": blank})
+        delete = api.delete("/v1/working/plan-9/k", headers={"If-Match": blank})
+        # Then: both are refused, naming the header, and the key is untouched
+        assert_invalid(put, "If-Match")
+        assert_invalid(delete, "If-Match")
+    assert api.get("/v1/working/plan-9/k").json["value"] == 1
+
+
 def test_twenty_concurrent_cas_writers_lose_no_update(tenant: IssuedKey) -> None:
     # Given: one counter key, twenty writers, each with its own connection, released together
     service = deps.working_service()
@@ -190,3 +203,18 @@ def test_twenty_concurrent_cas_writers_lose_no_update(tenant: IssuedKey) -> None
     final = service.get(tenant.tenant_id, "plan-race", "log")
     assert sorted(final.value) == list(range(20))
     assert final.version == 21
+
+
+def test_an_update_keeps_the_ttl_unless_it_sets_or_clears_it(api: Api) -> None:
+    first = api.put("/v1/working/plan-ttl/k", {"value": 1, "ttl_seconds": 600}).json
+
+    kept = api.put("/v1/working/plan-ttl/k", {"value": 2}).json
+    kept_cas = api.put("/v1/working/plan-ttl/k", {"value": 3}, headers={"If-Match": "2"}).json
+    kept_present = api.put("/v1/working/plan-ttl/k", {"value": 4}, headers={"If-Match": "*"}).json
+    renewed = api.put("/v1/working/plan-ttl/k", {"value": 5, "ttl_seconds": 3600}).json
+    cleared = api.put("/v1/working/plan-ttl/k", {"value": 6, "ttl_seconds": None}).json
+
+    assert first["expires_at"] is not None
+    assert kept["expires_at"] == kept_cas["expires_at"] == kept_present["expires_at"] == first["expires_at"]
+    assert renewed["expires_at"] > first["expires_at"]
+    assert cleared["expires_at"] is None and cleared["value"] == 6

@@ -51,6 +51,34 @@ def test_unrouted_methods_and_paths_get_json_errors() -> None:
         assert json.loads(answer.body)["error"]["code"] == code
 
 
+def test_a_405_names_the_methods_the_path_allows_in_allow() -> None:
+    # RFC 9110 15.5.6: a 405 MUST carry Allow (schemathesis' unsupported_method check found it missing)
+    for method in ("TRACE", "QUERY", "PATCH"):
+        answer = match_route(method, "/v1/working/plan/step")
+        assert isinstance(answer, HttpResponse) and answer.status == 405
+        assert answer.headers["Allow"] == "PUT, GET, DELETE"
+    assert "Allow" not in _as_response(match_route("GET", "/v1/nowhere")).headers
+
+
+def test_a_literal_path_is_its_own_resource_as_in_api_gateway() -> None:
+    # /v1/memories/list is not /v1/memories/{id} with id "list": GET on it is a 405 naming POST alone
+    # (found by the fuzz gate: Allow listed GET, PATCH and DELETE, which the document does not)
+    for method, path, allowed in (
+        ("GET", "/v1/memories/list", "POST"),
+        ("DELETE", "/v1/documents/upload", "POST"),
+        ("OPTIONS", "/v1/procedures/match", "POST"),
+    ):
+        answer = _as_response(match_route(method, path))
+        assert (answer.status, answer.headers["Allow"]) == (405, allowed)
+    matched = match_route("GET", "/v1/memories/lists")
+    assert not isinstance(matched, HttpResponse) and matched.route.path == "/v1/memories/{id}"
+
+
+def _as_response(answer: object) -> HttpResponse:
+    assert isinstance(answer, HttpResponse)
+    return answer
+
+
 def test_multi_value_response_headers_go_out_one_line_per_value() -> None:
     response = to_http(
         {

@@ -35,7 +35,8 @@ _UPDATE_MEMORY = Operation("PATCH", "/v1/memories/{id}", {200: models.Memory}, F
 _GET_MEMORY_HISTORY = Operation("GET", "/v1/memories/{id}/history", {200: models.MemoryHistory}, True)
 _GET_RELATED_MEMORIES = Operation("GET", "/v1/memories/{id}/related", {200: models.RelatedMemories}, True)
 _REVERT_MEMORY = Operation("POST", "/v1/memories/{id}/revert", {200: models.Memory}, False)
-_CREATE_MEMORY = Operation("POST", "/v1/memories", {201: models.Memory}, False)
+_CREATE_MEMORY = Operation("POST", "/v1/memories", {201: models.CreatedMemory}, False)
+_CREATE_MEMORIES = Operation("POST", "/v1/memories/batch", {201: models.MemoryBatchResult}, False)
 _UPSERT_MEMORY = Operation(
     "POST", "/v1/memories/upsert", {201: models.UpsertResult, 200: models.UpsertResult}, True
 )
@@ -80,6 +81,7 @@ _DELETE_CONTAINER = Operation("DELETE", "/v1/containers/{name}", {200: models.Co
 _ARCHIVE_CONTAINER = Operation(
     "POST", "/v1/containers/{name}/archive", {200: models.ContainerArchived}, False
 )
+_ERASE_USER = Operation("DELETE", "/v1/users/{user_id}", {200: models.UserErasure}, True)
 _LIST_CONTAINERS = Operation("GET", "/v1/containers", {200: models.ContainerTree}, True)
 _CREATE_CONTAINER = Operation("POST", "/v1/containers", {201: models.Container, 200: models.Container}, False)
 _LIST_EXTRACTION_INSTRUCTIONS = Operation(
@@ -153,11 +155,14 @@ class SyncOperations(SyncCore):
         | None = NOT_GIVEN,
         expires_at: datetime | str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven | None = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
     ) -> models.Memory:
         """PATCH /v1/memories/{id}
 
         id: the memory's id
         user_id: the user the request is made for
+        content: new text: a new version, as supersedes makes one (the memory stays as history); the answer is the new version
+        extract: with content: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         """
         return self._call(
             _UPDATE_MEMORY,
@@ -170,6 +175,7 @@ class SyncOperations(SyncCore):
                 memory_type=memory_type,
                 expires_at=expires_at,
                 visibility=visibility,
+                extract=extract,
             ),
         )
 
@@ -228,12 +234,14 @@ class SyncOperations(SyncCore):
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
         supersedes: UUID | str | NotGiven | None = NOT_GIVEN,
-    ) -> models.Memory:
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
+    ) -> models.CreatedMemory:
         """POST /v1/memories
 
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
         supersedes: the id of the memory this one replaces: it stays as history, no longer current
+        extract: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         """
         return self._call(
             _CREATE_MEMORY,
@@ -253,8 +261,18 @@ class SyncOperations(SyncCore):
                 embedding=embedding,
                 embedding_model=embedding_model,
                 supersedes=supersedes,
+                extract=extract,
             ),
         )
+
+    def create_memories(
+        self, *, memories: Sequence[models.MemoryCreate | dict[str, Any]]
+    ) -> models.MemoryBatchResult:
+        """POST /v1/memories/batch
+
+        memories: 1 to 100 memories, each as POST /v1/memories takes it: stored all or none, in this order
+        """
+        return self._call(_CREATE_MEMORIES, body=given(memories=memories))
 
     def upsert_memory(
         self,
@@ -275,6 +293,7 @@ class SyncOperations(SyncCore):
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
         supersedes: NotGiven | None = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         dedupe_threshold: float | NotGiven = NOT_GIVEN,
     ) -> models.UpsertResult:
         """POST /v1/memories/upsert
@@ -282,6 +301,7 @@ class SyncOperations(SyncCore):
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
         supersedes: not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes
+        extract: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         dedupe_threshold: an existing memory at least this similar (cosine) is the same memory
         """
         return self._call(
@@ -302,6 +322,7 @@ class SyncOperations(SyncCore):
                 embedding=embedding,
                 embedding_model=embedding_model,
                 supersedes=supersedes,
+                extract=extract,
                 dedupe_threshold=dedupe_threshold,
             ),
         )
@@ -501,11 +522,12 @@ class SyncOperations(SyncCore):
             body=given(user_id=user_id, agent_id=agent_id, container=container, metadata=metadata),
         )
 
-    def get_stats(self) -> models.Stats:
-        """GET /v1/stats"""
-        return self._call(
-            _GET_STATS,
-        )
+    def get_stats(self, *, user_id: str | NotGiven | None = NOT_GIVEN) -> models.Stats:
+        """GET /v1/stats
+
+        user_id: count only this user's memories
+        """
+        return self._call(_GET_STATS, query={"user_id": user_id})
 
     def get_document(self, id: str | UUID) -> models.Document:
         """GET /v1/documents/{id}
@@ -535,6 +557,7 @@ class SyncOperations(SyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: Literal[True],
@@ -555,6 +578,7 @@ class SyncOperations(SyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: Literal[False] = False,
@@ -574,6 +598,7 @@ class SyncOperations(SyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: bool = False,
@@ -586,6 +611,7 @@ class SyncOperations(SyncCore):
         file_base64: a file's bytes, base64; send filename too
         content_type: detected from the bytes when missing
         custom_id: your id: sending it again replaces the document (same content: no-op)
+        user_id: the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})
         extract: memories from the chunks: none (chunks only), light (offline heuristic) or full (the configured LLM); default: full when an LLM provider is configured, else light
         document_date: when the content was written (ISO 8601); relative dates in the text are read against it, and it is a memory's valid_from when the text states none. Default: now
         """
@@ -602,6 +628,7 @@ class SyncOperations(SyncCore):
                 tags=tags,
                 metadata=metadata,
                 custom_id=custom_id,
+                user_id=user_id,
                 extract=extract,
                 document_date=document_date,
             ),
@@ -813,19 +840,21 @@ class SyncOperations(SyncCore):
         value: Any,
         if_match: int | str | NotGiven = NOT_GIVEN,
         ttl_seconds: int | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
     ) -> models.WorkingItem:
         """PUT /v1/working/{scope}/{key}
 
         scope: a plan or agent scope, e.g. plan-42
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         value: any JSON value, null included
-        ttl_seconds: the key expires this long after the write
+        ttl_seconds: the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires
+        user_id: the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none
         """
         return self._call(
             _SET_WORKING,
             path={"scope": scope, "key": key},
             headers=_headers({"If-Match": if_match}),
-            body=given(value=value, ttl_seconds=ttl_seconds),
+            body=given(value=value, ttl_seconds=ttl_seconds, user_id=user_id),
         )
 
     def delete_working(
@@ -934,6 +963,7 @@ class SyncOperations(SyncCore):
         kind: Literal["rule", "example"] | NotGiven = NOT_GIVEN,
         agent_id: str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
     ) -> models.Procedure:
@@ -943,6 +973,7 @@ class SyncOperations(SyncCore):
         trigger: the situation in which this procedure applies
         content: the rule, or the example (input and output)
         visibility: 'private': only requests for agent_id see it
+        user_id: the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it
         """
         return self._call(
             _CREATE_PROCEDURE,
@@ -952,6 +983,7 @@ class SyncOperations(SyncCore):
                 content=content,
                 agent_id=agent_id,
                 visibility=visibility,
+                user_id=user_id,
                 tags=tags,
                 metadata=metadata,
             ),
@@ -1021,6 +1053,14 @@ class SyncOperations(SyncCore):
         name: the container's full name, e.g. crm.contacts
         """
         return self._call(_ARCHIVE_CONTAINER, path={"name": name})
+
+    def erase_user(self, user_id: str | UUID, *, confirm: bool | NotGiven = NOT_GIVEN) -> models.UserErasure:
+        """DELETE /v1/users/{user_id}
+
+        user_id: the user whose data goes: every row of theirs
+        confirm: required to erase; without it, a 409 lists what would go
+        """
+        return self._call(_ERASE_USER, path={"user_id": user_id}, query={"confirm": confirm})
 
     def list_containers(self) -> models.ContainerTree:
         """GET /v1/containers"""
@@ -1449,11 +1489,14 @@ class AsyncOperations(AsyncCore):
         | None = NOT_GIVEN,
         expires_at: datetime | str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven | None = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
     ) -> models.Memory:
         """PATCH /v1/memories/{id}
 
         id: the memory's id
         user_id: the user the request is made for
+        content: new text: a new version, as supersedes makes one (the memory stays as history); the answer is the new version
+        extract: with content: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         """
         return await self._call(
             _UPDATE_MEMORY,
@@ -1466,6 +1509,7 @@ class AsyncOperations(AsyncCore):
                 memory_type=memory_type,
                 expires_at=expires_at,
                 visibility=visibility,
+                extract=extract,
             ),
         )
 
@@ -1526,12 +1570,14 @@ class AsyncOperations(AsyncCore):
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
         supersedes: UUID | str | NotGiven | None = NOT_GIVEN,
-    ) -> models.Memory:
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
+    ) -> models.CreatedMemory:
         """POST /v1/memories
 
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
         supersedes: the id of the memory this one replaces: it stays as history, no longer current
+        extract: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         """
         return await self._call(
             _CREATE_MEMORY,
@@ -1551,8 +1597,18 @@ class AsyncOperations(AsyncCore):
                 embedding=embedding,
                 embedding_model=embedding_model,
                 supersedes=supersedes,
+                extract=extract,
             ),
         )
+
+    async def create_memories(
+        self, *, memories: Sequence[models.MemoryCreate | dict[str, Any]]
+    ) -> models.MemoryBatchResult:
+        """POST /v1/memories/batch
+
+        memories: 1 to 100 memories, each as POST /v1/memories takes it: stored all or none, in this order
+        """
+        return await self._call(_CREATE_MEMORIES, body=given(memories=memories))
 
     async def upsert_memory(
         self,
@@ -1573,6 +1629,7 @@ class AsyncOperations(AsyncCore):
         embedding: Sequence[float] | NotGiven | None = NOT_GIVEN,
         embedding_model: str | NotGiven | None = NOT_GIVEN,
         supersedes: NotGiven | None = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         dedupe_threshold: float | NotGiven = NOT_GIVEN,
     ) -> models.UpsertResult:
         """POST /v1/memories/upsert
@@ -1580,6 +1637,7 @@ class AsyncOperations(AsyncCore):
         user_id: the user this memory is about and for
         visibility: 'private': seen only by requests made for user_id; 'tenant': by all
         supersedes: not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes
+        extract: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way
         dedupe_threshold: an existing memory at least this similar (cosine) is the same memory
         """
         return await self._call(
@@ -1600,6 +1658,7 @@ class AsyncOperations(AsyncCore):
                 embedding=embedding,
                 embedding_model=embedding_model,
                 supersedes=supersedes,
+                extract=extract,
                 dedupe_threshold=dedupe_threshold,
             ),
         )
@@ -1803,11 +1862,12 @@ class AsyncOperations(AsyncCore):
             body=given(user_id=user_id, agent_id=agent_id, container=container, metadata=metadata),
         )
 
-    async def get_stats(self) -> models.Stats:
-        """GET /v1/stats"""
-        return await self._call(
-            _GET_STATS,
-        )
+    async def get_stats(self, *, user_id: str | NotGiven | None = NOT_GIVEN) -> models.Stats:
+        """GET /v1/stats
+
+        user_id: count only this user's memories
+        """
+        return await self._call(_GET_STATS, query={"user_id": user_id})
 
     async def get_document(self, id: str | UUID) -> models.Document:
         """GET /v1/documents/{id}
@@ -1837,6 +1897,7 @@ class AsyncOperations(AsyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: Literal[True],
@@ -1857,6 +1918,7 @@ class AsyncOperations(AsyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: Literal[False] = False,
@@ -1876,6 +1938,7 @@ class AsyncOperations(AsyncCore):
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
         document_date: datetime | str | NotGiven | None = NOT_GIVEN,
         wait: bool = False,
@@ -1888,6 +1951,7 @@ class AsyncOperations(AsyncCore):
         file_base64: a file's bytes, base64; send filename too
         content_type: detected from the bytes when missing
         custom_id: your id: sending it again replaces the document (same content: no-op)
+        user_id: the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})
         extract: memories from the chunks: none (chunks only), light (offline heuristic) or full (the configured LLM); default: full when an LLM provider is configured, else light
         document_date: when the content was written (ISO 8601); relative dates in the text are read against it, and it is a memory's valid_from when the text states none. Default: now
         """
@@ -1904,6 +1968,7 @@ class AsyncOperations(AsyncCore):
                 tags=tags,
                 metadata=metadata,
                 custom_id=custom_id,
+                user_id=user_id,
                 extract=extract,
                 document_date=document_date,
             ),
@@ -2119,19 +2184,21 @@ class AsyncOperations(AsyncCore):
         value: Any,
         if_match: int | str | NotGiven = NOT_GIVEN,
         ttl_seconds: int | NotGiven | None = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
     ) -> models.WorkingItem:
         """PUT /v1/working/{scope}/{key}
 
         scope: a plan or agent scope, e.g. plan-42
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         value: any JSON value, null included
-        ttl_seconds: the key expires this long after the write
+        ttl_seconds: the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires
+        user_id: the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none
         """
         return await self._call(
             _SET_WORKING,
             path={"scope": scope, "key": key},
             headers=_headers({"If-Match": if_match}),
-            body=given(value=value, ttl_seconds=ttl_seconds),
+            body=given(value=value, ttl_seconds=ttl_seconds, user_id=user_id),
         )
 
     async def delete_working(
@@ -2240,6 +2307,7 @@ class AsyncOperations(AsyncCore):
         kind: Literal["rule", "example"] | NotGiven = NOT_GIVEN,
         agent_id: str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
         tags: Sequence[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
     ) -> models.Procedure:
@@ -2249,6 +2317,7 @@ class AsyncOperations(AsyncCore):
         trigger: the situation in which this procedure applies
         content: the rule, or the example (input and output)
         visibility: 'private': only requests for agent_id see it
+        user_id: the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it
         """
         return await self._call(
             _CREATE_PROCEDURE,
@@ -2258,6 +2327,7 @@ class AsyncOperations(AsyncCore):
                 content=content,
                 agent_id=agent_id,
                 visibility=visibility,
+                user_id=user_id,
                 tags=tags,
                 metadata=metadata,
             ),
@@ -2327,6 +2397,16 @@ class AsyncOperations(AsyncCore):
         name: the container's full name, e.g. crm.contacts
         """
         return await self._call(_ARCHIVE_CONTAINER, path={"name": name})
+
+    async def erase_user(
+        self, user_id: str | UUID, *, confirm: bool | NotGiven = NOT_GIVEN
+    ) -> models.UserErasure:
+        """DELETE /v1/users/{user_id}
+
+        user_id: the user whose data goes: every row of theirs
+        confirm: required to erase; without it, a 409 lists what would go
+        """
+        return await self._call(_ERASE_USER, path={"user_id": user_id}, query={"confirm": confirm})
 
     async def list_containers(self) -> models.ContainerTree:
         """GET /v1/containers"""

@@ -228,6 +228,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
             value=value,
             ttl_seconds=ttl_seconds or NOT_GIVEN,
             if_match=expected_version if expected_version is not None else NOT_GIVEN,
+            user_id=user,  # a pinned user's state is theirs: erased with them
         )
         return {"scope": scope, "key": key, "version": item.version}
 

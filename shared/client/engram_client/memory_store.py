@@ -333,7 +333,10 @@ class EngramMemoryStore(BaseMemoryStore):
 
     def store_agent_state(self, agent_id: str, owner_id: str, key: str, state_data: Any) -> None:
         value = {"key": key, "value": _json_copy(state_data)}
-        self.client.set_working(self._state_scope(agent_id, owner_id), self._key(key), value=value)
+        # The owner's state is theirs: DELETE /v1/users/{owner_id} erases it with the rest of their data.
+        self.client.set_working(
+            self._state_scope(agent_id, owner_id), self._key(key), value=value, user_id=owner_id
+        )
 
     def retrieve_agent_state(self, agent_id: str, owner_id: str, key: str) -> Any | None:
         try:

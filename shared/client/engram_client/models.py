@@ -144,6 +144,38 @@ class ContainerTypeCount(BaseModel):
     count: Annotated[int, Field(title="Count")]
 
 
+class CreatedMemory(BaseModel):
+    id: Annotated[UUID, Field(title="Id")]
+    content: Annotated[str, Field(title="Content")]
+    container: Annotated[str, Field(title="Container")]
+    memory_type: Annotated[
+        Literal["fact", "preference", "episode", "insight", "task", "procedure"],
+        Field(title="Memory Type"),
+    ]
+    tags: Annotated[list[str], Field(title="Tags")]
+    metadata: Annotated[dict[str, Any], Field(title="Metadata")]
+    agent_id: Annotated[str | None, Field(title="Agent Id")]
+    conversation_id: Annotated[str | None, Field(title="Conversation Id")]
+    user_id: Annotated[str | None, Field(title="User Id")]
+    visibility: Annotated[Literal["private", "tenant"], Field(title="Visibility")]
+    confidence: Annotated[float, Field(title="Confidence")]
+    is_latest: Annotated[bool, Field(title="Is Latest")]
+    valid_from: Annotated[AwareDatetime, Field(title="Valid From")]
+    valid_to: Annotated[AwareDatetime | None, Field(title="Valid To")]
+    expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")]
+    reverted_at: Annotated[AwareDatetime | None, Field(title="Reverted At")]
+    embedding_model: Annotated[str | None, Field(title="Embedding Model")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+    superseded: Annotated[
+        list[UUID] | None,
+        Field(
+            description="the memories this write retired (kept as history): the one it supersedes, and those graph-link found it contradicts",
+            title="Superseded",
+        ),
+    ] = None
+
+
 class DocumentAccepted(BaseModel):
     id: Annotated[UUID, Field(title="Id")]
     status: Annotated[
@@ -250,6 +282,19 @@ class CustomId(RootModel[str]):
             min_length=1,
             pattern="^[^\\x00]*$",
             title="Custom Id",
+        ),
+    ]
+
+
+class UserId(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
         ),
     ]
 
@@ -515,7 +560,7 @@ class LastMessage(BaseModel):
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
 
 
-class UserId(RootModel[str]):
+class UserId1(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -602,6 +647,13 @@ class Memory(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
+class MemoryBatchResult(BaseModel):
+    memories: Annotated[
+        list[CreatedMemory],
+        Field(description="the stored memories, in the order sent", title="Memories"),
+    ]
+
+
 class AgentId1(RootModel[str]):
     root: Annotated[
         str,
@@ -616,7 +668,7 @@ class ConversationId(RootModel[str]):
     ]
 
 
-class UserId1(RootModel[str]):
+class UserId2(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -629,8 +681,12 @@ class UserId1(RootModel[str]):
     ]
 
 
-class Embedding(RootModel[list[float]]):
-    root: Annotated[list[float], Field(max_length=16000, min_length=1, title="Embedding")]
+class EmbeddingItem(RootModel[float]):
+    root: Annotated[float, Field(ge=-3.4028234663852886e38, le=3.4028234663852886e38)]
+
+
+class Embedding(RootModel[list[EmbeddingItem]]):
+    root: Annotated[list[EmbeddingItem], Field(max_length=16000, min_length=1, title="Embedding")]
 
 
 class EmbeddingModel(RootModel[str]):
@@ -662,7 +718,7 @@ class MemoryCreate(BaseModel):
     agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
     conversation_id: Annotated[ConversationId | None, Field(title="Conversation Id")] = None
     user_id: Annotated[
-        UserId1 | None,
+        UserId2 | None,
         Field(description="the user this memory is about and for", title="User Id"),
     ] = None
     visibility: Annotated[
@@ -684,6 +740,13 @@ class MemoryCreate(BaseModel):
             title="Supersedes",
         ),
     ] = None
+    extract: Annotated[
+        Literal["none", "light", "full"] | None,
+        Field(
+            description="find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way",
+            title="Extract",
+        ),
+    ] = None
 
 
 class MemoryHistory(BaseModel):
@@ -703,7 +766,14 @@ class MemoryPage(BaseModel):
 
 
 class Content1(RootModel[str]):
-    root: Annotated[str, Field(pattern="^[^\\x00]*$", title="Content")]
+    root: Annotated[
+        str,
+        Field(
+            description="new text: a new version, as supersedes makes one (the memory stays as history); the answer is the new version",
+            pattern="^[^\\x00]*$",
+            title="Content",
+        ),
+    ]
 
 
 class Tags(RootModel[list[Tag]]):
@@ -714,7 +784,13 @@ class MemoryPatch(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    content: Annotated[Content1 | None, Field(title="Content")] = None
+    content: Annotated[
+        Content1 | None,
+        Field(
+            description="new text: a new version, as supersedes makes one (the memory stays as history); the answer is the new version",
+            title="Content",
+        ),
+    ] = None
     tags: Annotated[Tags | None, Field(title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
     memory_type: Annotated[
@@ -723,6 +799,21 @@ class MemoryPatch(BaseModel):
     ] = None
     expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")] = None
     visibility: Annotated[Literal["private", "tenant"] | None, Field(title="Visibility")] = None
+    extract: Annotated[
+        Literal["none", "light", "full"] | None,
+        Field(
+            description="with content: find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way",
+            title="Extract",
+        ),
+    ] = None
+
+
+class Embedding1Item(RootModel[float]):
+    root: Annotated[float, Field(ge=-3.4028234663852886e38, le=3.4028234663852886e38)]
+
+
+class Embedding1(RootModel[list[Embedding1Item]]):
+    root: Annotated[list[Embedding1Item], Field(max_length=16000, min_length=1, title="Embedding")]
 
 
 class MemoryUpsert(BaseModel):
@@ -747,7 +838,7 @@ class MemoryUpsert(BaseModel):
     agent_id: Annotated[AgentId1 | None, Field(title="Agent Id")] = None
     conversation_id: Annotated[ConversationId | None, Field(title="Conversation Id")] = None
     user_id: Annotated[
-        UserId1 | None,
+        UserId2 | None,
         Field(description="the user this memory is about and for", title="User Id"),
     ] = None
     visibility: Annotated[
@@ -760,13 +851,20 @@ class MemoryUpsert(BaseModel):
     confidence: Annotated[float | None, Field(ge=0.0, le=1.0, title="Confidence")] = 1.0
     valid_from: Annotated[AwareDatetime | None, Field(title="Valid From")] = None
     expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")] = None
-    embedding: Annotated[Embedding | None, Field(title="Embedding")] = None
+    embedding: Annotated[Embedding1 | None, Field(title="Embedding")] = None
     embedding_model: Annotated[EmbeddingModel | None, Field(title="Embedding Model")] = None
     supersedes: Annotated[
         None,
         Field(
             description="not accepted here: upsert decides itself which memory it updates. To replace a given memory, POST /v1/memories with supersedes",
             title="Supersedes",
+        ),
+    ] = None
+    extract: Annotated[
+        Literal["none", "light", "full"] | None,
+        Field(
+            description="find the memory's entities and relations and relate it to the owner's older memories, as for documents and messages (graph-link: a changed fact retires the old one): 'light' the offline heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, else 'light'. The content is stored as sent either way",
+            title="Extract",
         ),
     ] = None
     dedupe_threshold: Annotated[
@@ -848,6 +946,10 @@ class Observation(BaseModel):
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
 
 
+class Content2(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[^\\x00]*$", title="Content")]
+
+
 class ObservationCreate(BaseModel):
     """
     Link an existing memory to the entity (`memory_id`), or store a new memory (`content`, with
@@ -858,7 +960,7 @@ class ObservationCreate(BaseModel):
         extra="forbid",
     )
     memory_id: Annotated[UUID | None, Field(title="Memory Id")] = None
-    content: Annotated[Content1 | None, Field(title="Content")] = None
+    content: Annotated[Content2 | None, Field(title="Content")] = None
     container: Annotated[
         str | None,
         Field(
@@ -895,7 +997,7 @@ class Plan(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class UserId3(RootModel[str]):
+class UserId4(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -942,7 +1044,7 @@ class PlanCreate(BaseModel):
         ),
     ] = "pending"
     state: Annotated[Any | None, Field(description="any JSON the agents keep with the plan")] = None
-    user_id: Annotated[UserId3 | None, Field(description="the user the plan is for", title="User Id")] = None
+    user_id: Annotated[UserId4 | None, Field(description="the user the plan is for", title="User Id")] = None
 
 
 class PlanPage(BaseModel):
@@ -961,7 +1063,7 @@ class Status(RootModel[str]):
     root: Annotated[str, Field(pattern="^[a-z0-9_-]{1,32}$", title="Status")]
 
 
-class UserId4(RootModel[str]):
+class UserId5(RootModel[str]):
     root: Annotated[str, Field(max_length=255, min_length=1, pattern="^[^\\x00]*$", title="User Id")]
 
 
@@ -973,7 +1075,7 @@ class PlanUpdate(BaseModel):
     goal_data: Annotated[dict[str, Any] | None, Field(title="Goal Data")] = None
     status: Annotated[Status | None, Field(title="Status")] = None
     state: Any | None = None
-    user_id: Annotated[UserId4 | None, Field(title="User Id")] = None
+    user_id: Annotated[UserId5 | None, Field(title="User Id")] = None
 
 
 class Procedure(BaseModel):
@@ -983,11 +1085,25 @@ class Procedure(BaseModel):
     content: Annotated[str, Field(title="Content")]
     agent_id: Annotated[str | None, Field(title="Agent Id")]
     visibility: Annotated[Literal["private", "tenant"], Field(title="Visibility")]
+    user_id: Annotated[str | None, Field(title="User Id")]
     tags: Annotated[list[str], Field(title="Tags")]
     metadata: Annotated[dict[str, Any], Field(title="Metadata")]
     embedding_model: Annotated[str | None, Field(title="Embedding Model")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+
+
+class UserId6(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
+        ),
+    ]
 
 
 class ProcedureCreate(BaseModel):
@@ -1025,6 +1141,13 @@ class ProcedureCreate(BaseModel):
             title="Visibility",
         ),
     ] = "tenant"
+    user_id: Annotated[
+        UserId6 | None,
+        Field(
+            description="the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it",
+            title="User Id",
+        ),
+    ] = None
     tags: Annotated[list[Tag] | None, Field(max_length=50, title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
 
@@ -1036,6 +1159,7 @@ class ProcedureMatch(BaseModel):
     content: Annotated[str, Field(title="Content")]
     agent_id: Annotated[str | None, Field(title="Agent Id")]
     visibility: Annotated[Literal["private", "tenant"], Field(title="Visibility")]
+    user_id: Annotated[str | None, Field(title="User Id")]
     tags: Annotated[list[str], Field(title="Tags")]
     metadata: Annotated[dict[str, Any], Field(title="Metadata")]
     embedding_model: Annotated[str | None, Field(title="Embedding Model")]
@@ -1074,7 +1198,7 @@ class ProcedurePatch(BaseModel):
     )
     kind: Annotated[Literal["rule", "example"] | None, Field(title="Kind")] = None
     trigger: Annotated[Trigger | None, Field(title="Trigger")] = None
-    content: Annotated[Content1 | None, Field(title="Content")] = None
+    content: Annotated[Content2 | None, Field(title="Content")] = None
     visibility: Annotated[Literal["private", "tenant"] | None, Field(title="Visibility")] = None
     tags: Annotated[Tags1 | None, Field(title="Tags")] = None
     metadata: Annotated[dict[str, Any] | None, Field(title="Metadata")] = None
@@ -1237,6 +1361,19 @@ class Scores(BaseModel):
     ]
 
 
+class UserId7(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="only this user's memories (their user_id). Their private ones only when the request is also made for them (user_id)",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
+        ),
+    ]
+
+
 class SearchFilters(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1259,9 +1396,16 @@ class SearchFilters(BaseModel):
         dict[str, Any] | None,
         Field(description="key/value pairs the metadata must contain", title="Metadata"),
     ] = None
+    user_id: Annotated[
+        UserId7 | None,
+        Field(
+            description="only this user's memories (their user_id). Their private ones only when the request is also made for them (user_id)",
+            title="User Id",
+        ),
+    ] = None
 
 
-class UserId5(RootModel[str]):
+class UserId8(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1286,9 +1430,17 @@ class Container5(RootModel[str]):
     ]
 
 
-class Embedding2(RootModel[list[float]]):
+class ScoreThreshold(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0, le=1.0, title="Score Threshold")]
+
+
+class Embedding2Item(RootModel[float]):
+    root: Annotated[float, Field(ge=-3.4028234663852886e38, le=3.4028234663852886e38)]
+
+
+class Embedding2(RootModel[list[Embedding2Item]]):
     root: Annotated[
-        list[float],
+        list[Embedding2Item],
         Field(
             description="a query vector of your own, for embedding_model",
             max_length=16000,
@@ -1311,7 +1463,7 @@ class SearchRequest(BaseModel):
         ),
     ] = "all"
     user_id: Annotated[
-        UserId5 | None,
+        UserId8 | None,
         Field(description="the user the request is made for", title="User Id"),
     ] = None
     container: Annotated[
@@ -1319,7 +1471,7 @@ class SearchRequest(BaseModel):
         Field(description="'a.b' exactly, or 'a.b.*' for a.b and below", title="Container"),
     ] = None
     limit: Annotated[int | None, Field(ge=1, le=100, title="Limit")] = 10
-    score_threshold: Annotated[float | None, Field(title="Score Threshold")] = None
+    score_threshold: Annotated[ScoreThreshold | None, Field(title="Score Threshold")] = None
     mode: Annotated[Literal["hybrid", "vector", "text"] | None, Field(title="Mode")] = "hybrid"
     filters: SearchFilters | None = None
     embedding: Annotated[
@@ -1408,7 +1560,7 @@ class Session(BaseModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
-class UserId6(RootModel[str]):
+class UserId9(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1439,7 +1591,7 @@ class SessionCreate(BaseModel):
         extra="forbid",
     )
     user_id: Annotated[
-        UserId6 | None,
+        UserId9 | None,
         Field(description="the user in this conversation", title="User Id"),
     ] = None
     agent_id: Annotated[
@@ -1718,9 +1870,76 @@ class UpsertResult(BaseModel):
     ]
     matched_id: Annotated[
         UUID | None,
-        Field(description="the existing memory that matched, if any", title="Matched Id"),
+        Field(
+            description="the existing memory that matched, if any: the similar one it updates, or the first one graph-link found it contradicts",
+            title="Matched Id",
+        ),
     ] = None
     similarity: Annotated[float | None, Field(title="Similarity")] = None
+    superseded: Annotated[
+        list[UUID] | None,
+        Field(
+            description="the memories this write retired (kept as history)",
+            title="Superseded",
+        ),
+    ] = None
+
+
+class UserErasure(BaseModel):
+    user_id: Annotated[str, Field(title="User Id")]
+    erased: Annotated[
+        bool,
+        Field(
+            description="false: the counts are what ?confirm=true would remove",
+            title="Erased",
+        ),
+    ]
+    memories: Annotated[int, Field(description="the user's memories, every version", title="Memories")]
+    entity_mentions: Annotated[
+        int,
+        Field(
+            description="links from those memories to the entities they mention",
+            title="Entity Mentions",
+        ),
+    ]
+    entity_relations: Annotated[
+        int,
+        Field(
+            description="relations extracted from those memories",
+            title="Entity Relations",
+        ),
+    ]
+    entities: Annotated[
+        int,
+        Field(
+            description="entities only those memories named (none of anybody else's does)",
+            title="Entities",
+        ),
+    ]
+    sessions: Annotated[int, Field(title="Sessions")]
+    messages: Annotated[int, Field(title="Messages")]
+    working_keys: Annotated[int, Field(title="Working Keys")]
+    procedures: Annotated[int, Field(title="Procedures")]
+    documents: Annotated[
+        int,
+        Field(
+            description="documents the user uploaded, with the memories only they gave",
+            title="Documents",
+        ),
+    ]
+    chunks: Annotated[int, Field(title="Chunks")]
+    plans: Annotated[int, Field(title="Plans")]
+    task_contexts: Annotated[
+        int,
+        Field(description="the task contexts of the user's plans", title="Task Contexts"),
+    ]
+    containers: Annotated[
+        int,
+        Field(
+            description="containers left empty that only held what was erased",
+            title="Containers",
+        ),
+    ]
 
 
 class WorkingItem(BaseModel):
@@ -1735,8 +1954,34 @@ class WorkingItem(BaseModel):
         ),
     ]
     expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")]
+    user_id: Annotated[str | None, Field(title="User Id")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+
+
+class TtlSeconds(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires",
+            ge=1,
+            le=31622400,
+            title="Ttl Seconds",
+        ),
+    ]
+
+
+class UserId10(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none",
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\x00]*$",
+            title="User Id",
+        ),
+    ]
 
 
 class WorkingPut(BaseModel):
@@ -1745,8 +1990,18 @@ class WorkingPut(BaseModel):
     )
     value: Annotated[Any, Field(description="any JSON value, null included")]
     ttl_seconds: Annotated[
-        int | None,
-        Field(description="the key expires this long after the write", title="Ttl Seconds"),
+        TtlSeconds | None,
+        Field(
+            description="the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires",
+            title="Ttl Seconds",
+        ),
+    ] = None
+    user_id: Annotated[
+        UserId10 | None,
+        Field(
+            description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none",
+            title="User Id",
+        ),
     ] = None
 
 
@@ -1815,6 +2070,7 @@ class Document(BaseModel):
     checksum: Annotated[str | None, Field(title="Checksum")]
     size_bytes: Annotated[int | None, Field(title="Size Bytes")]
     custom_id: Annotated[str | None, Field(title="Custom Id")]
+    user_id: Annotated[str | None, Field(title="User Id")]
     extract: Annotated[Literal["none", "light", "full"], Field(title="Extract")]
     document_date: Annotated[AwareDatetime | None, Field(title="Document Date")]
     extraction: Annotated[
@@ -1864,6 +2120,13 @@ class DocumentCreate(BaseModel):
         Field(
             description="your id: sending it again replaces the document (same content: no-op)",
             title="Custom Id",
+        ),
+    ] = None
+    user_id: Annotated[
+        UserId | None,
+        Field(
+            description="the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})",
+            title="User Id",
         ),
     ] = None
     extract: Annotated[
@@ -1918,7 +2181,7 @@ class ListRequest(BaseModel):
         extra="forbid",
     )
     user_id: Annotated[
-        UserId | None,
+        UserId1 | None,
         Field(description="the user the request is made for", title="User Id"),
     ] = None
     container: Annotated[Container4 | None, Field(title="Container")] = None
@@ -1930,6 +2193,21 @@ class ListRequest(BaseModel):
 class MatchResponse(BaseModel):
     situation: Annotated[str, Field(title="Situation")]
     matches: Annotated[list[ProcedureMatch], Field(title="Matches")]
+
+
+class MemoryBatch(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    memories: Annotated[
+        list[MemoryCreate],
+        Field(
+            description="1 to 100 memories, each as POST /v1/memories takes it: stored all or none, in this order",
+            max_length=100,
+            min_length=1,
+            title="Memories",
+        ),
+    ]
 
 
 class MessageSearchResult(BaseModel):

@@ -45,9 +45,9 @@ class WorkflowState:
     # --- values -----------------------------------------------------------------------------------
 
     def set(self, key: str, value: Any, *, ttl_seconds: int | None = None) -> None:
-        """Store a JSON value under `key` (optionally expiring), whatever was there."""
-        extra = {"ttl_seconds": ttl_seconds} if ttl_seconds is not None else {}
-        self.client.set_working(self.scope, self._value_key(key), value=value, **extra)
+        """Store a JSON value under `key` (optionally expiring), whatever was there: without
+        `ttl_seconds` it never expires, even if the value it replaces would have (null clears it)."""
+        self.client.set_working(self.scope, self._value_key(key), value=value, ttl_seconds=ttl_seconds)
 
     def get(self, key: str, default: Any = None) -> Any:
         try:

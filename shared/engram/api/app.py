@@ -11,6 +11,7 @@ import json
 from typing import Any, TypeVar
 from uuid import UUID
 
+import psycopg
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -25,6 +26,7 @@ from engram.tenants.principal import Principal
 M = TypeVar("M", bound=BaseModel)
 
 MALFORMED = "the request body is not valid JSON"
+DATABASE_UNAVAILABLE = "the database could not be reached; retry later"
 
 
 def error_response(status: int, code: str, message: str, **extra: Any) -> Response:
@@ -51,7 +53,7 @@ def _field_of(loc: tuple[Any, ...]) -> str:
 def body_error(exc: ValidationError) -> EngramError:
     """A body a route validates itself (an upload's JSON, a multipart form's fields), reported as the
     resolver reports the bodies it validates: 400 malformed_json, or 422 naming the fields."""
-    errors = [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors()]
+    errors = _wrapped_first([{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors()])
     if any(e.get("type") == "json_invalid" for e in errors):
         return MalformedJson(MALFORMED)
     field, message, listed = _described(errors)
@@ -83,8 +85,19 @@ def _described(errors: list[Any]) -> tuple[str, str, list[dict[str, str]]]:
     return field, message, listed
 
 
+def _wrapped_first(errors: list[Any]) -> list[Any]:
+    """An unknown top-level field holding an object is most likely the whole request nested one level
+    too deep ({"memory": {...}}): name that first, and say what to send instead."""
+    for index, error in enumerate(errors):
+        loc = tuple(error.get("loc", ()))
+        if error.get("type") == "extra_forbidden" and len(loc) == 2 and isinstance(error.get("input"), dict):
+            hint = "not a field of this request; if it wraps the request, send its fields at the top level"
+            return [{**error, "msg": hint}, *errors[:index], *errors[index + 1 :]]
+    return errors
+
+
 def _validation_error(exc: RequestValidationError) -> Response:
-    errors = list(exc.errors())
+    errors = _wrapped_first(list(exc.errors()))
     if any(e.get("type") == "json_invalid" for e in errors):
         return error_response(400, MalformedJson.code, MALFORMED)
     field, message, listed = _described(errors)
@@ -104,6 +117,13 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
             logger.exception("request failed", extra={"code": exc.code})
         # Details are part of the contract (e.g. "field", or "current_version" on a version conflict).
         return error_response(exc.status_code, exc.code, exc.message, **exc.details)
+
+    @app.exception_handler(psycopg.OperationalError)
+    def _on_database_lost(exc: psycopg.OperationalError) -> Response:
+        # The connection dropped or the server went away mid-request: what was not committed is rolled
+        # back, and the request may be sent again.
+        logger.warning("database unavailable", extra={"error": type(exc).__name__})
+        return error_response(503, "service_unavailable", DATABASE_UNAVAILABLE)
 
     @app.exception_handler(Exception)
     def _on_unexpected(exc: Exception) -> Response:
@@ -175,7 +195,7 @@ def decode_json_body(text: str) -> Any:
         raise json.JSONDecodeError(f"{name} is not JSON", text, text.find(name))
 
     try:
-        return json.loads(text, parse_constant=no_constant)
+        decoded = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError:
         raise
     except RecursionError:
@@ -183,7 +203,26 @@ def decode_json_body(text: str) -> Any:
         problem = f"nested deeper than {MAX_JSON_DEPTH} levels"
     except ValueError as exc:  # int() of too many digits: Python's guard against quadratic conversion
         field, problem = "body", f"holds a number too long to read ({exc})"
+    else:
+        return _one_object(decoded)
     raise RequestValidationError([{"type": "value_error", "loc": ("body", field), "msg": problem}])
+
+
+_JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def _one_object(decoded: Any) -> Any:
+    """Every body the API reads is one JSON object. Anything else is refused here, once for every
+    route: left to the resolver, an array would be read as its first element (Powertools'
+    validation takes a list's first item for a field that is not a list), and the rest dropped."""
+    if decoded is None or isinstance(decoded, dict):
+        return decoded  # null: "a JSON request body is required", as for an empty body
+    kind = _JSON_KINDS.get(type(decoded), "not an object")
+    hint = (
+        " (to store several memories at once: POST /v1/memories/batch)" if isinstance(decoded, list) else ""
+    )
+    problem = f"must be one JSON object {{...}}, not {kind}{hint}"
+    raise RequestValidationError([{"type": "object_type", "loc": ("body",), "msg": problem}])
 
 
 def read_body(model: type[M], raw: bytes) -> M:

@@ -128,7 +128,26 @@ def build(resolvers: Iterable[tuple[str, Resolver]], routes: tuple[Route, ...] =
         '`{"error": {"code", "message", "field"?, "errors"?}}`.',
     }
     _drop_unreferenced(document)
+    _bounds_in_json_schema_words(document)
     return document
+
+
+# pydantic writes a bound set on a type it validates with a BeforeValidator (engram.fields' Number,
+# Integer) under its own name, which JSON Schema ignores: clients and fuzzers would not see it.
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+def _bounds_in_json_schema_words(node: Any) -> None:
+    if isinstance(node, dict):
+        if node.get("type") in ("number", "integer"):
+            for pydantic_name, keyword in _BOUNDS.items():
+                if pydantic_name in node:
+                    node[keyword] = node.pop(pydantic_name)
+        for child in node.values():
+            _bounds_in_json_schema_words(child)
+    elif isinstance(node, list):
+        for child in node:
+            _bounds_in_json_schema_words(child)
 
 
 def _merge(resolvers: Iterable[tuple[str, Resolver]]) -> dict[str, Any]:

@@ -40,6 +40,9 @@ IF_MATCH = ("If-Match",)
 ROUTES: tuple[Route, ...] = (
     Route("health", "GET", "/health", "get_health", authorized=False),
     Route("memories", "POST", "/v1/memories", "create_memory", status=201, errors=(*CONFLICT, *PROVIDER)),
+    Route(
+        "memories", "POST", "/v1/memories/batch", "create_memories", status=201, errors=(*CONFLICT, *PROVIDER)
+    ),
     Route("memories", "POST", "/v1/memories/list", "list_memories", retry_safe=True),
     Route(
         "memories",
@@ -113,6 +116,7 @@ ROUTES: tuple[Route, ...] = (
     Route("containers", "POST", "/v1/containers", "create_container", status=201, also=(200,)),
     Route("containers", "DELETE", "/v1/containers/{name}", "delete_container", errors=CONFLICT),
     Route("containers", "POST", "/v1/containers/{name}/archive", "archive_container", errors=CONFLICT),
+    Route("containers", "DELETE", "/v1/users/{user_id}", "erase_user", errors=CONFLICT),
     Route("containers", "GET", "/v1/extraction-instructions", "list_extraction_instructions"),
     Route("containers", "PUT", "/v1/extraction-instructions", "set_extraction_instructions", also=(201,)),
     Route(

@@ -3,6 +3,7 @@ archiving) runs with the party EVERYONE: it acts on every user's memories of the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -140,3 +141,33 @@ def archive_subtree(cur: TenantTx, tenant_id: UUID, name: str, into: str) -> tup
         (tenant_id,),
     ).fetchall()
     return sorted(row["name"] for row in removed), moved, documents
+
+
+def delete_emptied(cur: TenantTx, tenant_id: UUID, names: Sequence[str]) -> int:
+    """Of these containers and their ancestors, those left with nothing in them (no memory, document,
+    session, sub-container or extraction instructions) that nobody described: containers that only
+    held what was just erased. Leaves first, then their parents."""
+    candidates = sorted({".".join(n.split(".")[:i]) for n in names for i in range(1, len(n.split(".")) + 1)})
+    deleted = 0
+    while candidates:
+        gone = cur.execute(
+            """DELETE FROM containers c WHERE c.tenant_id = %(t)s AND c.name = ANY(%(n)s)
+               AND c.description = ''
+               AND NOT EXISTS (SELECT 1 FROM containers k
+                               WHERE k.tenant_id = c.tenant_id AND k.parent = c.name)
+               AND NOT EXISTS (SELECT 1 FROM memories m
+                               WHERE m.tenant_id = c.tenant_id AND m.container = c.name)
+               AND NOT EXISTS (SELECT 1 FROM documents d
+                               WHERE d.tenant_id = c.tenant_id AND d.container = c.name)
+               AND NOT EXISTS (SELECT 1 FROM sessions s
+                               WHERE s.tenant_id = c.tenant_id AND s.container = c.name)
+               AND NOT EXISTS (SELECT 1 FROM extraction_instructions i
+                               WHERE i.tenant_id = c.tenant_id AND i.container = c.name)
+               RETURNING c.name""",
+            {"t": tenant_id, "n": candidates},
+        ).fetchall()
+        if not gone:
+            break
+        deleted += len(gone)
+        candidates = sorted(set(candidates) - {row["name"] for row in gone})
+    return deleted

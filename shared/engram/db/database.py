@@ -33,6 +33,15 @@ class UnitOfWork:
     cur: TenantTx
     tenant_id: UUID
 
+    def act_for(self, party: Party) -> None:
+        """From now on in this transaction, RLS sees the tenant's rows as `party` does (a batch whose
+        items are made for different users)."""
+        _set_scope(self.cur, self.tenant_id, party)
+
+
+def _set_scope(cur: TenantTx, tenant_id: UUID, party: Party) -> None:
+    cur.execute(_scope(tenant_id, party))
+
 
 def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:
     def configure(conn: psycopg.Connection[Any]) -> None:
@@ -93,7 +102,7 @@ class Database:
         default: only what is shared across the tenant). `snapshot`: a read-only REPEATABLE READ
         transaction, so that several queries (an export) see one consistent state."""
         with self.transaction(snapshot=snapshot) as cur:
-            cur.execute(_scope(tenant_id, party))
+            _set_scope(cur, tenant_id, party)
             yield cur
 
     def run(

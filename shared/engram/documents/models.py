@@ -62,6 +62,11 @@ class DocumentCreate(_Strict):
     custom_id: Identifier | None = Field(
         default=None, description="your id: sending it again replaces the document (same content: no-op)"
     )
+    user_id: Identifier | None = Field(
+        default=None,
+        description="the user who uploads it: the document and the memories extracted from it are theirs "
+        "(user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})",
+    )
     extract: ExtractMode | None = Field(
         default=None,
         description="memories from the chunks: none (chunks only), light (offline heuristic) or full "
@@ -129,6 +134,7 @@ class Document(LazyModel):
     checksum: str | None
     size_bytes: int | None
     custom_id: str | None
+    user_id: str | None
     extract: ExtractMode
     document_date: datetime | None
     extraction: dict[str, Any] = Field(

@@ -25,7 +25,8 @@ from engram.memories.search.repo import Corpus, counted_scope, vector_distance
 
 DOCUMENT_COLUMNS = sql.SQL(
     "d.id, d.container, d.status, d.content_type, d.source_kind, d.source, d.filename, d.title, d.tags, "
-    "d.metadata, d.checksum, d.size_bytes, d.custom_id, d.revision, d.error_code, d.error, d.blob_key, "
+    "d.metadata, d.checksum, d.size_bytes, d.custom_id, d.user_id, d.revision, d.error_code, d.error, "
+    "d.blob_key, "
     "d.blob_version, d.extract_mode, d.document_date, d.extraction, d.created_at, d.updated_at, d.finished_at"
 )
 COUNTS = sql.SQL(
@@ -49,9 +50,9 @@ def insert_document(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> d
         sql.SQL(
             """INSERT INTO documents AS d (id, tenant_id, container, content_type, source_kind, source,
                    filename, title, blob_key, blob_version, metadata, tags, checksum, size_bytes, custom_id,
-                   extract_mode, document_date)
+                   extract_mode, document_date, user_id)
                VALUES (coalesce(%s, gen_random_uuid()), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-                       %s, %s, %s)
+                       %s, %s, %s, %s)
                RETURNING {columns}, 0 AS chunk_count, 0 AS memory_count"""
         ).format(columns=DOCUMENT_COLUMNS),
         (
@@ -72,6 +73,7 @@ def insert_document(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> d
             fields.get("custom_id"),
             fields.get("extract_mode", "light"),
             fields.get("document_date"),
+            fields.get("user_id"),
         ),
     ).fetchone()
     assert row is not None
@@ -102,6 +104,7 @@ def requeue(cur: TenantTx, tenant_id: UUID, document_id: UUID, fields: dict[str,
         "size_bytes",
         "extract_mode",
         "document_date",
+        "user_id",
     ):
         if column in fields:
             assignments.append(sql.SQL("{} = %s").format(sql.Identifier(column)))
@@ -140,15 +143,19 @@ def find_by_custom_id(cur: TenantTx, tenant_id: UUID, custom_id: str) -> dict[st
     ).fetchone()
 
 
-def find_by_checksum(cur: TenantTx, tenant_id: UUID, container: str, checksum: str) -> dict[str, Any] | None:
-    """The document already holding this content in this container: one that is not failed first."""
+def find_by_checksum(
+    cur: TenantTx, tenant_id: UUID, container: str, checksum: str, user_id: str | None = None
+) -> dict[str, Any] | None:
+    """The document of the same user (or of none) already holding this content in this container: one
+    that is not failed first. Another user's copy is theirs, erased with them, so it is not this one."""
     return cur.execute(
         sql.SQL(
             "SELECT {columns}, {counts} FROM documents d "
             "WHERE d.tenant_id = %s AND d.container = %s AND d.checksum = %s "
+            "AND d.user_id IS NOT DISTINCT FROM %s "
             "ORDER BY (d.status = 'failed'), d.created_at DESC LIMIT 1 FOR UPDATE OF d"
         ).format(columns=DOCUMENT_COLUMNS, counts=COUNTS),
-        (tenant_id, container, checksum),
+        (tenant_id, container, checksum, user_id),
     ).fetchone()
 
 
@@ -460,8 +467,13 @@ def _chunk_population(plan: SearchPlan, n: sql.Composable) -> sql.Composable:
 
 
 def _chunks_can_match(filters: SearchFilters) -> bool:
-    """Chunks have no memory type, agent or conversation: a filter on one matches none."""
-    return not (filters.memory_type or filters.agent_id is not None or filters.conversation_id is not None)
+    """Chunks have no memory type, agent, conversation or owner: a filter on one matches none."""
+    return not (
+        filters.memory_type
+        or filters.agent_id is not None
+        or filters.conversation_id is not None
+        or filters.user_id is not None
+    )
 
 
 CHUNKS = Corpus(
@@ -483,3 +495,26 @@ CHUNKS = Corpus(
     graph_hits=_chunk_graph_hits,
     can_match=_chunks_can_match,
 )
+
+
+def ids_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> list[UUID]:
+    """Erasure: the documents `user_id` uploaded."""
+    rows = cur.execute(
+        "SELECT id FROM documents WHERE tenant_id = %s AND user_id = %s ORDER BY id", (tenant_id, user_id)
+    ).fetchall()
+    return [row["id"] for row in rows]
+
+
+def count_chunks(cur: TenantTx, tenant_id: UUID, document_ids: Sequence[UUID]) -> int:
+    row = cur.execute(
+        "SELECT count(*) AS n FROM chunks WHERE tenant_id = %s AND document_id = ANY(%s)",
+        (tenant_id, list(document_ids)),
+    ).fetchone()
+    return int(row["n"]) if row else 0
+
+
+def containers_of(cur: TenantTx, tenant_id: UUID, document_ids: Sequence[UUID]) -> list[dict[str, Any]]:
+    return cur.execute(
+        "SELECT DISTINCT container FROM documents WHERE tenant_id = %s AND id = ANY(%s)",
+        (tenant_id, list(document_ids)),
+    ).fetchall()

@@ -104,6 +104,7 @@ class DocumentService:
             "metadata": request.metadata,
             "content_type": request.content_type,
             "custom_id": request.custom_id,
+            "user_id": request.user_id,
         }
         data: bytes | None = None
         if request.url is not None:
@@ -188,8 +189,12 @@ class DocumentService:
                 if existing is not None:
                     return self._upsert(cur, tenant_id, existing, fields, data)
             if checksum is not None:
-                repo.lock(cur, tenant_id, f"checksum:{fields['container']}:{checksum}")
-                existing = repo.find_by_checksum(cur, tenant_id, fields["container"], checksum)
+                repo.lock(
+                    cur, tenant_id, f"checksum:{fields['container']}:{checksum}:{fields.get('user_id')}"
+                )
+                existing = repo.find_by_checksum(
+                    cur, tenant_id, fields["container"], checksum, fields.get("user_id")
+                )
                 if existing is not None and existing["status"] != "failed":
                     return _registration(
                         tenant_id, existing, duplicate=True, start=existing["status"] == "queued"

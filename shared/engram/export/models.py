@@ -121,6 +121,7 @@ class WorkingRecord(_Record):
     value: JsonValue
     version: int
     expires_at: datetime | None
+    user_id: str | None = None
     created_at: datetime
     updated_at: datetime
 
@@ -133,6 +134,7 @@ class ProcedureRecord(_Record):
     content: str
     agent_id: str | None
     visibility: str
+    user_id: str | None = None
     tags: list[str]
     metadata: dict[str, JsonValue]
     embedding: list[float] | None

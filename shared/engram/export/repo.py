@@ -115,7 +115,7 @@ def working(cur: TenantTx, tenant_id: UUID) -> Iterator[dict[str, Any]]:
         cur,
         "export_working",
         sql.SQL(
-            "SELECT w.scope, w.key, w.value, w.version, w.expires_at, w.created_at, w.updated_at "
+            "SELECT w.scope, w.key, w.value, w.version, w.expires_at, w.user_id, w.created_at, w.updated_at "
             "FROM working_memory w WHERE w.tenant_id = {tenant} "
             "AND (w.expires_at IS NULL OR w.expires_at > now()) ORDER BY w.scope, w.key"
         ).format(tenant=sql.Literal(tenant_id)),
@@ -127,8 +127,8 @@ def procedures(cur: TenantTx, tenant_id: UUID) -> Iterator[dict[str, Any]]:
         cur,
         "export_procedures",
         sql.SQL(
-            "SELECT p.id, p.kind, p.trigger, p.content, p.agent_id, p.visibility, p.tags, p.metadata, "
-            "p.embedding::text AS embedding, p.embedding_model, p.created_at, p.updated_at "
+            "SELECT p.id, p.kind, p.trigger, p.content, p.agent_id, p.visibility, p.user_id, p.tags, "
+            "p.metadata, p.embedding::text AS embedding, p.embedding_model, p.created_at, p.updated_at "
             "FROM procedures p WHERE p.tenant_id = {tenant} ORDER BY p.created_at, p.id"
         ).format(tenant=sql.Literal(tenant_id)),
     )
@@ -230,7 +230,7 @@ _COLUMNS: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "working": (
         "working_memory",
-        ("scope", "key", "value", "version", "expires_at", "created_at", "updated_at"),
+        ("scope", "key", "value", "version", "expires_at", "user_id", "created_at", "updated_at"),
         "(tenant_id, scope, key)",
     ),
     "procedure": (
@@ -242,6 +242,7 @@ _COLUMNS: dict[str, tuple[str, tuple[str, ...], str]] = {
             "content",
             "agent_id",
             "visibility",
+            "user_id",
             "tags",
             "metadata",
             "embedding",

@@ -9,7 +9,7 @@ nothing. Reads inside the caller's transaction, so it sees what the caller has j
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -36,7 +36,8 @@ def nearest_links(
     scope: dict[str, Any] = {"document_id": document_id, "same_owner": same_owner}
     near = repo.nearest_older_memories(cur, tenant_id, memory["id"], LINK_CANDIDATES, **scope)
     sharing = repo.memories_sharing_entities(cur, tenant_id, memory["id"], LINK_CANDIDATES, **scope)
-    facts = facts_of(cur, tenant_id, memory["id"])
+    known = facts_of(cur, tenant_id, [memory["id"], *(row["id"] for row in [*near, *sharing])])
+    facts = known[memory["id"]]
     subject = LinkSubject(
         memory["id"],
         memory["content"],
@@ -49,7 +50,7 @@ def nearest_links(
     for row in [*near, *sharing]:
         if row["id"] in candidates:
             continue
-        other = facts_of(cur, tenant_id, row["id"])
+        other = known[row["id"]]
         candidates[row["id"]] = LinkCandidate(
             row["id"],
             row["content"],
@@ -61,12 +62,22 @@ def nearest_links(
     return linker.links(subject, list(candidates.values()))
 
 
-def facts_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> MemoryFacts:
-    """The entities a memory mentions, its subjects, and the relations it is the source of."""
-    rows = repo.mentions_of(cur, tenant_id, memory_id)
-    relations = repo.relations_from_memory(cur, tenant_id, memory_id)
-    return MemoryFacts(
-        entities=frozenset(r["entity_id"] for r in rows),
-        subjects=frozenset(r["entity_id"] for r in rows if r["is_subject"]),
-        relations=frozenset((r["source_entity"], r["relation_type"], r["target_entity"]) for r in relations),
-    )
+def facts_of(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> dict[UUID, MemoryFacts]:
+    """For each memory: the entities it mentions, its subjects, and the relations it is the source
+    of. Two queries whatever the number of memories (graph-link runs on every extracting write)."""
+    mentions = repo.mentions_of(cur, tenant_id, memory_ids)
+    relations = repo.relations_from_memories(cur, tenant_id, memory_ids)
+    return {
+        memory_id: MemoryFacts(
+            entities=frozenset(r["entity_id"] for r in mentions if r["memory_id"] == memory_id),
+            subjects=frozenset(
+                r["entity_id"] for r in mentions if r["memory_id"] == memory_id and r["is_subject"]
+            ),
+            relations=frozenset(
+                (r["source_entity"], r["relation_type"], r["target_entity"])
+                for r in relations
+                if r["source_memory_id"] == memory_id
+            ),
+        )
+        for memory_id in dict.fromkeys(memory_ids)
+    }

@@ -256,10 +256,12 @@ def subject_entities(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[UU
     return [row["entity_id"] for row in rows]
 
 
-def mentions_of(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
+def mentions_of(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> list[dict[str, Any]]:
+    """The entities these memories mention (memory_id, entity_id, is_subject), in one round trip."""
     return cur.execute(
-        "SELECT entity_id, is_subject FROM entity_mentions WHERE tenant_id = %s AND memory_id = %s",
-        (tenant_id, memory_id),
+        "SELECT memory_id, entity_id, is_subject FROM entity_mentions "
+        "WHERE tenant_id = %s AND memory_id = ANY(%s)",
+        (tenant_id, list(memory_ids)),
     ).fetchall()
 
 
@@ -351,11 +353,15 @@ def memories_with_shared_entities(
     ).fetchall()
 
 
-def relations_from_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
+def relations_from_memories(
+    cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]
+) -> list[dict[str, Any]]:
+    """The relations these memories state (source_memory_id, source_entity, relation_type,
+    target_entity), in one round trip."""
     return cur.execute(
-        "SELECT source_entity, relation_type, target_entity FROM entity_relations "
-        "WHERE tenant_id = %s AND source_memory_id = %s",
-        (tenant_id, memory_id),
+        "SELECT source_memory_id, source_entity, relation_type, target_entity FROM entity_relations "
+        "WHERE tenant_id = %s AND source_memory_id = ANY(%s)",
+        (tenant_id, list(memory_ids)),
     ).fetchall()
 
 
@@ -528,3 +534,37 @@ def edges_among(
         ).format(select=_RELATION_SELECT, edges=edges),
         {"t": tenant_id, "seen": list(seen), "page": list(page), "n": limit},
     ).fetchall()
+
+
+# --- erasure ----------------------------------------------------------------------------------
+
+
+def extracted_from(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> dict[str, Any]:
+    """What linking stored for these memories: the entities they mention, and how many mentions and
+    relations (both go with the memories, ON DELETE CASCADE)."""
+    row = cur.execute(
+        """SELECT coalesce((SELECT array_agg(DISTINCT em.entity_id) FROM entity_mentions em
+                            WHERE em.tenant_id = %(t)s AND em.memory_id = ANY(%(m)s)), '{}') AS entities,
+                  (SELECT count(*) FROM entity_mentions em
+                   WHERE em.tenant_id = %(t)s AND em.memory_id = ANY(%(m)s)) AS mentions,
+                  (SELECT count(*) FROM entity_relations er
+                   WHERE er.tenant_id = %(t)s AND er.source_memory_id = ANY(%(m)s)) AS relations""",
+        {"t": tenant_id, "m": list(memory_ids)},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def delete_unreferenced(cur: TenantTx, tenant_id: UUID, entity_ids: Sequence[UUID]) -> int:
+    """Of these entities, those no memory mentions and no relation joins any more (their keys cascade)."""
+    if not entity_ids:
+        return 0
+    cur.execute(
+        """DELETE FROM entities e WHERE e.tenant_id = %(t)s AND e.id = ANY(%(e)s)
+           AND NOT EXISTS (SELECT 1 FROM entity_mentions em WHERE em.tenant_id = e.tenant_id
+                           AND em.entity_id = e.id)
+           AND NOT EXISTS (SELECT 1 FROM entity_relations er WHERE er.tenant_id = e.tenant_id
+                           AND (er.source_entity = e.id OR er.target_entity = e.id))""",
+        {"t": tenant_id, "e": list(entity_ids)},
+    )
+    return cur.rowcount

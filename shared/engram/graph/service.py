@@ -327,7 +327,7 @@ def _relation(row: dict[str, Any]) -> Relation:
         valid_from=row["valid_from"],
         valid_to=row["valid_to"],
         current=bool(row["current"]),
-        confidence=round(float(row["confidence"]), 6),
+        confidence=float(row["confidence"]),
         source_memory_id=row["source_memory_id"],
         created_at=row["created_at"],
     )

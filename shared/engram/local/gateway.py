@@ -23,10 +23,12 @@ from engram.api.routes import AUTHORIZER_FUNCTION, ROUTES, Route
 from engram.auth import AuthorizerDenied
 from engram.limits import MAX_REQUEST_BYTES, TOO_LARGE_MESSAGE
 from engram.local.functions import LocalLambdaContext, handler_of, load_function
+from engram.observability import logger
 
 STAGE = "local"
 API_ID = "local"
 OPENAPI_PATH = "/openapi.json"
+AUTHORIZER_FAILED = "the API key could not be checked; retry later"
 
 Headers = Mapping[str, str] | Iterable[tuple[str, str]]
 
@@ -74,20 +76,30 @@ def match_route(method: str, raw_path: str) -> Matched | HttpResponse:
     """The route for a request path as sent (percent-encoded), or the JSON 404/405 API Gateway's
     gateway responses give. Routes are matched segment by segment on the encoded path, so `%2F`
     stays inside its segment; path parameters are then percent-decoded, as API Gateway does."""
+    matching = [(route, found) for route, regex in _COMPILED if (found := regex.match(raw_path))]
+    # The resource is the most specific path that matches, as in API Gateway: a literal segment wins
+    # over a parameter (/v1/memories/list is not /v1/memories/{id}); only its methods are allowed.
+    resource = min((route.path for route, _ in matching), key=_specificity, default=None)
     allowed = []
-    for route, regex in _COMPILED:
-        found = regex.match(raw_path)
-        if found:
-            if route.method == method:
-                params = {name: unquote(value) for name, value in found.groupdict().items()}
-                return Matched(route, _decoded_path(raw_path), params)
-            allowed.append(route.method)
+    for route, found in matching:
+        if route.path != resource:
+            continue
+        if route.method == method:
+            params = {name: unquote(value) for name, value in found.groupdict().items()}
+            return Matched(route, _decoded_path(raw_path), params)
+        allowed.append(route.method)
     shown = _decoded_path(raw_path)
     if allowed:
-        return error(
+        refused = error(
             405, "method_not_allowed", f"{method} is not allowed on {shown}; use {', '.join(allowed)}"
         )
+        # A 405 names what the path allows (RFC 9110, 15.5.6).
+        return HttpResponse(refused.status, {**refused.headers, "Allow": ", ".join(allowed)}, refused.body)
     return error(404, "not_found", f"no route for {method} {shown}")
+
+
+def _specificity(path: str) -> tuple[int, ...]:
+    return tuple(int(segment.startswith("{")) for segment in path.split("/"))
 
 
 def _decoded_path(raw_path: str) -> str:
@@ -152,6 +164,9 @@ class LocalGateway:
             )
         except AuthorizerDenied:
             return error(401, "unauthorized", "missing API key: send it in the x-api-key header")
+        except Exception:  # API Gateway's AUTHORIZER_FAILURE (infra/api.py): the key could not be checked
+            logger.exception("authorizer failed")
+            return error(503, "service_unavailable", AUTHORIZER_FAILED)
         statement = result["policyDocument"]["Statement"][0]
         if statement["Effect"] != "Allow":
             reason = result.get("context", {}).get("reason", "forbidden")

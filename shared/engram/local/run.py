@@ -70,6 +70,37 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+class PostgresWatch:
+    """Starts the embedded PostgreSQL again when it dies; the workers' pools reconnect on their own.
+
+    The restart runs in a thread, which cancelling the watch does not stop: `close` waits for a
+    restart under way, so that PostgreSQL is never stopped while another thread is starting it (the
+    stop would miss the new server, or race its start)."""
+
+    def __init__(self, embedded: Any, interval: float = POSTGRES_CHECK_SECONDS) -> None:
+        self.embedded = embedded
+        self.interval = interval
+        self._restart: asyncio.Future[bool] | None = None
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            self._restart = asyncio.ensure_future(asyncio.to_thread(self.embedded.ensure_running))
+            try:
+                if await asyncio.shield(self._restart):
+                    logger.warning("PostgreSQL had stopped: started it again")
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("could not start PostgreSQL again; retrying")
+
+    async def close(self, task: asyncio.Task[None]) -> None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if self._restart is not None:
+            await asyncio.gather(self._restart, return_exceptions=True)
+
+
 def open_tuned_database(settings: Settings) -> LocalDatabase:
     """The database, with the embedded server's settings tuned (restarted once when they need it)."""
     local = open_database(settings)
@@ -107,6 +138,7 @@ class LocalStack:
         drop: DropFolder | None = None
         server: asyncio.Task[None] | None = None
         watcher: asyncio.Task[None] | None = None
+        watch: PostgresWatch | None = None
         ingest = WorkerPool("ingest", settings.ingest_workers, lambda: self._boot("ingest"), fair=True)
         coordinator = IngestCoordinator(
             ingest,
@@ -124,14 +156,15 @@ class LocalStack:
             ready_seconds = time.monotonic() - started
             ingest.start()
             if local.embedded is not None:
-                watcher = loop.create_task(self._watch_postgres(local))
+                watch = PostgresWatch(local.embedded)
+                watcher = loop.create_task(watch.run())
             drop = await asyncio.to_thread(start_drop_folder, settings, local.admin, DEV_TENANT)
             self._banner(local, key, ready_seconds, drop)
             await self._until(self.stop_requested.wait(), server)
         finally:
             print("Stopping Engram...", flush=True)
-            if watcher is not None:
-                watcher.cancel()
+            if watch is not None and watcher is not None:
+                await watch.close(watcher)
             if drop is not None:
                 drop.stop()
             coordinator.stop()
@@ -149,18 +182,6 @@ class LocalStack:
                     logger.exception("could not stop PostgreSQL")
             print("Engram stopped.", flush=True)
         return 0
-
-    @staticmethod
-    async def _watch_postgres(local: LocalDatabase) -> None:
-        """Start the embedded PostgreSQL again if it dies; the workers' pools reconnect on their own."""
-        assert local.embedded is not None
-        while True:
-            await asyncio.sleep(POSTGRES_CHECK_SECONDS)
-            try:
-                if await asyncio.to_thread(local.embedded.ensure_running):
-                    logger.warning("PostgreSQL had stopped: started it again")
-            except Exception:
-                logger.exception("could not start PostgreSQL again; retrying")
 
     def _on_signal(self) -> None:
         if self.stop_requested.is_set():

@@ -33,6 +33,15 @@ Visibility = Literal["private", "tenant"]
 SearchScope = Literal["memories", "chunks", "all", "messages"]
 ResultKind = Literal["memory", "chunk"]
 UpsertStatus = Literal["created", "updated", "unchanged"]
+ExtractMode = Literal["none", "light", "full"]
+MAX_BATCH_MEMORIES = 100
+
+_EXTRACT = (
+    "find the memory's entities and relations and relate it to the owner's older memories, as for "
+    "documents and messages (graph-link: a changed fact retires the old one): 'light' the offline "
+    "heuristic, 'full' the configured LLM, 'none' neither. Default: 'full' with an LLM configured, "
+    "else 'light'. The content is stored as sent either way"
+)
 
 
 def _content_fits(value: str) -> str:
@@ -94,6 +103,7 @@ class MemoryCreate(_Strict):
         default=None,
         description="the id of the memory this one replaces: it stays as history, no longer current",
     )
+    extract: ExtractMode | None = Field(default=None, description=_EXTRACT)
 
     @model_validator(mode="after")
     def _pair(self) -> MemoryCreate:
@@ -130,21 +140,42 @@ class MemoryUpsert(MemoryCreate):
 class UpsertResult(LazyModel):
     status: UpsertStatus
     id: UUID = Field(description="the current memory: the new one, or the existing one when unchanged")
-    matched_id: UUID | None = Field(default=None, description="the existing memory that matched, if any")
+    matched_id: UUID | None = Field(
+        default=None,
+        description="the existing memory that matched, if any: the similar one it updates, or the first "
+        "one graph-link found it contradicts",
+    )
     similarity: float | None = None
+    superseded: list[UUID] = Field(
+        default_factory=list, description="the memories this write retired (kept as history)"
+    )
+
+
+class MemoryBatch(_Strict):
+    memories: list[MemoryCreate] = Field(
+        min_length=1,
+        max_length=MAX_BATCH_MEMORIES,
+        description=f"1 to {MAX_BATCH_MEMORIES} memories, each as POST /v1/memories takes it: stored all "
+        "or none, in this order",
+    )
 
 
 class MemoryPatch(_Strict):
-    content: Content | None = None
+    content: Content | None = Field(
+        default=None,
+        description="new text: a new version, as supersedes makes one (the memory stays as history); "
+        "the answer is the new version",
+    )
     tags: list[Tag] | None = Field(default=None, max_length=50)
     metadata: Metadata | None = None
     memory_type: MemoryType | None = None
     expires_at: Timestamp | None = None
     visibility: Visibility | None = None
+    extract: ExtractMode | None = Field(default=None, description=f"with content: {_EXTRACT}")
 
     @model_validator(mode="after")
     def _something_to_change(self) -> MemoryPatch:
-        if not self.model_fields_set:
+        if not self.model_fields_set - {"extract"}:
             raise ValueError(
                 "nothing to change: send at least one of content, tags, metadata, memory_type, expires_at, "
                 "visibility"
@@ -152,6 +183,8 @@ class MemoryPatch(_Strict):
         for name in ("content", "tags", "metadata", "memory_type", "visibility"):
             if name in self.model_fields_set and getattr(self, name) is None:
                 raise ValueError(f"{name} cannot be null")
+        if self.extract is not None and self.content is None:
+            raise ValueError("extract applies to new content: send content with it")
         return self
 
 
@@ -177,6 +210,18 @@ class Memory(LazyModel):
     updated_at: datetime
 
 
+class CreatedMemory(Memory):
+    superseded: list[UUID] = Field(
+        default_factory=list,
+        description="the memories this write retired (kept as history): the one it supersedes, and "
+        "those graph-link found it contradicts",
+    )
+
+
+class MemoryBatchResult(LazyModel):
+    memories: list[CreatedMemory] = Field(description="the stored memories, in the order sent")
+
+
 class MemoryHistory(LazyModel):
     id: UUID
     versions: list[Memory] = Field(description="the version chain through `updates` links, oldest first")
@@ -190,6 +235,11 @@ class SearchFilters(_Strict):
     agent_id: Identifier | None = None
     conversation_id: Identifier | None = None
     metadata: Metadata = Field(default_factory=dict, description="key/value pairs the metadata must contain")
+    user_id: Identifier | None = Field(
+        default=None,
+        description="only this user's memories (their user_id). Their private ones only when the request "
+        "is also made for them (user_id)",
+    )
 
 
 class SearchRequest(_Strict):
@@ -230,8 +280,11 @@ class SearchRequest(_Strict):
                     raise ValueError(f"filters.{name} applies to memories, not to scope 'messages'")
             if self.container is not None:
                 raise ValueError("container applies to memories, not to scope 'messages'")
-            if self.user_id is None and self.filters.agent_id is None:
-                raise ValueError("scope 'messages' needs user_id or filters.agent_id: messages have a party")
+            if self.user_id is None and self.filters.agent_id is None and self.filters.user_id is None:
+                raise ValueError(
+                    "scope 'messages' needs user_id, filters.user_id or filters.agent_id: messages have "
+                    "a party"
+                )
         return self
 
 

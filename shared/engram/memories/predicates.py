@@ -1,10 +1,11 @@
 """Which memory rows count, defined once: current, live (not expired), in a container scope, valid in
-a time scope, matching search filters. Every repository that reads memories builds its WHERE clause
-from these (as SQL fragments on a table alias, `m` by default).
+a time scope, matching search filters (the owner, `filters.user_id`, among them). Every repository
+that reads memories builds its WHERE clause from these (as SQL fragments on a table alias, `m` by
+default).
 
 Who may see a row is not here: RLS decides it (party_scope, migrations/0002). The PL/pgSQL candidate
 functions, which run beside RLS, build the same predicates, visibility included, with
-memory_scope_sql (migrations/0010); tests/integration/test_predicate_parity.py checks that both select
+memory_scope_sql (migrations/0010, 0012); tests/integration/test_predicate_parity.py checks that both select
 the same rows.
 """
 
@@ -129,6 +130,8 @@ def matching(filters: SearchFilters, alias: str = "m") -> list[sql.Composable]:
         add("conversation_id", "= {}", filters.conversation_id)
     if filters.metadata:
         add("metadata", "@> {}::jsonb", Jsonb(filters.metadata))
+    if filters.user_id is not None:
+        add("user_id", "= {}", filters.user_id)
     return clauses
 
 

@@ -48,14 +48,17 @@ def ensure_container(cur: TenantTx, tenant_id: UUID, name: str) -> None:
 
 
 def insert_memory(cur: TenantTx, tenant_id: UUID, memory: NewMemory, embedding: Embedding) -> dict[str, Any]:
-    """One new current memory (its container and the container's ancestors are created if missing)."""
+    """One new current memory (its container and the container's ancestors are created if missing).
+    Its times are the statement's, not the transaction's: memories written one after the other in one
+    transaction (a batch) are older and newer, as graph-link and history need."""
     ensure_container(cur, tenant_id, memory.container)
     row = cur.execute(
         sql.SQL(
             """INSERT INTO memories AS m (tenant_id, container, content, memory_type, tags, metadata,
                    agent_id, conversation_id, user_id, visibility, confidence, valid_from, expires_at,
-                   embedding, embedding_model)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, now()), %s, %s::vector, %s)
+                   embedding, embedding_model, created_at, updated_at)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, coalesce(%s, clock_timestamp()), %s,
+                       %s::vector, %s, clock_timestamp(), clock_timestamp())
                RETURNING {columns}"""
         ).format(columns=MEMORY_COLUMNS),
         (
@@ -250,19 +253,36 @@ def _vector_literal(vector: Sequence[float] | None) -> str | None:
 # --- stats ------------------------------------------------------------------------------------
 
 
-def stats(cur: TenantTx, tenant_id: UUID) -> dict[str, Any]:
+def stats(cur: TenantTx, tenant_id: UUID, owner: str | None = None) -> dict[str, Any]:
+    """Counts of live memories; with `owner`, only that user's."""
+    where = sql.SQL(" AND ").join(
+        [
+            sql.SQL("m.tenant_id = {}").format(sql.Literal(tenant_id)),
+            predicates.live(),
+            *predicates.matching(SearchFilters(user_id=owner)),
+        ]
+    )
     by_container_type = cur.execute(
         sql.SQL(
             "SELECT m.container, m.memory_type, count(*) AS count FROM memories m "
-            "WHERE m.tenant_id = %s AND {live} GROUP BY 1, 2 ORDER BY 1, 2"
-        ).format(live=predicates.live()),
-        (tenant_id,),
+            "WHERE {where} GROUP BY 1, 2 ORDER BY 1, 2"
+        ).format(where=where)
     ).fetchall()
     models = cur.execute(
         sql.SQL(
             "SELECT coalesce(m.embedding_model, '') AS model, count(*) AS count FROM memories m "
-            "WHERE m.tenant_id = %s AND {live} GROUP BY 1"
-        ).format(live=predicates.live()),
-        (tenant_id,),
+            "WHERE {where} GROUP BY 1"
+        ).format(where=where)
     ).fetchall()
     return {"by_container_type": by_container_type, "models": models}
+
+
+# --- erasure ----------------------------------------------------------------------------------
+
+
+def of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> list[dict[str, Any]]:
+    """Erasure: every memory of `user_id` (id, container), every version, expired ones included."""
+    return cur.execute(
+        "SELECT id, container FROM memories WHERE tenant_id = %s AND user_id = %s ORDER BY id",
+        (tenant_id, user_id),
+    ).fetchall()

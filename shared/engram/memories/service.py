@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from uuid import UUID
 
 from engram.db.database import EVERYONE, Database, Party
@@ -12,9 +13,11 @@ from engram.memories import repo
 from engram.memories.models import (
     ContainerCount,
     ContainerTypeCount,
+    CreatedMemory,
     EmbeddingCoverage,
     ListRequest,
     Memory,
+    MemoryBatch,
     MemoryCreate,
     MemoryHistory,
     MemoryPage,
@@ -24,40 +27,83 @@ from engram.memories.models import (
     TypeCount,
     UpsertResult,
 )
-from engram.memories.new_memory import NewMemory
+from engram.memories.new_memory import Mentions, NewMemory
 from engram.memories.predicates import ContainerScope
+from engram.memories.write_extraction import WriteExtraction
 from engram.memories.writer import MemoryWriter
 from engram.observability import tracer
 from engram.pagination import decode_cursor, encode_cursor
 
 
 class MemoryService:
-    """Reads of memories, and the API's writes: each in its own unit of work, handed to the writer."""
+    """Reads of memories, and the API's writes: each in its own unit of work, handed to the writer.
+    A write's `extract` mode (engram.memories.write_extraction) finds what its text names before the
+    unit of work opens; graph-link then relates it to the owner's older memories in the same unit."""
 
-    def __init__(self, db: Database, writer: MemoryWriter) -> None:
+    def __init__(self, db: Database, writer: MemoryWriter, extraction: WriteExtraction) -> None:
         self.db = db
         self.writer = writer
+        self.extraction = extraction
 
     # --- writes -------------------------------------------------------------------------------
 
     @tracer.capture_method
-    def create(self, tenant_id: UUID, request: MemoryCreate) -> Memory:
-        with self.db.unit_of_work(tenant_id, Party(user_id=request.user_id)) as uow:
-            row = self.writer.create(uow, NewMemory.written(request), supersedes=request.supersedes)
-        return Memory(**row)
+    def create(self, tenant_id: UUID, request: MemoryCreate) -> CreatedMemory:
+        (memory,) = self.create_batch(tenant_id, MemoryBatch(memories=[request]), field_prefix="")
+        return memory
+
+    @tracer.capture_method
+    def create_batch(
+        self, tenant_id: UUID, request: MemoryBatch, *, field_prefix: str = "memories"
+    ) -> list[CreatedMemory]:
+        """Every memory of the batch, in order, or none: embedded together (one call to the model),
+        stored in one unit of work, each as made for its own user_id."""
+        items = request.memories
+        prepared = [
+            self._prepared(tenant_id, item, f"{field_prefix}[{i}].extract" if field_prefix else "extract")
+            for i, item in enumerate(items)
+        ]
+        memories = self.writer.embedded([memory for memory, _ in prepared])
+        out: list[CreatedMemory] = []
+        acting_for = items[0].user_id
+        with self.db.unit_of_work(tenant_id, Party(user_id=acting_for)) as uow:
+            for item, memory, (_, link) in zip(items, memories, prepared, strict=True):
+                if item.user_id != acting_for:
+                    acting_for = item.user_id
+                    uow.act_for(Party(user_id=acting_for))
+                row = self.writer.create(uow, memory, supersedes=item.supersedes)
+                retired = [item.supersedes] if item.supersedes else []
+                retired += self.writer.relate(uow, row) if link else []
+                out.append(CreatedMemory(**row, superseded=retired))
+        return out
 
     @tracer.capture_method
     def upsert(self, tenant_id: UUID, request: MemoryUpsert) -> UpsertResult:
         """Store a fact unless the container already holds it (MemoryWriter.upsert)."""
+        memory, link = self._prepared(tenant_id, request, "extract")
         with self.db.unit_of_work(tenant_id, Party(user_id=request.user_id)) as uow:
-            return self.writer.upsert(uow, NewMemory.written(request), request.dedupe_threshold)
+            return self.writer.upsert(uow, memory, request.dedupe_threshold, link=link)
 
     @tracer.capture_method
     def patch(
         self, tenant_id: UUID, memory_id: UUID, request: MemoryPatch, *, user_id: str | None = None
     ) -> Memory:
+        """New content is a new version (answered); the rest changes in place."""
+        extractor, mentions = None, Mentions()
+        if request.content is not None:
+            extractor = self.extraction.extractor(self.extraction.mode(request.extract))
+            with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
+                current = repo.get_memory(cur, tenant_id, memory_id)
+            if current is None:
+                raise _not_found(memory_id)
+            mentions = self.extraction.mentions(
+                tenant_id, extractor, request.content, current["container"], None
+            )
         with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
-            return Memory(**self.writer.update(uow, memory_id, request, user_id=user_id))
+            row = self.writer.update(uow, memory_id, request, user_id=user_id, mentions=mentions)
+            if row["id"] != memory_id and extractor is not None:
+                self.writer.relate(uow, row)
+        return Memory(**row)
 
     def delete(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> None:
         with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
@@ -68,6 +114,18 @@ class MemoryService:
         """Undo the supersession that retired `memory_id` (MemoryWriter.revert)."""
         with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
             return Memory(**self.writer.revert(uow, memory_id))
+
+    def _prepared(self, tenant_id: UUID, request: MemoryCreate, field: str) -> tuple[NewMemory, bool]:
+        """The memory to store, with what its extract mode finds named in it, and whether graph-link
+        relates it to older memories (any mode but `none`)."""
+        extractor = self.extraction.extractor(self.extraction.mode(request.extract), field=field)
+        memory = NewMemory.written(request)
+        if extractor is None:
+            return memory, False
+        found = self.extraction.mentions(
+            tenant_id, extractor, request.content, request.container, request.valid_from
+        )
+        return replace(memory, mentions=found), True
 
     # --- reads --------------------------------------------------------------------------------
 
@@ -102,10 +160,11 @@ class MemoryService:
         )
         return MemoryPage(memories=memories, next_cursor=next_cursor)
 
-    def stats(self, tenant_id: UUID) -> Stats:
-        # Counts of the whole tenant, every user's private memories included (no content).
+    def stats(self, tenant_id: UUID, *, user_id: str | None = None) -> Stats:
+        # Counts of the whole tenant (or of one user's memories), every user's private memories
+        # included (no content).
         with self.db.tenant(tenant_id, EVERYONE) as cur:
-            raw = repo.stats(cur, tenant_id)
+            raw = repo.stats(cur, tenant_id, user_id)
         containers: dict[str, int] = {}
         types: dict[str, int] = {}
         for row in raw["by_container_type"]:

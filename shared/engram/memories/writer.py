@@ -23,8 +23,12 @@ from engram.graph.link_rules import Link, RuleLinker
 from engram.graph.linking import link_memory
 from engram.memories import repo
 from engram.memories.models import MemoryPatch, UpsertResult
-from engram.memories.new_memory import Embedding, NewMemory, Peers, StoredMemory
+from engram.memories.new_memory import Embedding, Mentions, NewMemory, Owner, Peers, StoredMemory
 from engram.providers.embeddings import Embedder, check_dimensions
+
+NO_MENTIONS = Mentions()
+# A direct write is related to the older memories of its own owner and visibility.
+DIRECT_WRITE = Peers(same_owner=True, provenance={"by": "write"})
 
 
 class MemoryWriter:
@@ -58,18 +62,15 @@ class MemoryWriter:
         older peers (engram.graph.graph_link): `updates` retires the older one, `extends` or
         `derives` links them. One memory after the other, so each sees the links made before it.
         Returns the number of links made."""
-        made = 0
-        for memory in memories:
-            for link in nearest_links(
-                uow.cur,
-                uow.tenant_id,
-                self.linker,
-                memory,
-                same_owner=peers.same_owner,
-                document_id=peers.document_id,
-            ):
-                made += self._apply(uow, link, memory["valid_from"], peers.provenance)
-        return made
+        return sum(len(self._link(uow, memory, peers)) for memory in memories)
+
+    def relate(self, uow: UnitOfWork, memory: Mapping[str, Any]) -> list[UUID]:
+        """graph-link for a direct write, exactly as for a document's or a conversation's memories,
+        against the older memories of the same owner and visibility (a write for one user never
+        retires another's memory, nor a shared fact). Returns the ids of the memories it retired."""
+        return [
+            link.target_id for link in self._link(uow, memory, DIRECT_WRITE) if link.relationship == "updates"
+        ]
 
     # --- direct writes ------------------------------------------------------------------------
 
@@ -82,12 +83,31 @@ class MemoryWriter:
             self._retire(uow, old["id"], row["id"], row["valid_from"], 1.0, {})
         return row
 
-    def upsert(self, uow: UnitOfWork, memory: NewMemory, threshold: float) -> UpsertResult:
+    def embedded(self, memories: Sequence[NewMemory]) -> list[NewMemory]:
+        """The memories with their vectors: those that came without one are embedded together, in one
+        call to the model (a batch). Vectors a caller sent are checked when they are stored."""
+        missing = [m.content for m in memories if m.embedding is None]
+        if not missing:
+            return list(memories)
+        vectors = iter(self.embedder.embed_documents(missing))
+        model = self.embedder.model_id
+        return [
+            m if m.embedding is not None else replace(m, embedding=Embedding(next(vectors), model))
+            for m in memories
+        ]
+
+    def upsert(
+        self, uow: UnitOfWork, memory: NewMemory, threshold: float, *, link: bool = False
+    ) -> UpsertResult:
         """Store a fact unless the container already holds it. The nearest current memory with the
         same model, owner and visibility decides: at least `threshold` similar and the same text is
         `unchanged`; similar but different text becomes a new version that supersedes it
         (`updated`); otherwise the memory is `created`. Writers to one container are serialised, so
-        concurrent identical upserts leave exactly one memory."""
+        concurrent identical upserts leave exactly one memory.
+
+        With `link`, a stored memory then goes through graph-link (`relate`): when it contradicts
+        older memories of the owner (Alice lives in Berlin, not Paris), it retires them too, and the
+        upsert is `updated`."""
         embedding = self._embedding(uow, memory)
         memory = replace(memory, embedding=embedding)
         repo.lock_container_writes(uow.cur, uow.tenant_id, memory.container)
@@ -102,21 +122,36 @@ class MemoryWriter:
         )
         similarity = round(float(match["similarity"]), 6) if match else None
         if match is None or similarity is None or similarity < threshold:
-            return UpsertResult(status="created", id=self._insert(uow, memory)["id"])
+            row = self._insert(uow, memory)
+            retired = self.relate(uow, row) if link else []
+            if not retired:
+                return UpsertResult(status="created", id=row["id"])
+            return UpsertResult(status="updated", id=row["id"], matched_id=retired[0], superseded=retired)
         if match["content"] == memory.content:
             return UpsertResult(
                 status="unchanged", id=match["id"], matched_id=match["id"], similarity=similarity
             )
         row = self._insert(uow, memory)
-        self._retire(uow, match["id"], row["id"], None, similarity, {"by": "upsert"})
-        return UpsertResult(status="updated", id=row["id"], matched_id=match["id"], similarity=similarity)
+        self._retire(uow, match["id"], row["id"], row["valid_from"], similarity, {"by": "upsert"})
+        retired = [match["id"], *(self.relate(uow, row) if link else [])]
+        return UpsertResult(
+            status="updated", id=row["id"], matched_id=match["id"], similarity=similarity, superseded=retired
+        )
 
     def update(
-        self, uow: UnitOfWork, memory_id: UUID, patch: MemoryPatch, *, user_id: str | None
+        self,
+        uow: UnitOfWork,
+        memory_id: UUID,
+        patch: MemoryPatch,
+        *,
+        user_id: str | None,
+        mentions: Mentions = NO_MENTIONS,
     ) -> dict[str, Any]:
-        """PATCH: change the memory in place. New text is embedded again with the writer's model (a
-        caller's vector described the old text). Only a request made for the memory's user can make
-        it private."""
+        """PATCH. New text is a new version, exactly as `supersedes` makes one: the memory stays as
+        history (`is_latest` false, `valid_to` set), the new version (embedded again with the writer's
+        model, with `mentions`) carries its fields and the patch's, and an `updates` link joins them;
+        the new version's row is returned. Tags, metadata, type, expiry and visibility change in place.
+        Only a request made for the memory's user can make it private."""
         current = repo.get_memory(uow.cur, uow.tenant_id, memory_id)
         if current is None:
             raise _not_found(memory_id)
@@ -130,12 +165,38 @@ class MemoryWriter:
                 "only a request made for the memory's user (?user_id=) can make it private",
                 details={"field": "visibility"},
             )
-        embedding = None
         if patch.content is not None and patch.content != current["content"]:
-            embedding = Embedding(self.embedder.embed_documents([patch.content])[0], self.embedder.model_id)
-        row = repo.update_memory(uow.cur, uow.tenant_id, memory_id, patch, embedding)
+            return self._new_version(uow, current, patch, mentions)
+        row = repo.update_memory(uow.cur, uow.tenant_id, memory_id, patch, None)
         if row is None:
             raise _not_found(memory_id)
+        return row
+
+    def _new_version(
+        self, uow: UnitOfWork, current: Mapping[str, Any], patch: MemoryPatch, mentions: Mentions
+    ) -> dict[str, Any]:
+        old = self._supersedable(uow, current["id"], field="content")
+        changed = patch.model_fields_set
+
+        def field(name: str) -> Any:
+            return getattr(patch, name) if name in changed else old[name]
+
+        assert patch.content is not None
+        version = NewMemory(
+            content=patch.content,
+            container=old["container"],
+            memory_type=field("memory_type"),
+            owner=Owner(old["user_id"], field("visibility")),
+            agent_id=old["agent_id"],
+            conversation_id=old["conversation_id"],
+            tags=field("tags"),
+            metadata=field("metadata"),
+            confidence=old["confidence"],
+            expires_at=field("expires_at"),
+            mentions=mentions,
+        )
+        row = self._insert(uow, version)
+        self._retire(uow, old["id"], row["id"], row["valid_from"], 1.0, {"by": "patch"})
         return row
 
     def delete(self, uow: UnitOfWork, memory_id: UUID) -> None:
@@ -167,13 +228,26 @@ class MemoryWriter:
 
     # --- helpers ------------------------------------------------------------------------------
 
-    def _supersedable(self, uow: UnitOfWork, memory_id: UUID) -> dict[str, Any]:
+    def _supersedable(self, uow: UnitOfWork, memory_id: UUID, *, field: str = "supersedes") -> dict[str, Any]:
         old = repo.lock_memory(uow.cur, uow.tenant_id, memory_id)
         if old is None:
             raise InvalidInput(f"supersedes: memory {memory_id} not found", details={"field": "supersedes"})
         if not old["is_latest"]:
-            raise Conflict(f"memory {memory_id} is already superseded; supersede its current version instead")
+            what = "supersede" if field == "supersedes" else "change the content of"
+            raise Conflict(f"memory {memory_id} is already superseded; {what} its current version instead")
         return old
+
+    def _link(self, uow: UnitOfWork, memory: Mapping[str, Any], peers: Peers) -> list[Link]:
+        """The graph-link decisions for one new memory that took effect."""
+        links = nearest_links(
+            uow.cur,
+            uow.tenant_id,
+            self.linker,
+            memory,
+            same_owner=peers.same_owner,
+            document_id=peers.document_id,
+        )
+        return [link for link in links if self._apply(uow, link, memory["valid_from"], peers.provenance)]
 
     def _apply(
         self, uow: UnitOfWork, link: Link, valid_from: datetime, provenance: Mapping[str, Any]

@@ -10,7 +10,7 @@ from typing import Literal
 
 from engram.errors import InvalidInput
 from engram.memory_extraction.base import ExtractionContext, Extractor, chunk_text, content_key
-from engram.memory_extraction.heuristic import HeuristicExtractor
+from engram.memory_extraction.heuristic import HeuristicExtractor, as_statements
 from engram.memory_extraction.llm import LLMExtractor
 from engram.memory_extraction.schema import (
     ExtractedEntity,
@@ -34,6 +34,7 @@ __all__ = [
     "Extractor",
     "HeuristicExtractor",
     "LLMExtractor",
+    "as_statements",
     "chunk_text",
     "content_key",
     "make_extractor",

@@ -19,7 +19,7 @@ class ExtractionContext:
     """Where a text comes from. Nothing here says where memories are written: the caller knows."""
 
     reference_time: datetime | None = None  # the document's date or the message's time
-    source: Literal["document", "message"] = "document"
+    source: Literal["document", "message", "memory"] = "document"
     title: str | None = None
     chunks: tuple[int, ...] = ()  # ordinals of the <chunk n=...> sections of the text (see chunk_text)
     instructions: tuple[str, ...] = ()  # custom instructions: the tenant's, then the container's

@@ -30,6 +30,9 @@ from engram.memory_extraction.schema import (
 CONFIDENCE = 0.5
 _NOT_PROSE = ("{", "}", "=>", "();", "http://", "https://")
 MIN_WORDS, MAX_WORDS = 3, 80
+_LINE_END = re.compile(r"[.!?…]['\")\]]*$")
+# "is", "has", "prefers", "lives": a third-person present verb (not "-ss": "address", "boss").
+_VERB_AFTER_NAME = re.compile(r"\s+(?:[a-z]*[a-rt-z]s|will|can|does|did|had)\b")
 _CHUNK = re.compile(r'<chunk n="(\d+)">\n?(.*?)\n?</chunk>', re.DOTALL)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _ABBREVIATIONS = frozenset(
@@ -101,7 +104,7 @@ class HeuristicExtractor:
                 if pattern.match(between) and normalize_name(source) != normalize_name(target):
                     relations.append(ExtractedRelation(source=source, relation=relation, target=target))
                     break
-        subject = spans[0][2] if spans and spans[0][0] == 0 else None
+        subject = _subject(sentence, spans, relations)
         memory_type: MemoryType = next((t for t, pattern in _TYPES if pattern.search(sentence)), "fact")
         return ExtractedMemory(
             content=sentence[:MAX_MEMORY_CHARS],
@@ -113,6 +116,33 @@ class HeuristicExtractor:
             valid_from=context.reference_time,
             source_chunk=chunk,
         )
+
+
+def _subject(
+    sentence: str, spans: list[tuple[int, int, str]], relations: list[ExtractedRelation]
+) -> str | None:
+    """The name the sentence opens with, when it is plausibly about someone: a name of several words
+    ("Alice Smith ..."), a possessive ("Alice's phone ..."), the source of a relation found ("Alice
+    lives in ..."), or a name a present-tense verb follows ("Alice prefers ...", "Bob is ..."). A lone
+    capitalised first word is otherwise as often a common noun ("Fact number 3 ...", "Test memory
+    ..."), and graph-link retires near-duplicates about one subject: such a word must not make two
+    memories about the same thing."""
+    if not spans or spans[0][0] != 0:
+        return None
+    _, end, name = spans[0]
+    possessive = sentence[:end].endswith(("'s", "\u2019s"))
+    verb = _VERB_AFTER_NAME.match(sentence, end) is not None
+    if " " in name or possessive or verb or any(r.source == name for r in relations):
+        return name
+    return None
+
+
+def as_statements(content: str) -> str:
+    """Short lines (a chat message, a memory sent as it is) as sentences the heuristic reads: one
+    paragraph per line, a full stop where the writer left none ("I live in Porto" is a statement; a
+    question stays a question)."""
+    lines = (" ".join(line.split()) for line in content.splitlines())
+    return "\n\n".join(line if _LINE_END.search(line) else line + "." for line in lines if line)
 
 
 def sentences(text: str) -> list[str]:

@@ -27,7 +27,7 @@ from engram.documents.outputs import fail_document, purge_memories
 from engram.documents.runs import DocumentRef
 from engram.errors import ExtractionFailed, InvalidInput
 from engram.instructions.service import instructions_for
-from engram.memories.new_memory import Embedding, Mentions, NewMemory, Peers
+from engram.memories.new_memory import Embedding, Mentions, NewMemory, Owner, Peers
 from engram.memory_extraction import make_extractor
 from engram.observability import logger
 from engram.pipeline.chunking import chunk
@@ -229,11 +229,13 @@ def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
 
 
 def _new_memory(doc: dict[str, Any], candidate: CandidateMemory, embedding: Embedding) -> NewMemory:
-    """A memory of the document: its container and tags; its text, kind and times from extraction."""
+    """A memory of the document: its container, tags and user; its text, kind and times from
+    extraction."""
     return NewMemory(
         content=candidate.content,
         container=doc["container"],
         memory_type=candidate.memory_type,
+        owner=Owner(doc["user_id"]),  # the uploader's, shared with the tenant
         tags=doc["tags"],
         metadata=candidate.metadata,
         confidence=candidate.confidence,

@@ -144,3 +144,15 @@ def sub_task_owners(cur: TenantTx, sub_tasks: Sequence[str]) -> dict[str, str]:
         "SELECT task_id, sub_task FROM task_context_sub_task_owners(%s::text[])", (list(sub_tasks),)
     ).fetchall()
     return {row["sub_task"]: row["task_id"] for row in rows}
+
+
+def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> tuple[int, int]:
+    """Erasure: the plans of `user_id` and the task contexts of those plans. (plans, task contexts)"""
+    plans = cur.execute(
+        "DELETE FROM plans WHERE tenant_id = %s AND user_id = %s RETURNING plan_id", (tenant_id, user_id)
+    ).fetchall()
+    ids = [row["plan_id"] for row in plans]
+    if not ids:
+        return 0, 0
+    cur.execute("DELETE FROM task_contexts WHERE tenant_id = %s AND plan_id = ANY(%s)", (tenant_id, ids))
+    return len(ids), cur.rowcount

@@ -35,6 +35,11 @@ class ProcedureCreate(_Strict):
     visibility: Visibility = Field(
         default="tenant", description="'private': only requests for agent_id see it"
     )
+    user_id: Identifier | None = Field(
+        default=None,
+        description="the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); "
+        "it does not limit who reads it",
+    )
     tags: list[Tag] = Field(default_factory=list, max_length=50)
     metadata: Metadata = Field(default_factory=dict)
 
@@ -71,6 +76,7 @@ class Procedure(LazyModel):
     content: str
     agent_id: str | None
     visibility: Visibility
+    user_id: str | None
     tags: list[str]
     metadata: dict[str, Any]
     embedding_model: str | None

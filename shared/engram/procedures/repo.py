@@ -14,8 +14,8 @@ from psycopg.types.json import Jsonb
 from engram.db.database import TenantTx
 
 COLUMNS = sql.SQL(
-    "p.id, p.kind, p.trigger, p.content, p.agent_id, p.visibility, p.tags, p.metadata, p.embedding_model, "
-    "p.created_at, p.updated_at"
+    "p.id, p.kind, p.trigger, p.content, p.agent_id, p.visibility, p.user_id, p.tags, p.metadata, "
+    "p.embedding_model, p.created_at, p.updated_at"
 )
 
 
@@ -24,9 +24,9 @@ def insert(
 ) -> dict[str, Any]:
     row = cur.execute(
         sql.SQL(
-            "INSERT INTO procedures AS p (tenant_id, kind, trigger, content, agent_id, visibility, tags, "
-            "metadata, embedding, embedding_model) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s) "
-            "RETURNING {columns}"
+            "INSERT INTO procedures AS p (tenant_id, kind, trigger, content, agent_id, visibility, user_id, "
+            "tags, metadata, embedding, embedding_model) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s) RETURNING {columns}"
         ).format(columns=COLUMNS),
         (
             tenant_id,
@@ -35,6 +35,7 @@ def insert(
             fields["content"],
             fields["agent_id"],
             fields["visibility"],
+            fields.get("user_id"),
             fields["tags"],
             Jsonb(fields["metadata"]),
             _vector(embedding),
@@ -131,3 +132,9 @@ def match(
 
 def _vector(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> int:
+    """Erasure: the procedures that belong to `user_id`."""
+    cur.execute("DELETE FROM procedures WHERE tenant_id = %s AND user_id = %s", (tenant_id, user_id))
+    return cur.rowcount

@@ -62,7 +62,7 @@ class ProfileService:
                     user_id=user_id,
                     container=container,
                     limit=MAX_RELEVANT,
-                    filters=SearchFilters(agent_id=agent_id),
+                    filters=SearchFilters(agent_id=agent_id, user_id=user_id),
                     scope="memories",
                 ),
             )
@@ -76,7 +76,7 @@ class ProfileService:
                     score=r.score,
                 )
                 for r in found.results
-                if r.memory_type is not None and (user_id is None or r.user_id == user_id)
+                if r.memory_type is not None
             ]
         context, used, omitted = _context(static_facts, relevant, recent_context, q, max_tokens)
         return Profile(

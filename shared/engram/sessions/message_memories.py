@@ -17,7 +17,6 @@ extractor's output is only data.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,6 +32,7 @@ from engram.memory_extraction import (
     ExtractionContext,
     Extractor,
     HeuristicExtractor,
+    as_statements,
     chunk_text,
     content_key,
     make_extractor,
@@ -44,7 +44,6 @@ from engram.providers.llm import LLM
 from engram.sessions import repo
 from engram.sessions.models import ExtractionReport
 
-_LINE_END = re.compile(r"[.!?…]['\")\]]*$")
 EXTRACTED_ROLES = {"light": ("user",), "full": ("user", "assistant")}
 
 
@@ -86,13 +85,6 @@ def batch_text(batch: MessageBatch, *, heuristic: bool) -> tuple[str, tuple[int,
         if text.strip():
             sections.append((message["seq"], text))
     return chunk_text(sections) if sections else ("", ())
-
-
-def as_statements(content: str) -> str:
-    """Chat lines as sentences the heuristic reads: one paragraph per line, a full stop where the
-    user left none ("I live in Porto" is a statement; a question stays a question)."""
-    lines = (" ".join(line.split()) for line in content.splitlines())
-    return "\n\n".join(line if _LINE_END.search(line) else line + "." for line in lines if line)
 
 
 class MessageExtraction:

@@ -268,3 +268,21 @@ def search_text(
 
 def vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def containers_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> list[str]:
+    """The containers the sessions of `user_id` extract into."""
+    rows = cur.execute(
+        "SELECT DISTINCT container FROM sessions WHERE tenant_id = %s AND user_id = %s", (tenant_id, user_id)
+    ).fetchall()
+    return [row["container"] for row in rows]
+
+
+def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> tuple[int, int]:
+    """Erasure: the sessions of `user_id` and their messages (which cascade). (sessions, messages)"""
+    row = cur.execute(
+        "SELECT count(*) AS n FROM session_messages WHERE tenant_id = %s AND user_id = %s",
+        (tenant_id, user_id),
+    ).fetchone()
+    cur.execute("DELETE FROM sessions WHERE tenant_id = %s AND user_id = %s", (tenant_id, user_id))
+    return cur.rowcount, int(row["n"]) if row else 0

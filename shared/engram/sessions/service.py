@@ -1,6 +1,7 @@
 """Conversation logic: sessions, ordered messages, recall, message search and the extraction
-queue (engram.sessions.message_memories). No SQL here. Every call names its party (user_id, agent_id);
-the database shows a session only to its pair (see migrations/0002_scopes.sql)."""
+queue (engram.sessions.message_memories). No SQL here. A call may name its party (user_id, agent_id):
+the database then hides the sessions of other users and agents; without one, a session is reached by
+its id within the tenant (migrations/0002_scopes.sql, 0012)."""
 
 from __future__ import annotations
 
@@ -135,6 +136,8 @@ class SessionService:
             if session is None:
                 raise _not_found(session_id)
             queued = repo.queued_messages(cur, tenant_id, session_id)
+        # Memories go to the session's user (private to them) whoever reached the session.
+        owner = Party(user_id=session["user_id"], agent_id=session["agent_id"])
         if not queued:
             return ExtractionReport(
                 status="nothing_queued",
@@ -144,7 +147,7 @@ class SessionService:
                 messages_failed=0,
                 messages_queued=0,
             )
-        return self.extraction.run(tenant_id, session, party, queued)
+        return self.extraction.run(tenant_id, session, owner, queued)
 
     # --- search -------------------------------------------------------------------------------
 
@@ -153,7 +156,9 @@ class SessionService:
         reciprocal rank, scored like memory search."""
         f = request.filters
         party = Party(user_id=request.user_id, agent_id=f.agent_id)
-        filters = (request.user_id, f.agent_id, f.conversation_id, dict(f.metadata))
+        if f.user_id is not None and request.user_id not in (None, f.user_id):
+            return MessageSearchResponse(query=request.query, results=[], total=0)  # another user's
+        filters = (f.user_id or request.user_id, f.agent_id, f.conversation_id, dict(f.metadata))
         k = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
         vector_rows: list[dict[str, Any]] = []
         text_rows: list[dict[str, Any]] = []

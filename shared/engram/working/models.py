@@ -10,6 +10,7 @@ from pydantic import AfterValidator, ConfigDict, Field, JsonValue, StringConstra
 
 from engram.fields import Integer, JsonDocument
 from engram.lazymodel import LazyModel
+from engram.memories.models import Identifier
 
 SCOPE_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,256}$"
@@ -34,7 +35,16 @@ class WorkingPut(LazyModel):
         description="any JSON value, null included"
     )
     ttl_seconds: Integer | None = Field(
-        default=None, ge=1, le=MAX_TTL_SECONDS, description="the key expires this long after the write"
+        default=None,
+        ge=1,
+        le=MAX_TTL_SECONDS,
+        description="the key expires this long after the write. Left out, an existing key keeps its "
+        "expiry; null: it never expires",
+    )
+    user_id: Identifier | None = Field(
+        default=None,
+        description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does "
+        "not limit who reads it. Left out, an existing key keeps its user; null: none",
     )
 
 
@@ -44,6 +54,7 @@ class WorkingItem(LazyModel):
     value: Any
     version: int = Field(description="send it back in If-Match to write only if nobody wrote in between")
     expires_at: datetime | None
+    user_id: str | None
     created_at: datetime
     updated_at: datetime
 

@@ -12,10 +12,18 @@ from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
 
-COLUMNS = sql.SQL("w.scope, w.key, w.value, w.version, w.expires_at, w.created_at, w.updated_at")
+COLUMNS = sql.SQL("w.scope, w.key, w.value, w.version, w.expires_at, w.user_id, w.created_at, w.updated_at")
 _LIVE = sql.SQL("(w.expires_at IS NULL OR w.expires_at > now())")
 _EXPIRES = sql.SQL(
     "CASE WHEN %(ttl)s::integer IS NULL THEN NULL ELSE now() + make_interval(secs => %(ttl)s) END"
+)
+# An update that says nothing of the TTL keeps the key's expiry (a key that had expired is new: none).
+_UPDATED_EXPIRES = sql.SQL("CASE WHEN %(keep_ttl)s AND {live} THEN w.expires_at ELSE {given} END").format(
+    live=_LIVE, given=_EXPIRES
+)
+# Likewise its user.
+_UPDATED_USER = sql.SQL("CASE WHEN %(keep_user)s AND {live} THEN w.user_id ELSE %(user)s END").format(
+    live=_LIVE
 )
 
 
@@ -27,37 +35,54 @@ def write(
     value: Any,
     ttl_seconds: int | None,
     *,
+    keep_ttl: bool = False,
+    user_id: str | None = None,
+    keep_user: bool = False,
     version: int | None,
     exists: bool | None,
 ) -> dict[str, Any] | None:
     """Write the value if the condition holds; None when it does not. An expired key counts as
-    absent. Versions only ever grow, also across expiry, so a stale version never matches again."""
+    absent. Versions only ever grow, also across expiry, so a stale version never matches again.
+    `keep_ttl`: a live key keeps its expiry (`ttl_seconds` is then ignored); `keep_user` its user."""
     params = {
         "tenant": tenant_id,
         "scope": scope,
         "key": key,
         "value": Jsonb(value),
         "ttl": ttl_seconds,
+        "keep_ttl": keep_ttl,
+        "user": user_id,
+        "keep_user": keep_user,
         "version": version,
     }
     if exists:
         condition = sql.SQL("w.version = %(version)s") if version is not None else sql.SQL("true")
         query = sql.SQL(
             "UPDATE working_memory AS w SET value = %(value)s, version = w.version + 1, "
-            "expires_at = {expires}, updated_at = now() "
+            "expires_at = {expires}, user_id = {user}, updated_at = now() "
             "WHERE w.tenant_id = %(tenant)s AND w.scope = %(scope)s AND w.key = %(key)s AND {live} "
             "AND {condition} RETURNING {columns}, false AS created"
-        ).format(expires=_EXPIRES, live=_LIVE, condition=condition, columns=COLUMNS)
+        ).format(
+            expires=_UPDATED_EXPIRES, user=_UPDATED_USER, live=_LIVE, condition=condition, columns=COLUMNS
+        )
     else:
         only_if_absent = sql.SQL(" WHERE NOT {live}").format(live=_LIVE) if exists is False else sql.SQL("")
         query = sql.SQL(
-            "INSERT INTO working_memory AS w (tenant_id, scope, key, value, expires_at) "
-            "VALUES (%(tenant)s, %(scope)s, %(key)s, %(value)s, {expires}) "
+            "INSERT INTO working_memory AS w (tenant_id, scope, key, value, expires_at, user_id) "
+            "VALUES (%(tenant)s, %(scope)s, %(key)s, %(value)s, {expires}, %(user)s) "
             "ON CONFLICT (tenant_id, scope, key) DO UPDATE SET value = EXCLUDED.value, "
-            "version = w.version + 1, expires_at = EXCLUDED.expires_at, updated_at = now(), "
+            "version = w.version + 1, expires_at = {updated_expires}, user_id = {updated_user}, "
+            "updated_at = now(), "
             "created_at = CASE WHEN {live} THEN w.created_at ELSE now() END{only_if_absent} "
             "RETURNING {columns}, (xmax = 0 OR w.created_at = w.updated_at) AS created"
-        ).format(expires=_EXPIRES, live=_LIVE, only_if_absent=only_if_absent, columns=COLUMNS)
+        ).format(
+            expires=_EXPIRES,
+            updated_expires=_UPDATED_EXPIRES,
+            updated_user=_UPDATED_USER,
+            live=_LIVE,
+            only_if_absent=only_if_absent,
+            columns=COLUMNS,
+        )
     return cur.execute(query, params).fetchone()
 
 
@@ -112,4 +137,10 @@ def delete_scope(cur: TenantTx, tenant_id: UUID, scope: str) -> int:
         ),
         (tenant_id, scope),
     )
+    return cur.rowcount
+
+
+def delete_of_user(cur: TenantTx, tenant_id: UUID, user_id: str) -> int:
+    """Erasure: every key that belongs to `user_id`, expired ones included."""
+    cur.execute("DELETE FROM working_memory WHERE tenant_id = %s AND user_id = %s", (tenant_id, user_id))
     return cur.rowcount

@@ -19,7 +19,8 @@ class WorkingMemoryService:
         self, tenant_id: UUID, scope: str, key: str, request: WorkingPut, expected: Expected
     ) -> tuple[WorkingItem, bool]:
         """Write `value`; with If-Match only if the key is still at that version. Returns the item
-        and whether the key was created (it did not exist, or had expired)."""
+        and whether the key was created (it did not exist, or had expired). An update that sends no
+        `ttl_seconds` keeps the key's expiry; `null` clears it; a number sets it anew."""
         with self.db.tenant(tenant_id) as cur:
             row = repo.write(
                 cur,
@@ -28,6 +29,9 @@ class WorkingMemoryService:
                 key,
                 request.value,
                 request.ttl_seconds,
+                keep_ttl="ttl_seconds" not in request.model_fields_set,
+                user_id=request.user_id,
+                keep_user="user_id" not in request.model_fields_set,
                 version=expected.version,
                 exists=expected.exists,
             )

@@ -76,6 +76,20 @@ def memories_list(a: Harvest, b: Harvest) -> Iterable[Call]:
         yield Call("POST", "/v1/memories/list", body={"filters": {"agent_id": agent}})
     for conversation in b.names["conversation"]:
         yield Call("POST", "/v1/memories/list", body={"filters": {"conversation_id": conversation}})
+    for user in b.names["user"]:
+        yield Call("POST", "/v1/memories/list", body={"user_id": user, "filters": {"user_id": user}})
+
+
+def memories_batch(a: Harvest, b: Harvest) -> Iterable[Call]:
+    """B's ids, containers and users inside a batch, beside a memory of A's own."""
+    own = {"content": _content(a)}
+    for memory in _ids(b, "memory", forms=False):
+        yield Call("POST", "/v1/memories/batch", body={"memories": [own, {**own, "supersedes": memory}]})
+    for container in b.names["container"]:
+        yield Call("POST", "/v1/memories/batch", body={"memories": [own, {**own, "container": container}]})
+    for user in b.names["user"]:
+        private = {**own, "user_id": user, "visibility": "private"}
+        yield Call("POST", "/v1/memories/batch", body={"memories": [private, own]})
 
 
 def memories_upsert(a: Harvest, b: Harvest) -> Iterable[Call]:
@@ -112,6 +126,9 @@ def search(a: Harvest, b: Harvest) -> Iterable[Call]:
         yield Call(
             "POST", "/v1/search", body={"query": "meeting", "filters": {"tags": [tag]}, "mode": "text"}
         )
+    for user, scope in itertools.product(b.names["user"], ("all", "messages")):
+        body = {"query": "lives works met", "scope": scope, "user_id": user, "filters": {"user_id": user}}
+        yield Call("POST", "/v1/search", body=body)
     yield Call(
         "POST",
         "/v1/search",
@@ -411,6 +428,19 @@ def task_by_subtask(a: Harvest, b: Harvest) -> Iterable[Call]:
         yield Call("GET", f"/v1/task-context/by-subtask/{subtask}")
 
 
+def users_erase(a: Harvest, b: Harvest) -> Iterable[Call]:
+    """Erasing B's users from A: a preview, then the erasure (A's own tenant only, B untouched)."""
+    for user in b.names["user"]:
+        yield Call("DELETE", f"/v1/users/{user}")
+        yield Call("DELETE", f"/v1/users/{user}", {"confirm": "true"})
+
+
+def stats(a: Harvest, b: Harvest) -> Iterable[Call]:
+    yield Call("GET", "/v1/stats")
+    for user in b.names["user"]:
+        yield Call("GET", "/v1/stats", {"user_id": user})
+
+
 def once(method: str, path: str) -> Template:
     def template(a: Harvest, b: Harvest) -> Iterable[Call]:
         yield from (Call(method, path) for _ in range(3))
@@ -421,6 +451,7 @@ def once(method: str, path: str) -> Template:
 TEMPLATES: dict[tuple[str, str], Spec] = {
     ("GET", "/health"): Spec(once("GET", "/health")),
     ("POST", "/v1/memories"): Spec(memories_create),
+    ("POST", "/v1/memories/batch"): Spec(memories_batch),
     ("POST", "/v1/memories/list"): Spec(memories_list),
     ("POST", "/v1/memories/upsert"): Spec(memories_upsert),
     ("GET", "/v1/memories/{id}"): Spec(memory_by_id("GET")),
@@ -441,7 +472,8 @@ TEMPLATES: dict[tuple[str, str], Spec] = {
     ),
     ("POST", "/v1/sessions/{id}/extract"): Spec(session_by_id("POST", "/extract")),
     ("POST", "/v1/sessions/{id}/recent"): Spec(session_by_id("POST", "/recent")),
-    ("GET", "/v1/stats"): Spec(once("GET", "/v1/stats")),
+    ("GET", "/v1/stats"): Spec(stats),
+    ("DELETE", "/v1/users/{user_id}"): Spec(users_erase),
     ("POST", "/v1/documents"): Spec(documents_create, cap=4),
     ("POST", "/v1/documents/upload"): Spec(documents_upload, cap=6),
     ("POST", "/v1/documents/list"): Spec(documents_list),

@@ -226,8 +226,12 @@ def _memory_vector_leg(plan: SearchPlan) -> sql.Composable:
         args = _filter_function_args(
             plan.vector.model, plan.candidates, plan.container, plan.filters, plan.time
         )
-        return sql.SQL("SELECT c.id FROM memory_filter_candidates({args}, {q}::vector) c").format(
-            args=args, q=sql.Literal(vector_literal(plan.vector.vector))
+        return sql.SQL(
+            "SELECT c.id FROM memory_filter_candidates({args}, {q}::vector, p_user_id => {owner}) c"
+        ).format(
+            args=args,
+            q=sql.Literal(vector_literal(plan.vector.vector)),
+            owner=sql.Literal(plan.filters.user_id),
         )
     return sql.SQL(
         "SELECT m.id FROM memories m WHERE {where} AND m.embedding_model = {model} "
@@ -275,8 +279,9 @@ def _memory_population(plan: SearchPlan, n: sql.Composable) -> sql.Composable:
     instead of reading each row."""
     assert plan.vector is not None
     if _needs_filter_function(plan.filters):
-        return sql.SQL("SELECT 1 FROM memory_filter_candidates({args})").format(
-            args=_filter_function_args(plan.vector.model, n, plan.container, plan.filters, plan.time)
+        return sql.SQL("SELECT 1 FROM memory_filter_candidates({args}, p_user_id => {owner})").format(
+            args=_filter_function_args(plan.vector.model, n, plan.container, plan.filters, plan.time),
+            owner=sql.Literal(plan.filters.user_id),
         )
     return sql.SQL("SELECT 1 FROM memories m WHERE {where} AND m.embedding_model = {model} LIMIT {n}").format(
         where=predicates.where(plan.tenant_id, counted_scope(plan.container), plan.filters, None),
@@ -319,7 +324,7 @@ def _filter_function_args(
 def scope_arguments(
     container: ContainerScope | None, filters: SearchFilters, time: TimeScope
 ) -> dict[str, sql.Composable]:
-    """The candidate functions' scope arguments (migrations/0010), as SQL literals by name."""
+    """The candidate functions' scope arguments (migrations/0010, 0012), as SQL literals by name."""
     return {
         "container": sql.Literal(container.name if container else None),
         "children": sql.Literal(bool(container and container.include_children)),
@@ -330,6 +335,7 @@ def scope_arguments(
         "metadata": sql.Literal(Jsonb(filters.metadata) if filters.metadata else None),
         "as_of": sql.Literal(time.as_of),
         "history": sql.Literal(time.include_history),
+        "owner": sql.Literal(filters.user_id),
     }
 
 

@@ -1,0 +1,98 @@
+"""POST /v1/memories/batch: 1 to 100 memories, each as POST /v1/memories takes it, stored all or none,
+embedded in one call to the model, answered in the order sent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from engram import deps
+from engram.providers.embeddings import Embedder
+from tests.conftest import Api, assert_invalid
+
+
+class CountingEmbedder:
+    """The installed embedder, counting the calls that embed documents."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_id, self.dimensions = inner.model_id, inner.dimensions
+        self.calls: list[int] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(len(texts))
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
+@pytest.fixture
+def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountingEmbedder]:
+    counter = CountingEmbedder(deps.embedder())
+    monkeypatch.setattr(deps.current(), "embedder", counter)
+    yield counter
+
+
+def test_a_batch_of_100_is_stored_whole_in_order_with_one_embedding_call(
+    api: Api, counting: CountingEmbedder
+) -> None:
+    sent = [{"content": f"Fact number {i} about the fleet", "tags": [f"n{i}"]} for i in range(100)]
+
+    response = api.post("/v1/memories/batch", {"memories": sent})
+
+    assert response.status == 201, response.json
+    stored = response.json["memories"]
+    assert [m["content"] for m in stored] == [m["content"] for m in sent]
+    assert [m["tags"] for m in stored] == [m["tags"] for m in sent]
+    assert counting.calls == [100]
+    assert api.get("/v1/stats").json["total"] == 100
+    listed = api.post("/v1/memories/list", {"limit": 100}).json["memories"]
+    assert {m["id"] for m in listed} == {m["id"] for m in stored}
+
+
+def test_one_bad_item_stores_nothing(api: Api) -> None:
+    kept = api.post("/v1/memories", {"content": "Already here"}).json
+    sent: list[dict[str, Any]] = [{"content": "first"}, {"content": "second"}]
+
+    unknown = api.post(
+        "/v1/memories/batch",
+        {"memories": [*sent, {"content": "third", "supersedes": "00000000-0000-4000-8000-000000000000"}]},
+    )
+    invalid = api.post("/v1/memories/batch", {"memories": [*sent, {"content": ""}]})
+
+    assert unknown.status == 422 and unknown.json["error"]["field"] == "supersedes"
+    assert_invalid(invalid, "memories[2].content")
+    assert [m["id"] for m in api.post("/v1/memories/list", {}).json["memories"]] == [kept["id"]]
+    assert api.get(f"/v1/memories/{kept['id']}").json["is_latest"] is True
+
+
+def test_each_item_is_written_for_its_own_user(api: Api) -> None:
+    response = api.post(
+        "/v1/memories/batch",
+        {
+            "memories": [
+                {"content": "Ann's locker code is 4411", "user_id": "ann", "visibility": "private"},
+                {"content": "Ben's locker code is 9302", "user_id": "ben", "visibility": "private"},
+                {"content": "Lockers are emptied on Fridays"},
+            ]
+        },
+    )
+
+    assert response.status == 201, response.json
+    ann, ben, shared = (m["id"] for m in response.json["memories"])
+    assert api.get(f"/v1/memories/{ann}?user_id=ann").status == 200
+    assert api.get(f"/v1/memories/{ann}?user_id=ben").status == 404
+    assert api.get(f"/v1/memories/{ben}?user_id=ben").json["user_id"] == "ben"
+    assert api.get(f"/v1/memories/{shared}").json["user_id"] is None
+
+
+def test_batch_sizes_outside_1_to_100_are_refused(api: Api) -> None:
+    empty = api.post("/v1/memories/batch", {"memories": []})
+    too_many = api.post("/v1/memories/batch", {"memories": [{"content": f"m{i}"} for i in range(101)]})
+
+    assert_invalid(empty, "memories")
+    assert_invalid(too_many, "memories")
+    assert api.get("/v1/stats").json["total"] == 0
