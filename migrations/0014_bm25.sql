@@ -188,6 +188,22 @@ BEGIN
 END
 $$;
 
+-- Fold a tenant's pending deltas in now, waiting for a fold under way: after an erasure no delta (nor
+-- a statistic of a term no document holds any more) keeps a word of what went.
+CREATE FUNCTION text_stats_fold(p_tenant uuid) RETURNS void
+LANGUAGE plpgsql
+SET search_path = public, pg_temp
+AS $$
+DECLARE
+    v_corpus "char";
+BEGIN
+    FOREACH v_corpus IN ARRAY ARRAY['m', 'c']::"char"[] LOOP
+        PERFORM pg_advisory_xact_lock(20014, hashtext(p_tenant::text || v_corpus::text));
+        PERFORM text_stats_compact(p_tenant, v_corpus);
+    END LOOP;
+END
+$$;
+
 -- New rows (INSERT, COPY): their postings, and +1 document per term. TG_ARGV[0] is the corpus.
 CREATE FUNCTION text_index_added() RETURNS trigger
 LANGUAGE plpgsql

@@ -10,8 +10,11 @@ other filter (time, owner, type, tags, ...), checking rows in score order until 
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from psycopg import sql
 
+from engram.db.database import TenantTx
 from engram.memories.predicates import ContainerScope
 
 # BM25's term-frequency saturation and length normalisation, chosen on SciFact's train split (the
@@ -107,3 +110,9 @@ def container_range(scope: ContainerScope | None) -> sql.Composable:
     if not scope.include_children:
         return sql.SQL("p.container = {}").format(name)
     return sql.SQL("p.container >= {} AND p.container < {}").format(name, sql.Literal(scope.name + "/"))
+
+
+def fold_statistics(cur: TenantTx, tenant_id: UUID) -> None:
+    """Fold the tenant's pending statistics deltas in now (an erasure: no delta, and no statistic of a
+    term no document holds any more, keeps a word of what went)."""
+    cur.execute("SELECT text_stats_fold(%s)", (tenant_id,))
