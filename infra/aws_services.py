@@ -33,9 +33,12 @@ EMBEDDING_FUNCTIONS = frozenset(
         PIPELINE_PREFIX + "llm_extract",
     }
 )
-# Functions that call the LLM: the pipeline's llm-extract step, sessions (messages with extract=full) and
-# memories (direct writes with extract=full, their default when the stack has an LLM).
-LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions", "memories"})
+# The media family's extract function: images (Textract, the vision model) and audio (Transcribe).
+MEDIA_EXTRACT = PIPELINE_PREFIX + steps.EXTRACT_FAMILIES["media"].function
+# Functions that call the LLM: the pipeline's llm-extract step, sessions (messages with extract=full),
+# memories (direct writes with extract=full, their default when the stack has an LLM), and the media
+# extract function when it describes images (ENGRAM_VISION).
+LLM_FUNCTIONS = frozenset({PIPELINE_PREFIX + "llm_extract", "sessions", "memories", MEDIA_EXTRACT})
 # Functions that log in to the cluster as its owner with the master secret (the others: RDS Proxy).
 OWNER_FUNCTIONS = frozenset({MIGRATE_FUNCTION, ADMIN_FUNCTION})
 # The step functions and finish share one context (engram.deps.pipeline_context), which builds every
@@ -43,7 +46,11 @@ OWNER_FUNCTIONS = frozenset({MIGRATE_FUNCTION, ADMIN_FUNCTION})
 PIPELINE_CONTEXT_FUNCTIONS = frozenset(
     PIPELINE_PREFIX + f for f in (*(s.function for s in steps.STEPS), "finish")
 )
-EXTRACT_STEP = PIPELINE_PREFIX + steps.STEPS[0].function
+# The extract functions that OCR: scanned PDF pages (documents) and images (media); media transcribes.
+OCR_FUNCTIONS = frozenset(
+    PIPELINE_PREFIX + steps.EXTRACT_FAMILIES[family].function for family in ("documents", "media")
+)
+TRANSCRIBE_FUNCTIONS = frozenset({MEDIA_EXTRACT})
 TRIGGER = PIPELINE_PREFIX + steps.TRIGGER_FUNCTION
 
 # boto3 client name -> the IAM action prefix its calls need, and the VPC endpoint service name.
@@ -87,15 +94,26 @@ BEDROCK_UNUSED = ServiceUse(
     calls=False,
 )
 DOCUMENTS = ServiceUse("s3", "reads and writes the documents bucket")
-OCR = ServiceUse("textract", "OCR of images", when={"ocr_provider": frozenset({"auto", "textract"})})
+OCR = ServiceUse(
+    "textract", "OCR of images and scanned PDF pages", when={"ocr_provider": frozenset({"auto", "textract"})}
+)
+VISION = ServiceUse(
+    "bedrock-runtime",
+    "describes images with the LLM",
+    when={"llm_provider": frozenset({"bedrock"}), "vision": frozenset({"True", "true", "1"})},
+)
 TRANSCRIBE = ServiceUse(
     "transcribe", "transcribes audio", when={"transcription_provider": frozenset({"transcribe"})}
 )
 OCR_UNUSED = ServiceUse(
-    "textract", "the pipeline context builds the OCR client; only extract calls it", calls=False
+    "textract",
+    "the pipeline context builds the OCR client; only the OCR extract functions call it",
+    calls=False,
 )
 TRANSCRIBE_UNUSED = ServiceUse(
-    "transcribe", "the pipeline context builds the transcriber; only extract calls it", calls=False
+    "transcribe",
+    "the pipeline context builds the transcriber; only the media extract function calls it",
+    calls=False,
 )
 START_PIPELINE = ServiceUse("stepfunctions", "starts the ingestion state machine")
 
@@ -118,13 +136,11 @@ def declared_services(function: str) -> tuple[ServiceUse, ...]:
     if function in EMBEDDING_FUNCTIONS:
         uses.append(EMBED)
     if function in LLM_FUNCTIONS:
-        uses.append(LLM)
+        uses.append(VISION if function == MEDIA_EXTRACT else LLM)
     if function in PIPELINE_CONTEXT_FUNCTIONS:
         uses.append(DOCUMENTS)
-        if function == EXTRACT_STEP:
-            uses += [OCR, TRANSCRIBE]
-        else:
-            uses += [OCR_UNUSED, TRANSCRIBE_UNUSED]
+        uses.append(OCR if function in OCR_FUNCTIONS else OCR_UNUSED)
+        uses.append(TRANSCRIBE if function in TRANSCRIBE_FUNCTIONS else TRANSCRIBE_UNUSED)
     if function in BUILDS_UNUSED_BEDROCK_CLIENT or (
         function in PIPELINE_CONTEXT_FUNCTIONS and function not in EMBEDDING_FUNCTIONS | LLM_FUNCTIONS
     ):

@@ -7,9 +7,9 @@
                                botocore are left out: the Lambda runtime has them)
     .build/layer/certs/        the RDS CA bundle (layers/certs/), for verify-full TLS to RDS Proxy and Aurora
     .build/extras/<extra>/python/  a layer per optional-dependencies group a function needs on top
-                               (FUNCTION_EXTRAS: the extract step reads PDFs and HTML with `extractors`,
-                               locked in layers/extractors/requirements.txt), less what the dependencies
-                               layer already holds
+                               (FUNCTION_EXTRAS: each extract function its family's group, e.g. PDFs
+                               and HTML with `extractors`, Word/Excel/PowerPoint with `office`, locked in
+                               layers/<extra>/requirements.txt), less what the dependencies layer holds
 
 `make lock-layers` writes the locks from pyproject.toml (uv, for Lambda's platform, with hashes). What a
 function never loads (test suites, C headers, type stubs) is left out of the layers. Function code needs
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
-from engram.pipeline.steps import PIPELINE_FUNCTIONS
+from engram.pipeline.steps import PIPELINE_FUNCTIONS, STEPS
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD_DIR = REPO / ".build"
@@ -59,8 +59,11 @@ ALL_FUNCTIONS: tuple[str, ...] = (
     EXPORT_WORKER_FUNCTION,
     *(PIPELINE_PREFIX + name for name in PIPELINE_FUNCTIONS),
 )
-# Optional-dependency groups (pyproject.toml) a function gets as an extra layer of its own.
-FUNCTION_EXTRAS: dict[str, tuple[str, ...]] = {PIPELINE_PREFIX + "extract": ("extractors",)}
+# Optional-dependency groups (pyproject.toml) a function gets as an extra layer of its own: each extract
+# function its family's (engram.pipeline.steps.EXTRACT_FAMILIES).
+FUNCTION_EXTRAS: dict[str, tuple[str, ...]] = {
+    PIPELINE_PREFIX + step.function: step.extras for step in STEPS if step.extras
+}
 EXTRAS: tuple[str, ...] = tuple(dict.fromkeys(e for extras in FUNCTION_EXTRAS.values() for e in extras))
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache")
 

@@ -17,7 +17,7 @@ from engram.preflight import DEFAULT_INTERFACE_ENDPOINTS  # one home: `engram pr
 
 # Interface endpoints the functions need instead of a NAT gateway (S3 is a free gateway endpoint).
 # (The functions call no other AWS API; the deploy gate checks each one's path from the template.)
-# textract and transcribe: only for image and audio documents without a NAT gateway.
+# textract (a default): OCR of scanned PDF pages and images; transcribe: audio, without a NAT gateway.
 KNOWN_INTERFACE_ENDPOINTS = frozenset(
     {*DEFAULT_INTERFACE_ENDPOINTS, "sts", "bedrock", "logs", "kms", "lambda", "textract", "transcribe"}
 )
@@ -60,6 +60,9 @@ class StageConfig:
     # Bedrock model id (its inference profile for the region is chosen, infra/llm.py) or a profile id.
     llm_provider: str = "bedrock"
     llm_model: str | None = None
+    # Images are also described by the LLM (it must see images: Claude Haiku 4.5 does), stored as
+    # generated text beside their OCR text (ENGRAM_VISION on the media extract function).
+    vision: bool = False
     # Creates API Gateway's region-wide CloudWatch role setting (AWS::ApiGateway::Account), kept on destroy;
     # only for an account that has none yet (`engram preflight` tells).
     api_cloudwatch_role: bool = False
@@ -119,6 +122,8 @@ class StageConfig:
             raise ConfigError("on AWS the embedding provider is bedrock (Titan Text Embeddings v2)")
         if self.llm_provider not in LLM_PROVIDERS:
             raise ConfigError(f"llm_provider {self.llm_provider!r}: one of {', '.join(LLM_PROVIDERS)}")
+        if self.vision and self.llm_provider == "none":
+            raise ConfigError("vision describes images with the LLM: it needs llm_provider=bedrock")
         for name in ("cleanup_schedule", "tenant_index_schedule"):
             if not re.fullmatch(r"(cron|rate)\(.+\)", getattr(self, name)):
                 raise ConfigError(f"{name} {getattr(self, name)!r}: an EventBridge cron(...) or rate(...)")

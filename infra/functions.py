@@ -28,6 +28,7 @@ from engram.settings import DEFAULT_MODELS
 from infra.aws_services import (
     EMBEDDING_FUNCTIONS,
     LLM_FUNCTIONS,
+    MEDIA_EXTRACT,
     PIPELINE_CONTEXT_FUNCTIONS,
     declared_services,
 )
@@ -75,10 +76,12 @@ def function_name(stage: str, name: str) -> str:
 
 
 def pipeline_specs() -> tuple[FunctionSpec, ...]:
+    family_of = {step.function: family for family, step in steps.EXTRACT_FAMILIES.items()}
     step_specs = tuple(
         FunctionSpec(
             PIPELINE_PREFIX + step.function,
-            f"Engram pipeline: the {step.name} step",
+            f"Engram pipeline: the {step.name} step"
+            + (f" for {family_of[step.function]}" if step.function in family_of else ""),
             memory_mb=step.memory_mb,
             timeout_s=step.timeout_seconds,
         )
@@ -263,11 +266,15 @@ class Functions(Construct):
                     ],
                 )
             )
-        if spec.name in LLM_FUNCTIONS and self.llm.provider == "bedrock":
+        if self._calls_llm(spec) and self.llm.provider == "bedrock":
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=self.llm_model_arns())
             )
         return function
+
+    def _calls_llm(self, spec: FunctionSpec) -> bool:
+        """The LLM functions; the media extract function only when it describes images (vision)."""
+        return spec.name in LLM_FUNCTIONS and (spec.name != MEDIA_EXTRACT or self.config.vision)
 
     def llm_model_arns(self) -> list[str]:
         """What the LLM functions may invoke: the inference profile and its model in whichever region the
@@ -305,13 +312,16 @@ class Functions(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": "Engram",
             "POWERTOOLS_LOG_LEVEL": "INFO",
         }
-        if spec.name in LLM_FUNCTIONS:
+        if self._calls_llm(spec):
             env["ENGRAM_LLM_PROVIDER"] = self.llm.provider
             if self.llm.model_id:
                 env["ENGRAM_LLM_MODEL"] = self.llm.model_id
         if spec.name in PIPELINE_CONTEXT_FUNCTIONS and not self.network.reaches("textract"):
-            # Without a path to Textract (no NAT, no endpoint), images fail at once and say why.
+            # Without a path to Textract (no NAT, no endpoint), scanned pages and images fail at once
+            # (ocr_unavailable) and say why.
             env["ENGRAM_OCR_PROVIDER"] = "none"
+        if spec.name == MEDIA_EXTRACT and self.config.vision:
+            env["ENGRAM_VISION"] = "true"
         if spec.owner:
             env["ENGRAM_DB_SECRET_ARN"] = self.database.master_secret.secret_arn
         else:

@@ -10,7 +10,7 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
 from engram.pipeline import steps
-from infra.aws_services import LLM_FUNCTIONS
+from infra.aws_services import LLM_FUNCTIONS, OCR_FUNCTIONS
 from infra.build import EXPORT_WORKER_FUNCTION, PIPELINE_PREFIX
 from infra.stack import EngramStack
 
@@ -20,7 +20,6 @@ APIGW_LOGS = "arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGateway
 # What CDK's Bucket.grant_read / grant_read_write put in a policy (the pipeline construct uses them).
 S3_READ_ACTIONS = ("s3:GetObject*", "s3:GetBucket*", "s3:List*")
 S3_WRITE_ACTIONS = ("s3:DeleteObject*", "s3:Abort*")
-EXTRACT_STEP = PIPELINE_PREFIX + steps.STEPS[0].function
 
 
 def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
@@ -73,10 +72,10 @@ def _acknowledge_findings(stack: EngramStack) -> None:
             "AwsSolutions-IAM5[Resource::*]",
             "Only xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing), which have no "
             "resource-level permissions; tests/infra asserts no other action gets Resource '*'."
-            if function is not functions[EXTRACT_STEP]
-            else "X-Ray (active tracing) and, for the extract step only, textract:DetectDocumentText and "
-            "transcribe:Start/GetTranscriptionJob: none of them supports resource-level permissions; "
-            "tests/infra asserts no other action gets Resource '*'.",
+            if not any(function is functions[name] for name in OCR_FUNCTIONS)
+            else "X-Ray (active tracing) and, for the extract functions that OCR (documents, media) only, "
+            "textract:DetectDocumentText and (media) transcribe:Start/GetTranscriptionJob: none of them "
+            "supports resource-level permissions; tests/infra asserts no other action gets Resource '*'.",
         )
         acknowledge(
             function,

@@ -3,8 +3,12 @@
 The step list comes from `engram.pipeline.steps` (shared with the local runner), so AWS and
 `engram local` run the same steps in the same order with the same limits:
 
-    Extract -> Chunk -> Embed -> LlmExtract -> GraphLink -> MarkDone -> Done
+    Detect -> ByFamily -> Extract | ExtractOffice | ExtractCode | ExtractMedia
+           -> Chunk -> Embed -> LlmExtract -> GraphLink -> MarkDone -> Done
          \\ (any failure, after retries) -> <Step>Failed (notes the step) -> MarkFailed -> Failed
+
+- Detect names the file's family; the ByFamily Choice sends it to that family's extract function, which
+  has only that family's libraries (each function stays within Lambda's 250 MB);
 
 - every Task has TimeoutSeconds (the step's Lambda timeout plus a margin);
 - Retry covers transient errors only (Lambda service errors and throttling, our TransientError),
@@ -44,13 +48,22 @@ except ImportError:  # the CDK app runs from infra/ without the package installe
     from engram.settings import WORK_PREFIX
 
 IDS = {"tenant_id.$": "$.tenant_id", "document_id.$": "$.document_id", "revision.$": "$.revision"}
+# The extract functions that call Textract (scanned PDF pages, images) and Transcribe (audio).
+OCR_AND_TRANSCRIPTION: dict[str, tuple[str, ...]] = {
+    "documents": ("textract:DetectDocumentText",),
+    "media": (
+        "textract:DetectDocumentText",
+        "transcribe:StartTranscriptionJob",
+        "transcribe:GetTranscriptionJob",
+    ),
+}
 
 
 class PipelineStateMachine(Construct):
     """Args:
-    step_functions: the Lambda of each step, keyed by `Step.function` ("extract", "chunk", "embed",
-        "llm_extract", "graph_link"), each built from functions/pipeline/<key>/handler.py with
-        timeout `Step.timeout_seconds` and memory `Step.memory_mb`.
+    step_functions: the Lambda of each step, keyed by `Step.function` ("detect", "extract",
+        "extract_office", ..., "chunk", "embed", "llm_extract", "graph_link"), each built from
+        functions/pipeline/<key>/handler.py with timeout `Step.timeout_seconds` and memory `Step.memory_mb`.
     finish_function: functions/pipeline/finish (mark-done, mark-failed, execution-ended events).
     trigger_function: functions/pipeline/trigger (S3 object created -> document -> execution).
     sweeper_function: functions/pipeline/sweeper (scheduled).
@@ -105,21 +118,15 @@ class PipelineStateMachine(Construct):
         )
 
         chain: sfn.Chain | None = None
-        for step in pipeline.STEPS:
-            task = tasks.LambdaInvoke(
-                self,
-                step.state,
-                lambda_function=step_functions[step.function],
-                payload=sfn.TaskInput.from_object(dict(IDS)),
-                payload_response_only=True,  # the step returns the ids: they become the next input
-                retry_on_service_exceptions=False,  # our own Retry below covers them
-                task_timeout=sfn.Timeout.duration(
-                    Duration.seconds(step.timeout_seconds + pipeline.TASK_TIMEOUT_MARGIN_SECONDS)
-                ),
-                comment=f"{step.name}: the document is '{step.status}' while this runs",
-            )
-            self._retry(task)
-            self._on_failure(task, step.state, step.name, mark_failed)
+        for stage in pipeline.STAGES:
+            if isinstance(stage, pipeline.Route):
+                assert chain is not None, "a route needs a step before it to choose by"
+                choice = self._route(stage, step_functions, mark_failed)
+                chain = chain.next(choice)
+                after = choice.afterwards()  # the branches' ends: the next stage follows each of them
+                chain = sfn.Chain.custom(chain.start_state, after.end_states, after)
+                continue
+            task = self._step_task(stage, step_functions, mark_failed)
             chain = sfn.Chain.start(task) if chain is None else chain.next(task)
         assert chain is not None
 
@@ -153,6 +160,54 @@ class PipelineStateMachine(Construct):
         self._rules(bucket, trigger_function, finish_function, sweeper_function, sweep_every)
 
     # --- states -------------------------------------------------------------------------------
+
+    def _step_task(
+        self,
+        step: pipeline.Step,
+        step_functions: Mapping[str, lambda_.IFunction],
+        mark_failed: sfn.IChainable,
+    ) -> tasks.LambdaInvoke:
+        task = tasks.LambdaInvoke(
+            self,
+            step.state,
+            lambda_function=step_functions[step.function],
+            payload=sfn.TaskInput.from_object(dict(IDS)),
+            payload_response_only=True,  # the step returns the ids (and detect the family): the next input
+            retry_on_service_exceptions=False,  # our own Retry below covers them
+            task_timeout=sfn.Timeout.duration(
+                Duration.seconds(step.timeout_seconds + pipeline.TASK_TIMEOUT_MARGIN_SECONDS)
+            ),
+            comment=f"{step.name} ({step.function}): the document is '{step.status}' while this runs",
+        )
+        self._retry(task)
+        self._on_failure(task, step.state, step.name, mark_failed)
+        return task
+
+    def _route(
+        self,
+        route: pipeline.Route,
+        step_functions: Mapping[str, lambda_.IFunction],
+        mark_failed: sfn.IChainable,
+    ) -> sfn.Choice:
+        """A Choice on the previous step's `route.key`, one branch (a Task) per value."""
+        choice = sfn.Choice(self, route.state, comment=f"{route.name}: the function for the {route.key}")
+        for value, step in route.branches.items():
+            branch = self._step_task(step, step_functions, mark_failed)
+            choice.when(sfn.Condition.string_equals(f"$.{route.key}", value), branch)
+        unknown = sfn.Pass(
+            self,
+            f"{route.state}Unknown",
+            parameters={
+                **IDS,
+                "step": route.name,
+                "error": {
+                    "Error": "UnsupportedType",
+                    "Cause": f"no {route.name} function for this {route.key}",
+                },
+            },
+        )
+        choice.otherwise(unknown.next(mark_failed))
+        return choice
 
     def _finish_task(
         self, state: str, function: lambda_.IFunction, payload: dict[str, object]
@@ -206,17 +261,11 @@ class PipelineStateMachine(Construct):
         bucket.grant_read(trigger)  # the checksum of each new object
         for function in (trigger, *starters):
             self.state_machine.grant_start_execution(function)
-        extract = step_functions[pipeline.STEPS[0].function]
-        extract.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "textract:DetectDocumentText",
-                    "transcribe:StartTranscriptionJob",
-                    "transcribe:GetTranscriptionJob",
-                ],
-                resources=["*"],  # neither service supports resource-level permissions for these calls
+        # Neither service supports resource-level permissions for these calls: "*".
+        for family, actions in OCR_AND_TRANSCRIPTION.items():
+            step_functions[pipeline.EXTRACT_FAMILIES[family].function].add_to_role_policy(
+                iam.PolicyStatement(actions=list(actions), resources=["*"])
             )
-        )
         del sweeper  # only the database: its access comes with the stack's database wiring
 
     def _environment(

@@ -234,6 +234,15 @@ def print_reports(reports: list[RegionReport], account: str, verbose: bool) -> N
         if largest:
             mib = largest[1] / 2**20
             print(f"{'':16}largest function: {largest[0]}, {mib:.1f} MiB with its layers (of 250)")
+        # The extract functions, one per family of types, each with its own layer (engram.pipeline.steps).
+        extract = {
+            _short(k): v
+            for k, v in r.sizes.items()
+            if k.startswith(("FunctionsPipelineExtract", "FunctionsPipelineDetect"))
+        }
+        if extract:
+            listed = ", ".join(f"{name} {size / 2**20:.1f}" for name, size in sorted(extract.items()))
+            print(f"{'':16}detect and extract functions (MiB with layers): {listed}")
         print(f"{'':16}({r.seconds:.0f} s)")
     for r in reports:
         if not r.synth_ok:
@@ -251,10 +260,19 @@ def print_reports(reports: list[RegionReport], account: str, verbose: bool) -> N
                 print(f"[{r.region}] {name}: {problem}")
         for error in r.lint_errors:
             print(f"[{r.region}] cfn-lint: {error}")
+    if verbose and reports and reports[0].sizes:
+        print(f"\nfunction sizes, MiB unzipped with their layers ({reports[0].region}):")
+        for logical, bytes_ in sorted(reports[0].sizes.items(), key=lambda item: -item[1]):
+            print(f"  {_short(logical)}: {bytes_ / 2**20:.1f}")
     if verbose and reports and reports[0].paths:
         print(f"\npaths ({reports[0].region}):")
         for name, lines in sorted(reports[0].paths.items()):
             print(f"  {name}: " + "; ".join(lines))
+
+
+def _short(logical: str) -> str:
+    """FunctionsPipelineExtractOfficeC9071819 -> PipelineExtractOffice."""
+    return logical.removeprefix("Functions")[:-8] if logical[-8:].isalnum() else logical
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,8 @@ from engram.settings import BEDROCK_EMBEDDING_MODEL
 
 Outcome = Literal["ok", "warn", "fail"]
 # The stack's default interface endpoints (infra/config.py takes them from here).
-DEFAULT_INTERFACE_ENDPOINTS = ("secretsmanager", "states", "bedrock-runtime")
+# textract: OCR of scanned PDF pages and images (drop it to save ~$15/month; OCR then fails ocr_unavailable)
+DEFAULT_INTERFACE_ENDPOINTS = ("secretsmanager", "states", "bedrock-runtime", "textract")
 LAMBDA_CONCURRENCY_NEEDED = 100  # below it, API calls are throttled as soon as a few run at once
 VPC_QUOTA = ("vpc", "L-F678F1CE")
 LAMBDA_CONCURRENCY_QUOTA = ("lambda", "L-B99A9384")

@@ -188,6 +188,12 @@ class Settings(BaseModel):
     link_similarity: float = Field(default=0.9, gt=0.0, le=1.0)
     embed_batch_size: int = Field(default=64, ge=1, le=2048)
     ocr_provider: OcrProviderName = "auto"
+    # Scanned PDF pages read by OCR per document (each is a Textract call, or seconds of tesseract).
+    max_ocr_pages: int = Field(default=200, ge=1)
+    # Images: also have the configured LLM (it must see images) describe them; the description is
+    # stored as generated text. ENGRAM_VISION_MODEL: another model of the same provider for it.
+    vision: bool = False
+    vision_model: str | None = None
     transcription_provider: TranscriptionProviderName = "none"
     transcription_model: str = "whisper-1"
     url_fetch_timeout_seconds: float = Field(default=20.0, gt=0)

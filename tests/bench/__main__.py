@@ -15,6 +15,7 @@ import numpy as np
 from tests.bench import (
     coldstart,
     concurrency,
+    extract_types,
     harness,
     latency,
     loader,
@@ -278,7 +279,9 @@ def _pipeline(bench_dir: Path, embedder: Any, handlers: harness.Handlers, pages:
     settings = loader.bench_settings(bench_dir / "db-pipeline", bench_dir / "models")
     local = loader.open_bench_database(settings)
     try:
-        return pipeline.pipeline_throughput(handlers, local, embedder, bench_dir / "pipeline", log, pages)
+        figures = pipeline.pipeline_throughput(handlers, local, embedder, bench_dir / "pipeline", log, pages)
+        log("pipeline: extract per type of file")
+        return figures + extract_types.extract_by_type(handlers, local, embedder, log)
     finally:
         local.close()
         if local.embedded is not None:

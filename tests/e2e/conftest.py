@@ -61,6 +61,8 @@ def server_env(local_db: LocalDatabase, llm: HangingLLM, **extra: str) -> dict[s
     }
 
 
+# The stack has an LLM (one that never answers), so a memory write defaults to `extract: full`: tests
+# that are not about the LLM send `extract: light`.
 @pytest.fixture(scope="session")
 def server(
     local_db: LocalDatabase, hanging_llm: HangingLLM, tmp_path_factory: pytest.TempPathFactory

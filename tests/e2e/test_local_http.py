@@ -14,7 +14,9 @@ def test_store_search_patch_delete_over_http(
 ) -> None:
     key, other = tenant.plaintext, other_tenant.plaintext
 
-    status, created = call(base_url, "POST", "/v1/memories", {"content": "Dana's birthday is on 4 May"}, key)
+    status, created = call(
+        base_url, "POST", "/v1/memories", {"content": "Dana's birthday is on 4 May", "extract": "light"}, key
+    )
     assert status == 201
     status, found = call(base_url, "POST", "/v1/search", {"query": "when is Dana's birthday"}, key)
     assert status == 200 and found["results"][0]["id"] == created["id"]
@@ -32,7 +34,7 @@ def test_curl_style_form_content_type_is_read_as_json(base_url: str, tenant: Iss
         base_url,
         "POST",
         "/v1/memories",
-        {"content": "sent like curl -d"},
+        {"content": "sent like curl -d", "extract": "light"},
         tenant.plaintext,
         content_type="application/x-www-form-urlencoded",
     )
@@ -63,7 +65,13 @@ def test_concurrent_clients_are_served(base_url: str, tenant: IssuedKey) -> None
 
     def client(i: int) -> None:
         results.append(
-            call(base_url, "POST", "/v1/memories", {"content": f"parallel write {i}"}, tenant.plaintext)[0]
+            call(
+                base_url,
+                "POST",
+                "/v1/memories",
+                {"content": f"parallel write {i}", "extract": "light"},
+                tenant.plaintext,
+            )[0]
         )
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(12)]

@@ -30,7 +30,7 @@ def test_eight_clients_in_parallel_each_get_their_own_request_and_tenant(
 
     def create(job: tuple[str, str]) -> tuple[str, int, Any]:
         key, text = job
-        status, body = call(base_url, "POST", "/v1/memories", {"content": text}, key)
+        status, body = call(base_url, "POST", "/v1/memories", {"content": text, "extract": "light"}, key)
         return text, status, (body or {}).get("content")
 
     # When

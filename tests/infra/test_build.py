@@ -141,10 +141,20 @@ def test_prune_drops_test_suites_headers_and_stubs_only(tmp_path: Path) -> None:
     assert left == ["pkg/__init__.py", "tests/x.py"]  # a top-level package named tests is left alone
 
 
-def test_the_extract_step_gets_the_extractors_group_as_its_own_layer() -> None:
-    assert FUNCTION_EXTRAS == {"pipeline/extract": ("extractors",)}
-    names = [Requirement(r).name for r in extra_requirements("extractors")]
-    assert {"pymupdf", "trafilatura"} <= set(names)
+def test_each_extract_function_gets_only_its_familys_group_as_its_own_layer() -> None:
+    assert FUNCTION_EXTRAS == {
+        "pipeline/extract": ("extractors",),
+        "pipeline/extract_office": ("office",),
+        "pipeline/extract_code": ("code",),
+        "pipeline/extract_media": ("media",),
+    }
+    groups = {extra: {Requirement(r).name for r in extra_requirements(extra)} for extra in EXTRAS}
+    assert {"pymupdf", "trafilatura"} <= groups["extractors"]
+    assert {"python-docx", "openpyxl", "python-pptx"} <= groups["office"]
+    assert {"tree-sitter", "tree-sitter-typescript", "tree-sitter-go"} <= groups["code"]
+    assert groups["media"] == {"pillow"}
+    # The documents function's layer no longer carries what only another family reads.
+    assert not groups["extractors"] & (groups["office"] | groups["code"] | groups["media"])
 
 
 def test_every_function_with_its_layers_fits_lambdas_250_mb() -> None:
@@ -162,7 +172,8 @@ def test_built_extras_layers_hold_only_what_the_dependencies_layer_lacks() -> No
     for extra in EXTRAS:
         python = assets.extra_layer(extra) / "python"
         assert not base & {entry.name for entry in python.iterdir()}, extra
-        assert (python / "pymupdf").is_dir() or (python / "fitz").is_dir()
+        package = {"extractors": "pymupdf", "office": "docx", "code": "tree_sitter", "media": "PIL"}[extra]
+        assert (python / package).is_dir(), extra
         assert {_elf_machine(path) for path in python.rglob("*.so")} == {EM_AARCH64}
         assert not [p for p in python.rglob("tests") if p.is_dir() and p.parent != python]
 

@@ -54,6 +54,7 @@ def test_command_line_strings_are_coerced() -> None:
         ({"interface_endpoints": "secretsmanager,ec2messages"}, "unknown interface endpoints"),
         ({"log_retention_days": "42"}, "retention"),
         ({"min_acu": "lots"}, "min_acu"),
+        ({"vision": "true", "llm_provider": "none"}, "vision describes images with the LLM"),
     ],
 )
 def test_unusable_settings_stop_synth_with_a_clear_message(context: dict[str, str], message: str) -> None:

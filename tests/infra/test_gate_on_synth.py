@@ -23,3 +23,17 @@ def test_the_deployable_template_passes_every_check_of_the_gate(dev: Synth) -> N
     assert sorted(report.paths) == sorted(ALL_FUNCTIONS)
     assert "s3: gateway endpoint" in " ".join(report.paths["pipeline/trigger"])
     assert any(line.startswith("database: RDS Proxy") for line in report.paths["memories"])
+
+
+def test_the_extract_functions_that_ocr_reach_textract_through_its_endpoint(dev: Synth) -> None:
+    report = RegionReport(REGION, synth_ok=dev.error is None)
+    stack = load_stack(dev.outdir / f"{dev.stack.stack_name}.template.json", REGION)
+    report.template, report.templates = stack.flat, stack.templates
+    check_template(report, scan_functions(ALL_FUNCTIONS))
+
+    for function in ("pipeline/extract", "pipeline/extract_media"):  # scanned PDF pages; images
+        assert "textract: interface endpoint" in " ".join(report.paths[function]), report.paths[function]
+    for function in ("pipeline/detect", "pipeline/extract_office", "pipeline/extract_code"):
+        assert not any(line.startswith("textract") for line in report.paths[function]), function
+    # vision is off by default: the media function has no LLM grant, and so no Bedrock path to check
+    assert not any(line.startswith("bedrock") for line in report.paths["pipeline/extract_media"])

@@ -1,5 +1,6 @@
 """The network (endpoints instead of NAT) and least privilege: no wildcard beyond X-Ray (and Textract
-and Transcribe for the extract step, which support no resource-level permissions)."""
+for the extract functions that OCR, Transcribe for the media one: they support no resource-level
+permissions)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,8 @@ from tests.infra.conftest import Synth
 from tests.infra.helpers import engram_functions, ref, refs_in
 
 XRAY_ONLY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
-EXTRACT_ONLY = {
-    "textract:DetectDocumentText",
-    "transcribe:StartTranscriptionJob",
-    "transcribe:GetTranscriptionJob",
-}
+OCR_ONLY = {"textract:DetectDocumentText"}  # documents (scanned PDF pages) and media (images)
+TRANSCRIBE_ONLY = {"transcribe:StartTranscriptionJob", "transcribe:GetTranscriptionJob"}  # media (audio)
 # The state machine's role: X-Ray and the CloudWatch Logs delivery actions (vended logs).
 LOG_DELIVERY = {
     "logs:CreateLogDelivery",
@@ -54,16 +52,21 @@ def test_no_nat_gateway_and_endpoints_for_the_aws_apis_the_functions_use(dev: Sy
     text = " ".join(str(dev.props(k)["ServiceName"]) for k in dev.of_type("AWS::EC2::VPCEndpoint"))
     for service in ("secretsmanager", "states", "bedrock-runtime", "s3"):
         assert f".{service}" in text, service
-    assert list(services.values()).count("Interface") == 3  # no STS: no function calls it
+    assert ".textract" in text  # OCR of scanned pages and images without a NAT gateway
+    assert list(services.values()).count("Interface") == 4  # no STS: no function calls it
 
 
 def test_no_statement_grants_resource_star_except_xray(dev: Synth) -> None:
-    extract_role = ref(dev.props(engram_functions(dev)["pipeline-extract"])["Role"])
+    functions = engram_functions(dev)
+    documents_role = ref(dev.props(functions["pipeline-extract"])["Role"])
+    media_role = ref(dev.props(functions["pipeline-extract_media"])["Role"])
     for logical, policy in dev.of_type("AWS::IAM::Policy").items():
         roles = {ref(r) for r in policy["Properties"]["Roles"]}
         allowed = set(XRAY_ONLY)
-        if extract_role in roles:
-            allowed |= EXTRACT_ONLY
+        if documents_role in roles:
+            allowed |= OCR_ONLY
+        if media_role in roles:
+            allowed |= OCR_ONLY | TRANSCRIBE_ONLY
         if logical.startswith("IngestionPipelineStateMachineRole"):
             allowed |= LOG_DELIVERY
         if logical.startswith("NetworkS3PrefixList"):  # the deploy-time lookup of S3's prefix list id

@@ -68,15 +68,39 @@ def definition(template: Template) -> dict[str, Any]:
     return json.loads(_render(machine["Properties"]["DefinitionString"]))
 
 
-def test_the_steps_run_in_the_shared_order_then_mark_done(definition: dict[str, Any]) -> None:
-    states = definition["States"]
-    order = [definition["StartAt"]]
+def _walk(states: dict[str, Any], start: str) -> list[str]:
+    order = [start]
     while "Next" in states[order[-1]]:
         order.append(states[order[-1]]["Next"])
+    return order
 
-    assert order == [*(s.state for s in steps.STEPS), "MarkDone", "Done"]
+
+def test_the_steps_run_in_the_shared_order_then_mark_done(definition: dict[str, Any]) -> None:
+    states = definition["States"]
+    detect, route, *rest = steps.STAGES
+    assert isinstance(route, steps.Route)
+    tail = [s.state for s in rest if isinstance(s, steps.Step)] + ["MarkDone", "Done"]
+
+    assert _walk(states, definition["StartAt"]) == [detect.state, route.state]
     assert states["Done"]["Type"] == "Succeed"
     assert definition["TimeoutSeconds"] == steps.EXECUTION_TIMEOUT_SECONDS
+    # Each family's extract function goes on to the same chunk step.
+    for family, step in route.branches.items():
+        assert _walk(states, step.state) == [step.state, *tail], family
+
+
+def test_detect_routes_each_family_to_its_own_extract_function(definition: dict[str, Any]) -> None:
+    choice = definition["States"][steps.EXTRACT.state]
+
+    assert choice["Type"] == "Choice"
+    assert {(c["Variable"], c["StringEquals"], c["Next"]) for c in choice["Choices"]} == {
+        ("$.family", family, step.state) for family, step in steps.EXTRACT_FAMILIES.items()
+    }
+    assert set(steps.EXTRACT_FAMILIES) == {"documents", "office", "code", "media"}
+    # A family no branch knows fails the document (never a States.Runtime error, never a silent skip).
+    unknown = definition["States"][choice["Default"]]
+    assert unknown["Type"] == "Pass" and unknown["Next"] == "MarkFailed"
+    assert unknown["Parameters"]["error"]["Error"] == "UnsupportedType"
 
 
 @pytest.mark.parametrize("step", steps.STEPS, ids=lambda s: s.name)

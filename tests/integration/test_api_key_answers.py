@@ -32,9 +32,9 @@ def test_two_api_key_headers_are_refused_through_the_gateway(
     gateway: LocalGateway, tenant: IssuedKey, other_tenant: IssuedKey, second: str
 ) -> None:
     caller = Api(gateway, tenant.plaintext)
-    caller.post("/v1/memories", {"content": "mine"})
+    mine = caller.post("/v1/memories", {"content": "mine"}).json
 
-    response = caller.get("/v1/memories/list", repeated=[(second, other_tenant.plaintext)])
+    response = caller.get(f"/v1/memories/{mine['id']}", repeated=[(second, other_tenant.plaintext)])
     listed = caller.post("/v1/memories/list", {}, repeated=[(second, other_tenant.plaintext)])
 
     for refused in (response, listed):

@@ -32,7 +32,7 @@ def test_not_given_arguments_are_not_sent_and_none_is() -> None:
 
 
 def test_path_values_are_quoted_but_colons_kept() -> None:
-    item = {"scope": "a:b", "key": "x y", "value": 1, "version": 1, "expires_at": None}
+    item = {"scope": "a:b", "key": "x y", "value": 1, "version": 1, "expires_at": None, "user_id": None}
     stamps = {"created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
     client, sent = _recording(httpx.Response(200, json={**item, **stamps}))
 

@@ -1,4 +1,5 @@
-"""Pipeline step 'extract': a thin wrapper around engram.pipeline.run (see engram.pipeline.steps)."""
+"""Pipeline step 'extract' for the documents family (text, HTML and URLs, PDF, records, gzip): a thin
+wrapper around engram.pipeline.run (see engram.pipeline.steps)."""
 
 from __future__ import annotations
 

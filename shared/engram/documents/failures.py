@@ -31,6 +31,12 @@ class UnsupportedHere(PipelineFailure):
     code = "unsupported_here"
 
 
+class OcrUnavailable(UnsupportedHere):
+    """Text that only OCR can read (a scanned page, an image), and no OCR here."""
+
+    code = "ocr_unavailable"
+
+
 class EmptyContent(PipelineFailure):
     code = "empty_content"
 
@@ -81,6 +87,7 @@ FAILURE_CODES: dict[str, str] = {
         PipelineFailure,
         UnsupportedType,
         UnsupportedHere,
+        OcrUnavailable,
         EmptyContent,
         InvalidEncoding,
         TooLarge,

@@ -252,6 +252,14 @@ def record_extraction(
     )
 
 
+def record_content_type(cur: TenantTx, tenant_id: UUID, document_id: UUID, content_type: str | None) -> None:
+    """The type a URL's server gave (when the document declared none), for the extract step."""
+    cur.execute(
+        "UPDATE documents SET content_type = %s, updated_at = now() WHERE tenant_id = %s AND id = %s",
+        (content_type, tenant_id, document_id),
+    )
+
+
 def finish(
     cur: TenantTx,
     tenant_id: UUID,

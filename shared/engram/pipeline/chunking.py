@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,14 +28,19 @@ class ChunkDraft:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+# Where a segment is in its file, for the chunks' metadata: a PDF's page, a presentation's slide.
+_PLACES = ("page", "slide")
+
+
 @dataclass
 class _Block:
     text: str
     tokens: int
     heading: tuple[str, ...]
-    page: int | None
+    place: tuple[str, int] | None  # ("page", 3)
     is_heading: bool = False
     glue: bool = False  # continues the previous block's paragraph (joined by a space)
+    source: str | None = None  # how the text was read: "text_layer", "ocr", "vision" (generated)
 
 
 def chunk(extracted: Extracted, target: int = 500, overlap: int = 60) -> list[ChunkDraft]:
@@ -57,29 +63,34 @@ def _blocks(segments: list[Segment]) -> list[_Block]:
     blocks: list[_Block] = []
     path: list[tuple[int, str]] = []
 
-    def close(paragraph: list[str], page: int | None) -> None:
+    def close(paragraph: list[str], place: tuple[str, int] | None, source: str | None) -> None:
         text = "\n".join(paragraph).strip()
         if text:
-            blocks.append(_Block(text, count_tokens(text), tuple(t for _, t in path), page))
+            blocks.append(_Block(text, count_tokens(text), tuple(t for _, t in path), place, source=source))
         paragraph.clear()
 
     for segment in segments:
-        page = segment.meta.get("page")
+        place = next(((key, segment.meta[key]) for key in _PLACES if segment.meta.get(key)), None)
+        source = segment.meta.get("source")
         paragraph: list[str] = []
 
         for line in segment.text.split("\n"):
             heading = _HEADING.match(line)
             if heading or not line.strip() or _PAGE.match(line.strip()):
-                close(paragraph, page)
+                close(paragraph, place, source)
             if heading:
                 level = len(heading.group(1))
                 path[:] = [(lvl, t) for lvl, t in path if lvl < level] + [(level, heading.group(2))]
-                blocks.append(_Block(line.strip(), count_tokens(line), tuple(t for _, t in path), page, True))
+                blocks.append(
+                    _Block(line.strip(), count_tokens(line), tuple(t for _, t in path), place, True)
+                )
             elif _PAGE.match(line.strip()):
-                blocks.append(_Block(line.strip(), count_tokens(line), tuple(t for _, t in path), page, True))
+                blocks.append(
+                    _Block(line.strip(), count_tokens(line), tuple(t for _, t in path), place, True)
+                )
             elif line.strip():
                 paragraph.append(line)
-        close(paragraph, page)
+        close(paragraph, place, source)
     return blocks
 
 
@@ -126,7 +137,16 @@ def blocks_with_pieces(blocks: list[_Block], target: int) -> list[_Block]:
         first = True
         for sentence in sentences(block.text):
             for part in split_words(sentence, target) if count_tokens(sentence) > target else [sentence]:
-                out.append(_Block(part, count_tokens(part), block.heading, block.page, glue=not first))
+                out.append(
+                    _Block(
+                        part,
+                        count_tokens(part),
+                        block.heading,
+                        block.place,
+                        glue=not first,
+                        source=block.source,
+                    )
+                )
                 first = False
     return out
 
@@ -167,7 +187,7 @@ def _overlap_tail(body: list[_Block], overlap: int) -> list[_Block]:
         return []
     text = " ".join(tail)
     # Overlap taken from within a paragraph stays glued to what follows in that paragraph.
-    return [_Block(text, size, last.heading, last.page)]
+    return [_Block(text, size, last.heading, last.place, source=last.source)]
 
 
 def _join(blocks: list[_Block]) -> str:
@@ -184,9 +204,16 @@ def _prose_draft(blocks: list[_Block]) -> ChunkDraft:
     heading = body[-1].heading or body[0].heading
     if heading:
         meta["heading"] = " > ".join(heading)
-    pages = sorted({b.page for b in blocks if b.page is not None})
-    if pages:
-        meta["pages"] = [pages[0], pages[-1]]
+    places = [b.place for b in blocks if b.place is not None]
+    if places:
+        key = places[0][0]
+        numbers = sorted(number for k, number in places if k == key)
+        meta[f"{key}s"] = [numbers[0], numbers[-1]]
+    sources = sorted({b.source for b in blocks if b.source})
+    if sources:
+        meta["sources"] = sources
+        if "vision" in sources:
+            meta["generated"] = True  # a model's description of an image, not the file's own text
     return ChunkDraft(text, count_tokens(text), meta)
 
 
@@ -221,15 +248,73 @@ def chunk_code(segments: list[Segment], target: int) -> list[ChunkDraft]:
             for k, v in segment.meta.items()
             if k in ("kind", "symbol", "language", "start_line", "end_line", "signature", "doc")
         }
-        drafts.extend(_code_pieces(segment.text, meta, target))
+        drafts.extend(_code_pieces(segment.text, meta, target, segment.meta.get("members") or ()))
     flush_pending()
     return drafts
 
 
-def _code_pieces(text: str, meta: dict[str, Any], target: int) -> list[ChunkDraft]:
+def _code_pieces(
+    text: str, meta: dict[str, Any], target: int, members: Sequence[dict[str, Any]] = ()
+) -> list[ChunkDraft]:
     tokens = count_tokens(text)
     if tokens <= target:
         return [ChunkDraft(text.rstrip() + "\n", tokens, dict(meta))]
+    if members:
+        return _member_pieces(text, meta, target, members)
+    return _line_pieces(text, meta, target)
+
+
+def _member_pieces(
+    text: str, meta: dict[str, Any], target: int, members: Sequence[dict[str, Any]]
+) -> list[ChunkDraft]:
+    """A class (impl, namespace, ...) larger than a chunk, cut between its members: its head, then its
+    methods, consecutive ones packed while they fit; a member still too large is cut at blank lines."""
+    lines = text.splitlines(keepends=True)
+    first = int(meta.get("start_line") or 1)
+    starts = [max(0, int(m["start_line"]) - first) for m in members]
+    spans: list[tuple[int, int, dict[str, Any] | None]] = []  # (first line, end line excl., member)
+    if starts[0] > 0:
+        spans.append((0, starts[0], None))
+    for index, member in enumerate(members):
+        end = starts[index + 1] if index + 1 < len(members) else len(lines)
+        if end > starts[index]:
+            spans.append((starts[index], end, member))
+    pieces: list[ChunkDraft] = []
+    group: list[tuple[int, int, dict[str, Any] | None]] = []
+
+    def flush() -> None:
+        if not group:
+            return
+        begin, end = group[0][0], group[-1][1]
+        body = "".join(lines[begin:end])
+        named = [m for _, _, m in group if m is not None]
+        piece = {**meta, "start_line": first + begin, "end_line": first + end - 1}
+        if len(named) == 1 and len(group) == 1:
+            piece.update(kind=named[0]["kind"], symbol=named[0]["symbol"])
+            piece.pop("signature", None)
+            piece.pop("doc", None)
+        elif named:
+            piece["symbols"] = [m["symbol"] for m in named]
+        if body.strip():
+            for draft in _code_pieces(body, piece, target):
+                pieces.append(draft)
+        group.clear()
+
+    size = 0
+    for span in spans:
+        tokens = count_tokens("".join(lines[span[0] : span[1]]))
+        if group and size + tokens > target:
+            flush()
+            size = 0
+        group.append(span)
+        size += tokens
+    flush()
+    for number, draft in enumerate(pieces, start=1):
+        draft.metadata["part"] = number
+    return pieces
+
+
+def _line_pieces(text: str, meta: dict[str, Any], target: int) -> list[ChunkDraft]:
     # Cut at blank lines where possible, else at any line; each piece remembers its line range.
     lines = text.splitlines(keepends=True)
     first = int(meta.get("start_line") or 1)
@@ -272,7 +357,13 @@ def pack_units(segments: list[Segment], target: int, kind: str, key: str, sep: s
         nonlocal size
         if current:
             text = sep.join(s.text for s in current)
-            meta = {"kind": kind, f"{key}s": [current[0].meta.get(key), current[-1].meta.get(key)]}
+            meta: dict[str, Any] = {
+                "kind": kind,
+                f"{key}s": [current[0].meta.get(key), current[-1].meta.get(key)],
+            }
+            sheets = list(dict.fromkeys(s.meta["sheet"] for s in current if s.meta.get("sheet")))
+            if sheets:
+                meta["sheets"] = sheets  # a workbook's records name their sheets
             drafts.append(ChunkDraft(text, count_tokens(text), meta))
         current.clear()
         size = 0

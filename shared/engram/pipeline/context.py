@@ -13,7 +13,7 @@ from engram.graph.link_rules import RuleLinker
 from engram.memories.writer import MemoryWriter
 from engram.pipeline.readers import Limits, Services
 from engram.pipeline.readers.audio import AwsTranscriber, OpenAITranscriber, Transcriber
-from engram.pipeline.readers.image import Ocr, TesseractOcr, TextractOcr
+from engram.pipeline.readers.image import Describer, LlmImageDescriber, Ocr, TesseractOcr, TextractOcr
 from engram.pipeline.readers.url import UrlFetcher
 from engram.providers.embeddings import Embedder
 from engram.providers.llm import LLM
@@ -44,6 +44,20 @@ def make_ocr(settings: Settings, boto_client: Callable[[str], Any]) -> Ocr | Non
     if provider == "textract" or (provider == "auto" and settings.documents_bucket):
         return TextractOcr(boto_client("textract"))
     return TesseractOcr.find()
+
+
+def make_describer(settings: Settings, llm: LLM | None) -> Describer | None:
+    """The vision model for images: the configured LLM (or ENGRAM_VISION_MODEL of its provider) when
+    ENGRAM_VISION is on and there is an LLM; else None (images are read by OCR alone)."""
+    if not settings.vision or llm is None:
+        return None
+    if settings.vision_model and settings.vision_model != llm.model_id:
+        from engram.providers.llm_factory import make_llm
+
+        llm = make_llm(settings.model_copy(update={"llm_model": settings.vision_model}))
+        if llm is None:  # pragma: no cover - llm_provider is not none here
+            return None
+    return LlmImageDescriber(llm)
 
 
 def make_transcriber(
@@ -84,7 +98,9 @@ def build_context(
         blobs=blobs,
         embedder=embedder,
         services=Services(
-            ocr=make_ocr(settings, boto_client), transcriber=make_transcriber(settings, blobs, boto_client)
+            ocr=make_ocr(settings, boto_client),
+            transcriber=make_transcriber(settings, blobs, boto_client),
+            describer=make_describer(settings, llm),
         ),
         fetcher=UrlFetcher(
             max_bytes=settings.max_file_bytes,

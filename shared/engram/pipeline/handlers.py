@@ -26,7 +26,7 @@ def run_step(ctx: PipelineContext, step: str, event: dict[str, Any]) -> dict[str
     logger.append_keys(document_id=str(ref.document_id), revision=ref.revision, step=step)
     started = time.monotonic()
     try:
-        STEP_FUNCTIONS[step](ctx, ref)
+        output = STEP_FUNCTIONS[step](ctx, ref)
     except (PipelineFailure, TransientError) as exc:
         logger.info("step stopped", extra={"error": type(exc).__name__, "reason": str(exc)})
         raise
@@ -41,7 +41,7 @@ def run_step(ctx: PipelineContext, step: str, event: dict[str, Any]) -> dict[str
     ) as exc:
         raise TransientError(f"database unavailable: {type(exc).__name__}") from exc
     logger.info("step done", extra={"seconds": round(time.monotonic() - started, 3)})
-    return ref.to_event()
+    return {**ref.to_event(), **(output or {})}
 
 
 def describe_failure(step: str | None, error: dict[str, Any] | None) -> tuple[str, str]:

@@ -40,7 +40,7 @@ from engram.pipeline.document_memories import (
     extract_memories,
 )
 from engram.pipeline.embedding import embed_batched, vector_literal
-from engram.pipeline.readers import Source, read
+from engram.pipeline.readers import Source, identify, read
 from engram.pipeline.readers.result import Extracted
 
 # The embed step reads, embeds and writes this many chunks at a time.
@@ -69,16 +69,29 @@ def _extracted_key(ctx: PipelineContext, ref: DocumentRef) -> str:
     )
 
 
-# --- extract ----------------------------------------------------------------------------------
+# --- detect and extract ---------------------------------------------------------------------
 
 
-def extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
-    doc = _claim(ctx, ref, "extracting")
+def _fetched_key(ctx: PipelineContext, ref: DocumentRef) -> str:
+    return work_key(ctx.settings.work_prefix, ref.tenant_id, ref.document_id, f"r{ref.revision}/fetched")
+
+
+def _source(ctx: PipelineContext, ref: DocumentRef, doc: dict[str, Any], *, fetch: bool) -> Source:
+    """The document's bytes: its stored blob, or a URL's answer (fetched by detect and kept for the
+    extract step; `fetch`: fetch it now rather than read what detect kept)."""
     url = doc["source"] if doc["source_kind"] == "url" else None
     if url is not None:
-        fetched = ctx.fetcher.fetch(url)
-        data, declared = fetched.data, doc["content_type"] or fetched.content_type
         filename = doc["filename"] or url.rstrip("/").rsplit("/", 1)[-1]
+        key = _fetched_key(ctx, ref)
+        if fetch:
+            fetched = ctx.fetcher.fetch(url)
+            data, declared = fetched.data, doc["content_type"] or fetched.content_type
+            ctx.blobs.put(key, data, declared)
+            with ctx.db.tenant(ref.tenant_id) as cur:
+                _current(cur, ref)
+                documents.record_content_type(cur, ref.tenant_id, ref.document_id, declared)
+        else:
+            data, declared = ctx.blobs.get(key, max_bytes=ctx.settings.max_file_bytes), doc["content_type"]
     else:
         if not doc["blob_key"]:
             raise SourceMissing("the document has no stored content")
@@ -91,7 +104,7 @@ def extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
         if ctx.settings.documents_bucket and doc["blob_key"]
         else None
     )
-    source = Source(
+    return Source(
         data=data,
         filename=filename,
         declared_type=declared,
@@ -99,6 +112,19 @@ def extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
         s3_uri=s3_uri,
         job_name=f"engram-{ref.document_id}-r{ref.revision}",
     )
+
+
+def detect_step(ctx: PipelineContext, ref: DocumentRef) -> dict[str, Any]:
+    """The file's type and so its family: which extract function reads it (engram.pipeline.steps)."""
+    doc = _claim(ctx, ref, "extracting")
+    found = identify(_source(ctx, ref, doc, fetch=True), ctx.limits)
+    logger.info("detected", extra={"content_type": found.content_type, "family": found.family})
+    return {"family": found.family}
+
+
+def extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
+    doc = _claim(ctx, ref, "extracting")
+    source = _source(ctx, ref, doc, fetch=False)
     extracted = read(source, ctx.limits, ctx.services)
     ctx.blobs.put(_extracted_key(ctx, ref), extracted.to_json(), "application/json")
     with ctx.db.tenant(ref.tenant_id) as cur:
@@ -109,8 +135,8 @@ def extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
             ref.document_id,
             content_type=extracted.content_type,
             title=extracted.title,
-            checksum=sha256_hex(data),
-            size_bytes=len(data),
+            checksum=sha256_hex(source.data),
+            size_bytes=len(source.data),
         )
 
 
@@ -300,10 +326,12 @@ def _drop_work_files(ctx: PipelineContext, ref: DocumentRef) -> None:
         logger.exception("could not delete work files", extra={"document_id": str(ref.document_id)})
 
 
-StepFunction = Callable[[PipelineContext, DocumentRef], None]
+# A step's output beyond the ids (detect's {"family": ...}, which routes the next step), or None.
+StepFunction = Callable[[PipelineContext, DocumentRef], dict[str, Any] | None]
 
-# By step name, as in engram.pipeline.steps.STEPS.
+# By step name, as in engram.pipeline.steps.STEPS (every extract function runs `extract`).
 STEP_FUNCTIONS: dict[str, StepFunction] = {
+    "detect": detect_step,
     "extract": extract_step,
     "chunk": chunk_step,
     "embed": embed_step,

@@ -1,7 +1,8 @@
 """The local runner: the state machine's behaviour, in-process, over the same step list.
 
 It invokes the same Lambda handlers (functions/pipeline/<step>/handler.py) in the order of
-`engram.pipeline.steps.STEPS`, retries TransientError with the same backoff policy, sends any other
+`engram.pipeline.steps.STAGES` (a route's branch chosen by the previous step's output, as the state
+machine's Choice does), retries TransientError with the same backoff policy, sends any other
 failure to mark-failed with the step's name, and marks the document done at the end. Time limits
 are the invoker's: `engram local` runs each step in a worker process it kills at the step's timeout.
 """
@@ -20,7 +21,7 @@ from engram.pipeline.steps import (
     RETRY_BACKOFF_RATE,
     RETRY_MAX_ATTEMPTS,
     RETRY_MAX_DELAY_SECONDS,
-    STEPS,
+    STAGES,
     TRANSIENT_ERRORS,
 )
 
@@ -58,20 +59,22 @@ class LocalRunner:
     def run(self, ref: DocumentRef) -> str:
         """Run every step for `ref`; returns "done" or "failed"."""
         state = ref.to_event()
-        for step in STEPS:
+        for stage in STAGES:
             try:
-                state = self._with_retry(step.function, state)
+                step = stage.choose(state)
+                # Like a Task's payload, only the ids go in; the output may carry more (detect's family).
+                state = self._with_retry(step.function, ref.to_event())
             except Exception as exc:
                 logger.info(
                     "pipeline step failed",
                     extra={
-                        "step": step.name,
+                        "step": stage.name,
                         "document_id": str(ref.document_id),
                         "error": error_name(exc),
                     },
                 )
                 self._finish(
-                    {**ref.to_event(), "outcome": "failed", "step": step.name, "error": error_object(exc)}
+                    {**ref.to_event(), "outcome": "failed", "step": stage.name, "error": error_object(exc)}
                 )
                 return "failed"
         try:

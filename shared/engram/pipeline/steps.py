@@ -3,6 +3,7 @@ it, so AWS and `engram local` run the same steps in the same order with the same
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -14,14 +15,63 @@ class Step:
     status: str  # the document's status while this step runs
     timeout_seconds: int  # the Lambda's timeout; the Task's TimeoutSeconds adds TASK_TIMEOUT_MARGIN
     memory_mb: int
+    extras: tuple[str, ...] = ()  # optional-dependency groups (pyproject.toml) it gets as its own layers
+
+    def choose(self, state: Mapping[str, object]) -> Step:
+        return self
 
 
-STEPS: tuple[Step, ...] = (
-    Step("extract", "Extract", "extract", "extracting", timeout_seconds=600, memory_mb=2048),
+@dataclass(frozen=True)
+class Route:
+    """A stage that runs one of several functions, chosen by a field of the previous step's output:
+    a Choice state in AWS, a lookup in the local runner."""
+
+    name: str
+    state: str  # the Choice state's name
+    key: str  # the output field that chooses: "family"
+    branches: Mapping[str, Step]
+
+    def choose(self, state: Mapping[str, object]) -> Step:
+        value = state.get(self.key)
+        if not isinstance(value, str) or value not in self.branches:
+            raise KeyError(f"{self.name}: no branch for {self.key}={value!r}")
+        return self.branches[value]
+
+
+# The first step reads the file's first bytes (a URL's whole answer), tells its type and so its family,
+# and the extract function of that family, holding only that family's libraries, reads it. Families and
+# content types: engram.pipeline.readers.family_of.
+DETECT = Step("detect", "Detect", "detect", "extracting", timeout_seconds=120, memory_mb=1024)
+EXTRACT_FAMILIES: Mapping[str, Step] = {
+    # text, Markdown, HTML and URLs, PDF (scanned pages through OCR), CSV/JSON, gzip, unknown types
+    "documents": Step(
+        "extract", "Extract", "extract", "extracting", 600, memory_mb=2048, extras=("extractors",)
+    ),
+    "office": Step(
+        "extract", "ExtractOffice", "extract_office", "extracting", 300, memory_mb=1024, extras=("office",)
+    ),
+    "code": Step(
+        "extract", "ExtractCode", "extract_code", "extracting", 120, memory_mb=1024, extras=("code",)
+    ),
+    # images (OCR, a vision model) and audio (transcription services)
+    "media": Step(
+        "extract", "ExtractMedia", "extract_media", "extracting", 600, memory_mb=1024, extras=("media",)
+    ),
+}
+EXTRACT = Route("extract", "ByFamily", "family", EXTRACT_FAMILIES)
+
+# What the state machine and the local runner run, in order.
+STAGES: tuple[Step | Route, ...] = (
+    DETECT,
+    EXTRACT,
     Step("chunk", "Chunk", "chunk", "chunking", timeout_seconds=180, memory_mb=1024),
     Step("embed", "Embed", "embed", "embedding", timeout_seconds=600, memory_mb=1024),
     Step("llm-extract", "LlmExtract", "llm_extract", "indexing", timeout_seconds=600, memory_mb=1024),
     Step("graph-link", "GraphLink", "graph_link", "indexing", timeout_seconds=300, memory_mb=512),
+)
+# Every step function, each once (the routes' branches in place of their route).
+STEPS: tuple[Step, ...] = tuple(
+    step for stage in STAGES for step in (stage.branches.values() if isinstance(stage, Route) else (stage,))
 )
 
 # mark-done and mark-failed are one small function ("finish") invoked with an outcome.

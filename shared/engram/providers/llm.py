@@ -42,9 +42,22 @@ class TokenUsage:
 
 
 @dataclass(frozen=True)
+class Image:
+    """An image sent with a message, for models that see them (PNG, JPEG, GIF or WebP)."""
+
+    data: bytes
+    media_type: str
+
+    @property
+    def format(self) -> str:
+        return self.media_type.split("/", 1)[1]
+
+
+@dataclass(frozen=True)
 class Message:
     role: Literal["user", "assistant"]
     content: str
+    images: tuple[Image, ...] = ()  # shown before the text
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +57,7 @@ class AnthropicLLM(RetryingLLM):
             "model": self.model_id,
             "max_tokens": max_tokens,
             "system": system,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [{"role": m.role, "content": _content(m)} for m in messages],
         }
         # No temperature: the current Messages API (and SDK) no longer take one for its models.
         try:
@@ -85,6 +86,23 @@ class AnthropicLLM(RetryingLLM):
             model=str(response.model or self.model_id),
             stop_reason=_stop_reason(response.stop_reason),
         )
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    if not message.images:
+        return message.content
+    images = [
+        {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": i.media_type,
+                "data": base64.b64encode(i.data).decode("ascii"),
+            },
+        }
+        for i in message.images
+    ]
+    return [*images, {"type": "text", "text": message.content}]
 
 
 def _stop_reason(stop_reason: str | None) -> StopReason:

@@ -68,7 +68,16 @@ class BedrockLLM(RetryingLLM):
             response = self._client.converse(
                 modelId=self.model_id,
                 system=[{"text": system}],
-                messages=[{"role": m.role, "content": [{"text": m.content}]} for m in messages],
+                messages=[
+                    {
+                        "role": m.role,
+                        "content": [
+                            *({"image": {"format": i.format, "source": {"bytes": i.data}}} for i in m.images),
+                            {"text": m.content},
+                        ],
+                    }
+                    for m in messages
+                ],
                 inferenceConfig=inference,
             )
         except ClientError as exc:

@@ -3,6 +3,7 @@ LM Studio, ...) through `OPENAI_BASE_URL` / `ENGRAM_LLM_BASE_URL`."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -70,7 +71,7 @@ class OpenAILLM(RetryingLLM):
             "model": self.model_id,
             "messages": [
                 {"role": "system", "content": system},
-                *({"role": m.role, "content": m.content} for m in messages),
+                *({"role": m.role, "content": _content(m)} for m in messages),
             ],
         }
         request["max_tokens" if self.legacy_max_tokens else "max_completion_tokens"] = max_tokens
@@ -100,6 +101,19 @@ class OpenAILLM(RetryingLLM):
             model=str(response.model or self.model_id),
             stop_reason=_stop_reason(choice.finish_reason if choice is not None else None),
         )
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    if not message.images:
+        return message.content
+    images = [
+        {
+            "type": "image_url",
+            "image_url": {"url": f"data:{i.media_type};base64,{base64.b64encode(i.data).decode('ascii')}"},
+        }
+        for i in message.images
+    ]
+    return [*images, {"type": "text", "text": message.content}]
 
 
 def _stop_reason(finish_reason: str | None) -> StopReason:

@@ -35,7 +35,11 @@ def test_pdf_pages_come_with_page_markers_and_title() -> None:
     result = _extract(pdf, "report.pdf")
 
     assert result.content_type == "application/pdf"
-    assert [s.meta for s in result.segments] == [{"page": 1}, {"page": 3}]  # the blank page has no text
+    # the blank page has no text; each page says where its text came from
+    assert [s.meta for s in result.segments] == [
+        {"page": 1, "source": "text_layer"},
+        {"page": 3, "source": "text_layer"},
+    ]
     assert result.segments[0].text.startswith("[page 1]\nAlpha page text about invoices.")
     assert result.segments[1].text.startswith("[page 3]\n")
     assert result.meta == {"pages": 3}
@@ -144,12 +148,12 @@ def test_markdown_title_is_its_first_heading() -> None:
     assert _extract(b"intro\n\n# Real Title\n\ntext", "n.md").title == "Real Title"
 
 
-def test_unknown_and_archive_types_are_refused() -> None:
+def test_unknown_types_archives_and_broken_office_files_are_refused() -> None:
     with pytest.raises(UnsupportedType, match="unknown file type"):
         _extract(bytes(range(256)), "data.bin")
     with pytest.raises(UnsupportedType, match="ZIP"):
         _extract(b"PK\x03\x04rest", "a.zip")
-    with pytest.raises(UnsupportedType, match="Office"):
+    with pytest.raises(CorruptDocument, match="Word document is not a readable ZIP package"):
         _extract(b"whatever", None, "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
     with pytest.raises(UnsupportedType, match="application/x-foo is not a supported type"):
         _extract(b"hello", "a.txt", "application/x-foo")

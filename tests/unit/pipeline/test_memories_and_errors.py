@@ -10,7 +10,7 @@ from engram.graph.link_rules import LinkCandidate, LinkSubject, RuleLinker
 from engram.memory_extraction import HeuristicExtractor
 from engram.pipeline.document_memories import ChunkInfo, DocumentInfo, extract_memories
 from engram.pipeline.handlers import describe_failure
-from engram.pipeline.steps import FINAL_STATUSES, STATUSES, STEPS
+from engram.pipeline.steps import EXTRACT_FAMILIES, FINAL_STATUSES, STAGES, STATUSES, STEPS
 
 DOC = DocumentInfo(uuid.uuid4(), "kb", "handbook.md", "text/markdown", ["hr"])
 
@@ -171,4 +171,7 @@ def test_step_functions_errors_become_clear_document_errors() -> None:
 def test_statuses_follow_the_step_list() -> None:
     assert STATUSES == ("queued", "extracting", "chunking", "embedding", "indexing", "done", "failed")
     assert FINAL_STATUSES == ("done", "failed")
-    assert [s.name for s in STEPS] == ["extract", "chunk", "embed", "llm-extract", "graph-link"]
+    assert [s.name for s in STAGES] == ["detect", "extract", "chunk", "embed", "llm-extract", "graph-link"]
+    # Each family's extract function is the step "extract", whatever function runs it.
+    assert [s.name for s in STEPS if s.name == "extract"] == ["extract"] * len(EXTRACT_FAMILIES)
+    assert {s.status for s in STEPS if s.name in ("detect", "extract")} == {"extracting"}

@@ -38,7 +38,8 @@ class Script:
         pending = self.failures.get(function)
         if pending:
             raise pending.pop(0)
-        return {k: event[k] for k in ("tenant_id", "document_id", "revision")}
+        ids = {k: event[k] for k in ("tenant_id", "document_id", "revision")}
+        return {**ids, "family": "documents"} if function == "detect" else ids
 
 
 def test_a_transient_error_from_a_worker_is_retried_by_its_name() -> None:

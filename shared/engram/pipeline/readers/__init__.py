@@ -1,4 +1,7 @@
-"""Reading files: raw bytes to text segments, one reader per kind of file, chosen by content type."""
+"""Reading files: raw bytes to text segments, one reader per kind of file, chosen by content type.
+
+Each content type belongs to one family (`family_of`), and each family has its own extract function
+with only its own libraries (engram.pipeline.steps.EXTRACT_FAMILIES); the detect step routes there."""
 
 from __future__ import annotations
 
@@ -10,14 +13,14 @@ from engram.documents.failures import (
     DecompressionBomb,
     EmptyContent,
     TooLarge,
-    UnsupportedHere,
     UnsupportedType,
 )
 from engram.pipeline.readers.audio import AudioSource, Transcriber, read_audio
 from engram.pipeline.readers.code import is_code, read_code
 from engram.pipeline.readers.detect import OCTET, detect
 from engram.pipeline.readers.html import read_html
-from engram.pipeline.readers.image import Ocr, read_image
+from engram.pipeline.readers.image import Describer, Ocr, read_image
+from engram.pipeline.readers.office import OFFICE_TYPES, read_office
 from engram.pipeline.readers.pdf import read_pdf
 from engram.pipeline.readers.records import read_records
 from engram.pipeline.readers.result import Extracted
@@ -25,7 +28,8 @@ from engram.pipeline.readers.text import decode_utf8, read_text
 from engram.settings import Settings
 
 RECORD_TYPES = ("text/csv", "text/tab-separated-values", "application/json", "application/x-ndjson")
-OFFICE_PREFIX = "application/vnd.openxmlformats-officedocument."
+# The extract functions' families (engram.pipeline.steps.EXTRACT_FAMILIES names their functions).
+DOCUMENTS, OFFICE, CODE, MEDIA = "documents", "office", "code", "media"
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class Limits:
     max_extracted_chars: int = 20_000_000
     max_records: int = 200_000
     max_image_pixels: int = 100_000_000
+    max_ocr_pages: int = 200
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -44,6 +49,7 @@ class Limits:
             settings.max_extracted_chars,
             settings.max_records,
             settings.max_image_pixels,
+            settings.max_ocr_pages,
         )
 
 
@@ -51,6 +57,7 @@ class Limits:
 class Services:
     ocr: Ocr | None = None
     transcriber: Transcriber | None = None
+    describer: Describer | None = None  # a vision model for images (ENGRAM_VISION)
 
 
 @dataclass(frozen=True)
@@ -63,13 +70,26 @@ class Source:
     url: str | None = None
 
 
-def read(source: Source, limits: Limits, services: Services) -> Extracted:
+@dataclass(frozen=True)
+class Identified:
+    data: bytes  # decompressed, for a gzip file
+    filename: str | None
+    content_type: str  # of `data`: what the reader is chosen by
+    stored_type: str  # of the bytes as stored (application/gzip for a gzip file)
+
+    @property
+    def family(self) -> str:
+        return family_of(self.content_type)
+
+
+def identify(source: Source, limits: Limits) -> Identified:
+    """The bytes to read and their type: sizes checked, a gzip file decompressed (bomb-guarded)."""
     data, filename = source.data, source.filename
     if len(data) == 0:
         raise EmptyContent("the file is empty (0 bytes)")
     if len(data) > limits.max_file_bytes:
         raise TooLarge(f"the file is {len(data)} bytes; the limit is {limits.max_file_bytes}")
-    content_type = detect(data, filename, source.declared_type)
+    stored = content_type = detect(data, filename, source.declared_type)
     if content_type == "application/gzip":
         data = gunzip(data, limits.max_file_bytes)
         if filename and filename.lower().endswith(".gz"):
@@ -77,6 +97,24 @@ def read(source: Source, limits: Limits, services: Services) -> Extracted:
         content_type = detect(data, filename, None)
         if len(data) == 0:
             raise EmptyContent("the compressed file is empty")
+    return Identified(data, filename, content_type, stored)
+
+
+def family_of(content_type: str) -> str:
+    """Which extract function reads this type. Types no reader takes go to `documents`, which refuses
+    them with the reason."""
+    if content_type in OFFICE_TYPES:
+        return OFFICE
+    if is_code(content_type):
+        return CODE
+    if content_type.startswith(("image/", "audio/")):
+        return MEDIA
+    return DOCUMENTS
+
+
+def read(source: Source, limits: Limits, services: Services) -> Extracted:
+    found = identify(source, limits)
+    data, filename, content_type = found.data, found.filename, found.content_type
     extracted = _dispatch(content_type, data, filename, source, limits, services)
     if extracted.chars > limits.max_extracted_chars:
         raise TooLarge(
@@ -95,18 +133,29 @@ def _dispatch(
     if content_type == "text/html":
         return read_html(data, url=source.url)
     if content_type == "application/pdf":
-        return read_pdf(data, max_pages=limits.max_pdf_pages, max_chars=limits.max_extracted_chars)
+        return read_pdf(
+            data,
+            max_pages=limits.max_pdf_pages,
+            max_chars=limits.max_extracted_chars,
+            ocr=services.ocr,
+            max_ocr_pages=limits.max_ocr_pages,
+        )
     if content_type in RECORD_TYPES:
         return read_records(data, content_type, max_records=limits.max_records)
     if is_code(content_type):
         return read_code(decode_utf8(data), content_type, filename)
+    if content_type in OFFICE_TYPES:
+        return read_office(
+            data, content_type, max_bytes=limits.max_file_bytes, max_records=limits.max_records
+        )
     if content_type.startswith("image/"):
-        if services.ocr is None:
-            raise UnsupportedHere(
-                "images need OCR: Amazon Textract is used in AWS; locally install tesseract "
-                "(e.g. `apt-get install tesseract-ocr`) and restart, or set ENGRAM_OCR_PROVIDER"
-            )
-        return read_image(data, content_type, services.ocr, max_pixels=limits.max_image_pixels)
+        return read_image(
+            data,
+            content_type,
+            services.ocr,
+            max_pixels=limits.max_image_pixels,
+            describer=services.describer,
+        )
     if content_type.startswith("audio/"):
         name = filename or f"audio{posixpath.splitext(content_type)[1]}"
         return read_audio(
@@ -114,8 +163,6 @@ def _dispatch(
         )
     if content_type == "application/zip":
         raise UnsupportedType("ZIP archives are not supported: send the files inside one by one")
-    if content_type.startswith(OFFICE_PREFIX):
-        raise UnsupportedType("Office documents are not supported yet: export them as PDF first")
     if content_type == OCTET:
         raise UnsupportedType(
             "unknown file type: no known extension, no recognisable header, and not UTF-8 text"

@@ -1,14 +1,14 @@
 """Source code: language detection, and one segment per function, class or module-level block.
 
-Python is parsed with the standard library's `ast`, so boundaries are exact (decorators and the
-comments right above a definition belong to it). Other languages use top-level declaration patterns,
-which is right for conventionally formatted code; anything else is one segment that the chunker cuts
-at blank lines.
+Languages with a tree-sitter grammar here (engram.pipeline.readers.syntax: Python, JavaScript,
+TypeScript/TSX, Go, Java, Rust, C, C++) are parsed, so units follow the syntax: comments and decorators
+right above a definition belong to it, and a class (impl, namespace, ...) lists its methods' lines so
+the chunker can cut a large one between methods. A few more (Ruby, PHP, shell, Kotlin, Scala, C#,
+Swift) are cut at top-level declaration patterns; any other language is read as prose.
 """
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 
@@ -22,6 +22,8 @@ LANGUAGE_BY_EXTENSION = {
     ".cjs": "javascript",
     ".jsx": "javascript",
     ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
     ".tsx": "typescript",
     ".go": "go",
     ".rs": "rust",
@@ -32,10 +34,14 @@ LANGUAGE_BY_EXTENSION = {
     ".php": "php",
     ".cs": "csharp",
     ".c": "c",
-    ".h": "c",
+    ".h": "c",  # or C++: the content decides (header_language)
     ".cc": "cpp",
     ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
     ".hpp": "cpp",
+    ".hxx": "cpp",
     ".swift": "swift",
     ".sh": "shell",
     ".bash": "shell",
@@ -125,26 +131,94 @@ def is_code(content_type: str) -> bool:
     return content_type in LANGUAGE_BY_CONTENT_TYPE
 
 
-def detect_language(content_type: str, filename: str | None, text: str) -> str:
-    ext = posixpath.splitext((filename or "").lower())[1]
-    if ext in LANGUAGE_BY_EXTENSION:
-        return LANGUAGE_BY_EXTENSION[ext]
+# Content that says its language for files without a telling name: a line each of two kinds, at the
+# start of a line (so prose that mentions code does not qualify).
+_CONTENT_SIGNS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "go": (re.compile(r"^package \w+\s*$", re.M), re.compile(r"^func (\([^)]*\) )?\w+\(", re.M)),
+    "rust": (
+        re.compile(r"^(pub )?(fn|struct|enum|trait|impl|mod) ", re.M),
+        re.compile(r"^use \w+(::\w+)+", re.M),
+    ),
+    "java": (
+        re.compile(r"^package [\w.]+;\s*$", re.M),
+        re.compile(r"^(public |final |abstract )*(class|interface|enum|record) \w+", re.M),
+    ),
+    "python": (
+        re.compile(r"^(import \w+|from [\w.]+ import )", re.M),
+        re.compile(r"^(async def|def|class) \w+.*:\s*$", re.M),
+    ),
+    "typescript": (
+        re.compile(r"^(import .+ from ['\"]|export )", re.M),
+        re.compile(r"^(export )?(interface|type) \w+.*[={]", re.M),
+    ),
+    "javascript": (
+        re.compile(r"^(import .+ from ['\"]|const \w+ = require\(|export )", re.M),
+        re.compile(r"^(export )?(default )?(async )?(function|class) \w*", re.M),
+    ),
+    "cpp": (
+        re.compile(r"^#include [<\"]", re.M),
+        re.compile(r"^(namespace \w+|class \w+|template ?<|using namespace )", re.M),
+    ),
+    "c": (re.compile(r"^#include [<\"]", re.M), re.compile(r"^[\w][\w \t*]*\b\w+\([^;]*\)\s*\{?\s*$", re.M)),
+}
+_CPP_IN_HEADER = re.compile(
+    r"^\s*(class \w+|namespace \w+|template ?<|public:|private:|using namespace )|std::", re.M
+)
+
+
+def language_from_content(text: str) -> str | None:
+    """The language of code with no telling file name: a shebang, `<?php`, or two kinds of line that
+    only that language's source has. None for prose (Markdown with code fences included)."""
     first = text.split("\n", 1)[0]
     if first.startswith("#!"):
         for word, language in _SHEBANG.items():
             if re.search(rf"\b{word}[\d.]*\b", first):
                 return language
-    return LANGUAGE_BY_CONTENT_TYPE.get(content_type, "text")
+        return None
+    if text.lstrip().startswith("<?php"):
+        return "php"
+    if "```" in text:
+        return None
+    for language, signs in _CONTENT_SIGNS.items():
+        if all(sign.search(text) for sign in signs):
+            return language
+    return None
+
+
+def header_language(text: str) -> str:
+    """A .h file is C unless it holds C++ (classes, namespaces, templates, std::)."""
+    return "cpp" if _CPP_IN_HEADER.search(text) else "c"
+
+
+def detect_language(content_type: str, filename: str | None, text: str) -> str:
+    ext = posixpath.splitext((filename or "").lower())[1]
+    if ext == ".h":
+        return header_language(text)
+    if ext in LANGUAGE_BY_EXTENSION:
+        return LANGUAGE_BY_EXTENSION[ext]
+    by_type = LANGUAGE_BY_CONTENT_TYPE.get(content_type)
+    return by_type or language_from_content(text) or "text"
 
 
 def read_code(text: str, content_type: str, filename: str | None) -> Extracted:
+    from engram.pipeline.readers.syntax import syntax_units
+
     language = detect_language(content_type, filename, text)
-    if language == "python":
-        segments = python_units(text)
-    elif language in _DECLARATIONS:
-        segments = declaration_units(text, _DECLARATIONS[language])
+    if language == "typescript" and (filename or "").lower().endswith(".tsx"):
+        segments = syntax_units(text, "tsx")
     else:
-        segments = [Segment(text, {"kind": "module", "start_line": 1, "end_line": text.count("\n") + 1})]
+        segments = syntax_units(text, language)
+    if segments is None and language in _DECLARATIONS:
+        segments = declaration_units(text, _DECLARATIONS[language])
+    if segments is None:
+        # No grammar and no declaration pattern: the prose chunker cuts it at blank lines.
+        return Extracted(
+            kind="prose",
+            content_type=code_content_type(language),
+            segments=[Segment(text, {"language": language})],
+            title=filename,
+            language=language,
+        )
     for segment in segments:
         segment.meta["language"] = language
     return Extracted(
@@ -154,63 +228,6 @@ def read_code(text: str, content_type: str, filename: str | None) -> Extracted:
         title=filename,
         language=language,
     )
-
-
-def python_units(source: str) -> list[Segment]:
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        # Still worth indexing as text; the chunker cuts it at blank lines.
-        return [
-            Segment(
-                source,
-                {"kind": "module", "start_line": 1, "end_line": source.count("\n") + 1, "parse_error": True},
-            )
-        ]
-    lines = source.splitlines(keepends=True)
-    units: list[Segment] = []
-    pending_start: int | None = None  # first line of module-level code not yet in a unit
-
-    def flush_module(end: int) -> None:
-        nonlocal pending_start
-        if pending_start is not None and end >= pending_start:
-            text = "".join(lines[pending_start - 1 : end])
-            if text.strip():
-                units.append(Segment(text, {"kind": "module", "start_line": pending_start, "end_line": end}))
-        pending_start = None
-
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            # Comments directly above the definition document it.
-            while start > 1 and lines[start - 2].lstrip().startswith("#"):
-                start -= 1
-            flush_module(start - 1)
-            end = node.end_lineno or node.lineno
-            kind = "class" if isinstance(node, ast.ClassDef) else "function"
-            meta: dict[str, object] = {
-                "kind": kind,
-                "symbol": node.name,
-                "start_line": start,
-                "end_line": end,
-            }
-            doc = ast.get_docstring(node)
-            if doc:
-                meta["doc"] = doc.strip().split("\n\n", 1)[0][:500]
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                meta["signature"] = f"{node.name}({ast.unparse(node.args)})"
-            else:
-                meta["methods"] = [
-                    n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-                ]
-            units.append(Segment("".join(lines[start - 1 : end]), meta))
-        elif pending_start is None:
-            pending_start = node.lineno
-    flush_module(len(lines))
-    module_doc = ast.get_docstring(tree)
-    if module_doc and units:
-        units[0].meta.setdefault("module_doc", module_doc.strip().split("\n\n", 1)[0][:500])
-    return units
 
 
 def declaration_units(text: str, pattern: re.Pattern[str]) -> list[Segment]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import codecs
 import posixpath
 
-from engram.pipeline.readers.code import LANGUAGE_BY_EXTENSION, code_content_type
+from engram.pipeline.readers.code import LANGUAGE_BY_EXTENSION, code_content_type, language_from_content
+from engram.pipeline.readers.packages import DOCX, LEGACY_OFFICE, OLE, OLE_MAGIC, PPTX, XLSX, ooxml_type
 
 OCTET = "application/octet-stream"
 
@@ -64,9 +65,12 @@ EXTENSIONS = {
     ".webm": "audio/webm",
     ".gz": "application/gzip",
     ".zip": "application/zip",
-    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".docx": DOCX,
+    ".xlsx": XLSX,
+    ".pptx": PPTX,
+    ".doc": LEGACY_OFFICE[0],
+    ".xls": LEGACY_OFFICE[1],
+    ".ppt": LEGACY_OFFICE[2],
 }
 
 _MAGIC: tuple[tuple[bytes, int, str], ...] = (
@@ -84,6 +88,7 @@ _MAGIC: tuple[tuple[bytes, int, str], ...] = (
     (b"\x1a\x45\xdf\xa3", 0, "audio/webm"),
     (b"\x1f\x8b", 0, "application/gzip"),
     (b"PK\x03\x04", 0, "application/zip"),
+    (OLE_MAGIC, 0, OLE),
 )
 
 
@@ -135,13 +140,21 @@ def detect(data: bytes, filename: str | None, declared: str | None) -> str:
     if declared and declared not in (OCTET, "binary/octet-stream", "text/plain"):
         return declared
     magic = sniff(data)
+    named = by_extension(filename)
+    if magic == "application/zip":  # an Office document is a ZIP package (a damaged one: its name tells)
+        return ooxml_type(data) or (named if named in (DOCX, XLSX, PPTX) else magic)
+    if magic == OLE:
+        # An encrypted .docx/.xlsx/.pptx, or a legacy .doc/.xls/.ppt: its name tells which family.
+        return named if named in (DOCX, XLSX, PPTX, *LEGACY_OFFICE) else magic
     if magic:
         return magic
-    named = by_extension(filename)
     if named:
         return named
-    if declared == "text/plain" or looks_like_text(data):
-        return "text/plain"
+    if declared == "text/plain":
+        return "text/plain"  # declared text stays text, whatever it looks like
+    if looks_like_text(data):
+        language = language_from_content(data[:8192].decode("utf-8", "ignore"))
+        return code_content_type(language) if language else "text/plain"
     return OCTET
 
 

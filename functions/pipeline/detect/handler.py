@@ -1,0 +1,17 @@
+"""Pipeline step 'detect': the file's type and family, which the state machine's Choice routes on
+(see engram.pipeline.steps). A thin wrapper around engram.pipeline.run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from engram import deps
+from engram.observability import logger
+from engram.pipeline.handlers import run_step
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return run_step(deps.pipeline_context(), "detect", event)

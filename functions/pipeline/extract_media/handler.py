@@ -1,0 +1,17 @@
+"""Pipeline step 'extract' for the media family (engram.pipeline.steps.EXTRACT_FAMILIES): the same step as
+functions/pipeline/extract, packaged with only this family's libraries as its layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from engram import deps
+from engram.observability import logger
+from engram.pipeline.handlers import run_step
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return run_step(deps.pipeline_context(), "extract", event)
