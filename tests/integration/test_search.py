@@ -115,6 +115,19 @@ def test_score_threshold_drops_weak_matches(api: Api) -> None:
     assert ids == [strong]
 
 
+def test_the_calibrated_hybrid_floor_removes_unrelated_hits_and_keeps_the_match(api: Api) -> None:
+    # Rank-based scores gave "zebra quantum" hits scored 0.50, 0.43, 0.38 here (issue 13 item 9).
+    soup = _store(api, "The cafeteria serves tomato soup on Fridays")
+    _store(api, "Quarterly revenue grew in every region")
+    _store(api, "The deploy pipeline runs the integration tests first")
+    floor = fusion.SCIFACT_FLOOR
+
+    unrelated = api.post("/v1/search", {"query": "zebra quantum"}).json["results"]
+    assert unrelated and all(r["score"] < floor for r in unrelated)
+    assert _ids(api, {"query": "zebra quantum", "score_threshold": floor}) == []
+    assert _ids(api, {"query": "which soup does the cafeteria serve", "score_threshold": floor}) == [soup]
+
+
 # A small labelled set: each query has one relevant memory. Some are found by meaning only
 # (paraphrase, no shared words), some by exact tokens only (codes, names the model does not know).
 CORPUS = {
