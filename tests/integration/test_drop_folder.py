@@ -72,7 +72,7 @@ def test_dropped_files_reach_a_final_state_and_good_ones_are_searchable(
     assert final["broken.pdf"]["error"]["code"] == "corrupt"
     assert final["empty.txt"]["error"] == {
         "code": "empty_content",
-        "message": "extract: the file is empty (0 bytes)",
+        "message": "detect: the file is empty (0 bytes)",
     }
     assert final["billing.py"]["content_type"] == "text/x-python"
 
