@@ -15,6 +15,7 @@ import numpy as np
 from tests.bench import (
     coldstart,
     concurrency,
+    dev,
     extract_types,
     harness,
     latency,
@@ -30,7 +31,7 @@ from tests.bench import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SECTIONS = ("coldstart", "latency", "recall", "writes", "pipeline", "scifact", "concurrency")
+SECTIONS = ("coldstart", "latency", "recall", "writes", "pipeline", "scifact", "dev", "concurrency")
 # On request only: reruns the choice of search's settings on SciFact's train split (minutes).
 ON_REQUEST = ("tuning",)
 # pdf_pages: the PDF has 100 pages, in both profiles (about a minute, mostly embedding).
@@ -86,6 +87,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="test",
         choices=("test", "train"),
         help="qrels to score (report on test; tune on train)",
+    )
+    parser.add_argument(
+        "--dev-split",
+        default="dev",
+        choices=tuple(dev.SPLITS),
+        help="conversational set: dev (settings are chosen on it) or held-out (run once per final setting)",
     )
     parser.set_defaults(profile="quick")
     args = parser.parse_args(argv)
@@ -204,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             log(f"scifact: {args.scifact_dir} not found; skipped")
         else:
             result.extend(_scifact(corpus, bench_dir, embedder, handlers, args.sections))
+    if "dev" in args.sections:
+        result.extend(_dev(bench_dir, embedder, handlers, args.dev_split))
 
     result.meta["seconds"] = round(time.perf_counter() - started, 1)
     result.meta["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -231,7 +240,8 @@ def _scifact(
     from engram.memories.search.service import MemorySearch
 
     log(f"scifact: {len(corpus.ids)} documents, {len(corpus.queries)} {corpus.split} queries")
-    slug = embedder.model_id.replace("/", "_")
+    # The model and how it turns texts into vectors (LocalEmbedder.revision: windows of a long text).
+    slug = f"{embedder.model_id.replace('/', '_')}-{embedder.revision}"
     vectors = scifact.cached_embeddings(
         bench_dir / "cache",
         f"scifact-corpus-{corpus.digest}-{slug}",
@@ -250,7 +260,7 @@ def _scifact(
     settings = loader.bench_settings(bench_dir / "db-scifact", bench_dir / "models")
     local = loader.open_bench_database(settings)
     try:
-        tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id)
+        tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id, embedder.revision)
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
         by_query = dict(zip(qids, np.asarray(qvectors), strict=True))
         figures = []
@@ -266,6 +276,21 @@ def _scifact(
             )
             figures += tuning.tune(handlers, corpus, search, tenant_id, by_query, log)
         return figures
+    finally:
+        local.close()
+        if local.embedded is not None:
+            local.embedded.stop()
+
+
+def _dev(bench_dir: Path, embedder: Any, handlers: harness.Handlers, split: str) -> list[Any]:
+    from engram import deps
+
+    log(f"dev: the conversational dev set ({split} split), written and searched through the API")
+    settings = loader.bench_settings(bench_dir / "db-dev", bench_dir / "models")
+    local = loader.open_bench_database(settings)
+    try:
+        deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
+        return dev.dev_recall(handlers, local, split, log)
     finally:
         local.close()
         if local.embedded is not None:

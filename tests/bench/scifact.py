@@ -3,7 +3,8 @@
 The corpus is read from ../shared/data/scifact at run time (its licence keeps it out of the repo),
 stored as memories of one tenant with the local model's embeddings, and searched through the search
 handler exactly as a client would: nDCG@10 from `limit: 10` requests, Recall@100 from `limit: 100`.
-Corpus embeddings are cached in `.bench/cache/`, keyed by the corpus file's hash and the model.
+Corpus embeddings are cached in `.bench/cache/`, keyed by the corpus file's hash, the model and
+the embedder's revision (how it turns a long text into a vector).
 """
 
 from __future__ import annotations
@@ -111,10 +112,12 @@ def cached_embeddings(
     return array
 
 
-def ensure_loaded(local: LocalDatabase, corpus: Corpus, vectors: np.ndarray, model: str) -> Any:
+def ensure_loaded(
+    local: LocalDatabase, corpus: Corpus, vectors: np.ndarray, model: str, revision: str
+) -> Any:
     tenant_id = tenants.ensure_tenant(local.admin, TENANT)
     marker = local.settings.data_dir / "scifact.json"
-    wanted = {"digest": corpus.digest, "model": model, "docs": len(corpus.ids)}
+    wanted = {"digest": corpus.digest, "model": model, "revision": revision, "docs": len(corpus.ids)}
     if marker.is_file() and json.loads(marker.read_text()) == wanted:
         return tenant_id
     with local.admin.tenant(tenant_id) as cur:

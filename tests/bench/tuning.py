@@ -7,6 +7,9 @@ Only SciFact's train split is read (never test). It is cut in two by a hash of t
 - Fusion weights: each claim's pooled candidates are read once (the real fused query, with its
   similarity, BM25 and coverage columns); the hybrid ranking is then recomputed for every weight of
   a grid, and for reciprocal-rank fusion with every k and text weight, as the alternative.
+- People and time weights: the weight of a people match (names the claim writes, held by the row's
+  text) over a grid, with the other weights in use (the time weight is the conversational dev set's:
+  SciFact's claims name no period).
 - Calibration: a logistic fit of relevance on the fused score of each claim's top 10 (tune), and the
   floor that loses at most 2% of the relevant results there; dev shows what that floor does.
 
@@ -33,6 +36,7 @@ from engram.memories.search import fusion, text
 from engram.memories.search import repo as search_repo
 from engram.memories.search.plan import SearchPlan, VectorQuery, candidates_for
 from engram.memories.search.service import MemorySearch
+from engram.memories.search.understanding import understand
 from tests.bench.harness import Handlers, check
 from tests.bench.latency import search_body
 from tests.bench.report import Figure
@@ -44,6 +48,7 @@ VECTOR_WEIGHTS = (0.5, 0.6, 0.7)
 TEXT_SHARES = (0.0, 0.5, 1.0)  # of the non-vector weight that goes to BM25; the rest to coverage
 RRF_KS = (1, 5, 10, 60)
 RRF_TEXT_WEIGHTS = (0.8, 1.0, 1.25, 1.5)
+PEOPLE_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.4)
 RECALL_LOSS = 0.02
 
 
@@ -59,6 +64,8 @@ class Pooled:
     similarity: np.ndarray
     text: np.ndarray  # BM25 over the query's best (0 where the row has no query term)
     coverage: np.ndarray
+    people: np.ndarray  # the share of the claim's names the row holds (0 without names)
+    time: np.ndarray  # the time match (0 without a period)
 
 
 def tune(
@@ -105,6 +112,14 @@ def tune(
         runs = {q: _rank(p, _weighted(p, *weights)) for q, p in pooled.items()}
         fused_grid[weights] = {name: evaluate(qrels, runs)["ndcg@10"] for name, qrels in splits.items()}
     in_use = (fusion.VECTOR_WEIGHT, fusion.TEXT_WEIGHT, fusion.COVERAGE_WEIGHT)
+    people_grid = {}
+    for weight in PEOPLE_WEIGHTS:
+        runs = {q: _rank(p, _weighted(p, *in_use, people=weight)) for q, p in pooled.items()}
+        people_grid[weight] = {name: evaluate(qrels, runs)["ndcg@10"] for name, qrels in splits.items()}
+        scores = people_grid[weight]
+        log(f"    people={weight}: tune {scores['tune']:.4f} dev {scores['dev']:.4f}")
+    best_people = max(people_grid, key=lambda key: people_grid[key]["tune"])
+    named = sum(bool(p.people.any()) for p in pooled.values())
     best_fused = max(fused_grid, key=lambda key: fused_grid[key]["tune"])
     rrf_grid = {}
     for k, text_weight in itertools.product(RRF_KS, RRF_TEXT_WEIGHTS):
@@ -127,6 +142,20 @@ def tune(
         "hybrid nDCG@10, best weights of the grid on tune",
         fused_grid[best_fused],
         "vector, BM25, coverage = " + ", ".join(f"{w:.2f}" for w in best_fused),
+    )
+    figures += _pair(
+        section,
+        "people.in_use",
+        "hybrid nDCG@10, people weight in use",
+        people_grid.get(fusion.PEOPLE_WEIGHT),
+        f"people weight {fusion.PEOPLE_WEIGHT}; {named} claims of {len(pooled)} write a name a row holds",
+    )
+    figures += _pair(
+        section,
+        "people.best",
+        "hybrid nDCG@10, best people weight of the grid on tune",
+        people_grid[best_people],
+        f"people weight {best_people}",
     )
     figures += _pair(
         section,
@@ -186,16 +215,20 @@ def _runs(
 
 
 def _pool(search: MemorySearch, tenant_id: Any, query: str, vector: np.ndarray) -> Pooled:
-    """The fused query's pool for a limit of 10 (each leg's top 40), every pooled row returned."""
+    """The fused query's pool for a limit of 10 (each leg's top 40), every pooled row returned, planned
+    as a hybrid search plans it (the claim's names and period: engram.memories.search.understanding)."""
     request = SearchRequest(query=query, container=CONTAINER, limit=10)
+    hints = understand(query)
     plan = SearchPlan(
         tenant_id=tenant_id,
-        text=query,
+        text=hints.rest,
         vector=VectorQuery([float(x) for x in vector], search.embedder.model_id, exact=True),
         container=ContainerScope.parse(CONTAINER),
         filters=SearchFilters(),
         candidates=candidates_for(request.limit),
         limit=10_000,
+        people=hints.people,
+        period=None if hints.needs_reference or hints.event else hints.period,
     )
     plan = search.planner.for_corpus(search_repo.MEMORIES, plan)
     statement = search_repo.statement(search_repo.MEMORIES, plan)
@@ -205,12 +238,30 @@ def _pool(search: MemorySearch, tenant_id: Any, query: str, vector: np.ndarray) 
         similarity=np.array([r["similarity"] or 0.0 for r in rows]),
         text=np.array([r["text_rank"] or 0.0 for r in rows]),
         coverage=np.array([r["coverage"] or 0.0 for r in rows]),
+        people=np.array([r["people"] or 0.0 for r in rows]),
+        time=np.array([r["time_match"] or 0.0 for r in rows]),
     )
 
 
-def _weighted(p: Pooled, vector: float, bm25: float, coverage: float) -> np.ndarray:
+def _weighted(
+    p: Pooled,
+    vector: float,
+    bm25: float,
+    coverage: float,
+    *,
+    people: float | None = None,
+    time: float | None = None,
+) -> np.ndarray:
     best = p.text.max() if len(p.text) and p.text.max() > 0 else 1.0
-    return vector * p.similarity + bm25 * p.text / best + coverage * p.coverage
+    people = fusion.PEOPLE_WEIGHT if people is None else people
+    time = fusion.TIME_WEIGHT if time is None else time
+    return (
+        vector * p.similarity
+        + bm25 * p.text / best
+        + coverage * p.coverage
+        + people * p.people
+        + time * p.time
+    )
 
 
 def _rrf(p: Pooled, k: int, text_weight: float) -> np.ndarray:

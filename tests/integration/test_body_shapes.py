@@ -93,6 +93,15 @@ def test_a_body_nested_one_level_too_deep_is_refused(api: Api, route: Route) -> 
     assert "top level" in error["message"]
 
 
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_a_null_body_is_refused(api: Api, route: Route) -> None:
+    # null is not an object, even where the body may be left out (export): left out means no bytes
+    response = api.call(route.method, _url(route), raw=b"null")
+
+    assert response.status == 422, (response.status, response.json)
+    assert "must be one JSON object {...}, not null" in response.json["error"]["message"]
+
+
 @pytest.mark.parametrize("body", ["Alice lives in Paris", 5, True])
 def test_a_scalar_body_is_refused(api: Api, body: Any) -> None:
     response = api.post("/v1/memories", body)

@@ -4,6 +4,7 @@ include_related in search."""
 from __future__ import annotations
 
 from engram import deps
+from engram.graph import relationships
 from engram.graph.linking import link_memory
 from engram.memory_extraction import ExtractedEntity
 from engram.tenants.service import IssuedKey
@@ -62,3 +63,28 @@ def test_related_of_another_tenants_memory_is_not_found(api: Api, other_api: Api
     memory = _store(api, "Alice lives in Paris")
 
     assert other_api.get(f"/v1/memories/{memory['id']}/related").status == 404
+
+
+def test_a_memory_reached_by_paths_of_equal_length_names_one_of_them_every_time(
+    api: Api, tenant: IssuedKey
+) -> None:
+    # Given: start -> a -> goal and start <- b -> goal, both `extends` (a diamond of equal paths)
+    start, a, b, goal = (_store(api, text)["id"] for text in ("start", "left", "right", "goal"))
+    with deps.database().tenant(tenant.tenant_id) as cur:
+        for source, target in ((start, a), (b, start), (a, goal), (b, goal)):
+            relationships.add(cur, tenant.tenant_id, source, target, "extends", 0.9, {})
+
+    # When: the walk is read again and again
+    answers = {
+        tuple(
+            (r["id"], r["via"], r["direction"])
+            for r in api.get(f"/v1/memories/{start}/related?depth=2").json["related"]
+        )
+        for _ in range(5)
+    }
+
+    # Then: one answer, by a rule rather than the plan's luck: of equal paths, the one whose last step
+    # is outgoing, then the one through the smaller id
+    assert len(answers) == 1
+    reached = {memory_id: (via, direction) for memory_id, via, direction in answers.pop()}
+    assert reached[goal] == (min(a, b), "outgoing")

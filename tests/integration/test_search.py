@@ -41,10 +41,16 @@ def test_results_carry_every_score_and_explain_the_fusion(api: Api) -> None:
     assert result["scores"]["vector"] > 0.5
     assert result["scores"]["text"] > 0
     # The best text match, holding every word of the query: the vector part plus the whole text part,
-    # plus the graph part (direct writes extract entities: Alice and Paris, both named by the query).
+    # plus the graph part (direct writes extract entities: Alice and Paris, both named by the query),
+    # plus the people part (the query writes "Paris" as a name, not its first word, and the text holds it).
     whole_text = fusion.TEXT_WEIGHT + fusion.COVERAGE_WEIGHT
     assert result["scores"]["graph"] == 1.0
-    expected = fusion.VECTOR_WEIGHT * result["scores"]["vector"] + whole_text + fusion.GRAPH_WEIGHT
+    expected = (
+        fusion.VECTOR_WEIGHT * result["scores"]["vector"]
+        + whole_text
+        + fusion.GRAPH_WEIGHT
+        + fusion.PEOPLE_WEIGHT
+    )
     assert result["scores"]["fused"] == pytest.approx(expected, abs=1e-5)
     assert result["score"] == pytest.approx(fusion.calibrated(result["scores"]["fused"]), abs=1e-6)
 

@@ -80,3 +80,9 @@ def test_only_runs_written_as_names_are_named_keys() -> None:
     assert query_keys("who helps new hires")[1] == ()
     assert query_keys("New hires get what?")[1] == ()
     assert query_keys("New York trips")[1] == ("new york", "york")
+
+
+def test_a_possessive_in_a_query_names_its_owner() -> None:
+    _, named = query_keys("What changed at Katherine Johnson's workplace?")
+    assert "katherine johnson" in named and "katherine johnsons" not in named
+    assert query_keys("Where is James\u2019 cat, and Alice\u2019s?")[1] == ("james", "alice")

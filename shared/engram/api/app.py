@@ -212,12 +212,13 @@ _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a num
 
 
 def _one_object(decoded: Any) -> Any:
-    """Every body the API reads is one JSON object. Anything else is refused here, once for every
+    """Every body the API reads is one JSON object. Anything else (null too) is refused here, once for every
     route: left to the resolver, an array would be read as its first element (Powertools'
     validation takes a list's first item for a field that is not a list), and the rest dropped."""
-    if decoded is None or isinstance(decoded, dict):
-        return decoded  # null: "a JSON request body is required", as for an empty body
-    kind = _JSON_KINDS.get(type(decoded), "not an object")
+    if isinstance(decoded, dict):
+        return decoded
+    # null too: it is not an object, and where a body may be left out (export), left out is no bytes
+    kind = "null" if decoded is None else _JSON_KINDS.get(type(decoded), "not an object")
     hint = (
         " (to store several memories at once: POST /v1/memories/batch)" if isinstance(decoded, list) else ""
     )

@@ -71,6 +71,8 @@ def _join_initials(tokens: list[str]) -> list[str]:
 
 
 MAX_QUERY_WORDS, MAX_NAME_WORDS, MAX_QUERY_KEYS = 40, 4, 64
+# A possessive names its owner: "Katherine Johnson's job" is about "Katherine Johnson".
+_POSSESSIVE = re.compile(r"['\u2019]s(?=\W*$)", re.IGNORECASE)
 
 
 def query_keys(query: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -79,7 +81,8 @@ def query_keys(query: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     of runs written as names (every word capitalised, not just the query's first word). Entities the
     offline heuristic guessed (type `unknown`: any capitalised word, "New" of "New engineers get...")
     match only the latter, so "who helps new hires" does not find them."""
-    tokens = [(normalize_name(t), t[:1].isupper()) for t in query.split()[:MAX_QUERY_WORDS]]
+    words = [_POSSESSIVE.sub("", t) for t in query.split()[:MAX_QUERY_WORDS]]
+    tokens = [(normalize_name(t), t[:1].isupper()) for t in words]
     tokens = [(word, capital) for word, capital in tokens if word]
     keys: dict[str, bool] = {}
     for size in range(MAX_NAME_WORDS, 0, -1):

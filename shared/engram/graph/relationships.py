@@ -104,7 +104,8 @@ def related_memories(
     cur: TenantTx, tenant_id: UUID, memory_id: UUID, depth: int, limit: int
 ) -> list[dict[str, Any]]:
     """Memories reached from `memory_id` over memory relationships (either direction), up to `depth`
-    steps, each at its shortest distance; a path never visits a memory twice."""
+    steps, each at its shortest distance; a path never visits a memory twice. Of paths of equal length
+    the answer names one by a rule, so the same graph always reads the same."""
     return cur.execute(
         sql.SQL(
             """WITH RECURSIVE walk(id, depth, via, relationship, direction, path) AS (
@@ -123,7 +124,8 @@ def related_memories(
                    SELECT DISTINCT ON (m.id) {columns}, w.depth, w.via, w.relationship, w.direction
                    FROM walk w JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
                    WHERE w.depth > 0
-                   ORDER BY m.id, w.depth, w.relationship) found
+                   -- of equal paths, one by a rule: an outgoing last step, then the smaller via
+                   ORDER BY m.id, w.depth, w.relationship, w.direction DESC, w.via) found
                ORDER BY depth, created_at DESC, id
                LIMIT %(k)s"""
         ).format(columns=MEMORY_COLUMNS),

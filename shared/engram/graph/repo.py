@@ -505,6 +505,22 @@ def walk(
     return rows, bool(rows) and int(rows[0]["visited"]) > max_rows
 
 
+def neighbours_query(tenant_id: UUID, as_of: datetime | None, limit: int = 50) -> sql.Composable:
+    """The entities one relation away from those of the CTE `ents` (entities_named_query), either way,
+    over the relations valid now (or at `as_of`) that the request may see; at most `limit`, the most
+    related first. A query (entity_id), for search's statement."""
+    return sql.SQL(
+        """SELECT n.entity_id FROM entity_relations r LEFT JOIN memories sm ON sm.id = r.source_memory_id
+           CROSS JOIN LATERAL (SELECT CASE WHEN r.source_entity = ANY(ARRAY(SELECT entity_id FROM ents))
+                                           THEN r.target_entity ELSE r.source_entity END AS entity_id) n
+           WHERE r.tenant_id = {t}
+             AND (r.source_entity = ANY(ARRAY(SELECT entity_id FROM ents))
+                  OR r.target_entity = ANY(ARRAY(SELECT entity_id FROM ents)))
+             AND NOT n.entity_id = ANY(ARRAY(SELECT entity_id FROM ents)) AND {edges}
+           GROUP BY n.entity_id ORDER BY count(*) DESC, n.entity_id LIMIT {n}"""
+    ).format(t=sql.Literal(tenant_id), edges=edge_filter(as_of, False), n=sql.Literal(limit))
+
+
 def entities_by_id(cur: TenantTx, tenant_id: UUID, ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
     rows = cur.execute(
         sql.SQL("SELECT {columns} FROM entities e WHERE e.tenant_id = %s AND e.id = ANY(%s)").format(

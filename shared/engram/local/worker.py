@@ -98,7 +98,7 @@ def preload(role: str) -> None:
     for name in names:
         load_function(name)
     with contextlib.suppress(ImportError):  # most of the local model's load time
-        import fastembed  # noqa: F401
+        import onnxruntime  # noqa: F401
 
 
 def _die_with(parent_pid: int) -> None:

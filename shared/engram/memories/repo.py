@@ -19,6 +19,7 @@ from engram.db.database import TenantTx
 from engram.memories import predicates
 from engram.memories.models import MemoryPatch, SearchFilters
 from engram.memories.new_memory import Embedding, NewMemory
+from engram.memories.periods import Period
 from engram.memories.predicates import ContainerScope
 
 MEMORY_COLUMNS = sql.SQL(
@@ -81,6 +82,18 @@ def insert_memory(cur: TenantTx, tenant_id: UUID, memory: NewMemory, embedding: 
     ).fetchone()
     assert row is not None
     return row
+
+
+def replace_periods(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, periods: Sequence[tuple[Period, bool]]
+) -> None:
+    """The periods a memory is about (migration 0021), replacing those it had."""
+    cur.execute("DELETE FROM memory_periods WHERE tenant_id = %s AND memory_id = %s", (tenant_id, memory_id))
+    cur.executemany(
+        "INSERT INTO memory_periods (tenant_id, memory_id, during, stated) "
+        "VALUES (%s, %s, daterange(%s, %s), %s) ON CONFLICT DO NOTHING",
+        [(tenant_id, memory_id, p.start, p.end, stated) for p, stated in periods],
+    )
 
 
 def get_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from engram.graph.linking import link_memory
 from engram.memories import repo
 from engram.memories.models import MemoryPatch, UpsertResult
 from engram.memories.new_memory import Embedding, Mentions, NewMemory, Owner, Peers, StoredMemory
+from engram.memories.periods import memory_periods
 from engram.providers.embeddings import Embedder, check_dimensions
 
 NO_MENTIONS = Mentions()
@@ -170,6 +171,8 @@ class MemoryWriter:
         row = repo.update_memory(uow.cur, uow.tenant_id, memory_id, patch, None)
         if row is None:
             raise _not_found(memory_id)
+        if patch.content is not None or patch.metadata is not None:
+            _date(uow, row)
         return row
 
     def _new_version(
@@ -301,10 +304,17 @@ class MemoryWriter:
 
     def _insert(self, uow: UnitOfWork, memory: NewMemory) -> dict[str, Any]:
         row = repo.insert_memory(uow.cur, uow.tenant_id, memory, self._embedding(uow, memory))
+        _date(uow, row)
         if memory.mentions:
             m = memory.mentions
             link_memory(uow.cur, uow.tenant_id, row["id"], m.entities, m.relations, m.subject)
         return row
+
+
+def _date(uow: UnitOfWork, row: Mapping[str, Any]) -> None:
+    """Record the periods the memory is about (search's time leg: engram.memories.periods)."""
+    periods = memory_periods(row["content"], row["metadata"], row["valid_from"])
+    repo.replace_periods(uow.cur, uow.tenant_id, row["id"], periods)
 
 
 def _not_found(memory_id: UUID) -> NotFound:

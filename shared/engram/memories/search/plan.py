@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from engram.memories.models import SearchFilters
+from engram.memories.periods import Period
 from engram.memories.predicates import CURRENT, ContainerScope, TimeScope
 
 # How many candidates each leg hands to fusion, per result asked for.
@@ -41,8 +42,14 @@ class SearchPlan:
     candidates: int
     limit: int
     time: TimeScope = CURRENT
-    # Hybrid search: the graph leg, when the query has words that may name entities.
+    # Hybrid search: the graph leg, when the query has words that may name entities (the statement
+    # looks them up, and the entities one relation away from them).
     graph: GraphKeys | None = None
+    # Hints of engram.memories.search.understanding (hybrid): the people the query names (name keys;
+    # memories whose text names them are proposed and score a people match) and the period it names
+    # (memories of that period are proposed and score a time match).
+    people: tuple[str, ...] = ()
+    period: Period | None = None
     # With a vector: the largest filtered population the vector leg scans exactly; the statement
     # counts the population (up to this + 1) and walks the HNSW index above it. None: always exact
     # (`vector.exact` then says which one runs).

@@ -1,15 +1,16 @@
 """The SQL of search: one fused query over any corpus (memories here; chunks in engram.documents.repo),
 the population count that chooses the vector leg's plan, and the memories' own legs.
 
-A corpus supplies its legs (vector, text and, where its rows can name entities, graph) and the
-columns of its result rows; the fused query is the same for all. The statement is run by
-`Database.run(...)` (one round trip): RLS limits it to one tenant and party.
+A corpus supplies its legs (vector, text and, where its rows can name entities, graph; memories also
+people and time) and the columns of its result rows; the fused query is the same for all. The
+statement is run by `Database.run(...)` (one round trip): RLS limits it to one tenant and party.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from uuid import UUID
 
 from psycopg import sql
@@ -18,13 +19,18 @@ from psycopg.types.json import Jsonb
 from engram.db.database import TenantTx
 from engram.db.migrate import embedding_index_name
 from engram.db.tenant_indexes import tenant_index_name
-from engram.graph.repo import entities_named_query
+from engram.graph.repo import entities_named_query, neighbours_query
 from engram.memories import predicates
 from engram.memories.models import SearchFilters
 from engram.memories.predicates import ContainerScope, TimeScope
 from engram.memories.repo import MEMORY_COLUMNS
 from engram.memories.search import fusion, text
 from engram.memories.search.plan import SearchPlan
+
+# The longest period stored for a memory (engram.memories.periods: a year, "in 2023"), with a margin.
+PERIOD_MAX_DAYS = 400
+# Entities one relation away from the query's that the graph leg reaches (the most related first).
+MAX_NEIGHBOURS = 50
 
 Leg = Callable[[SearchPlan], sql.Composable]
 
@@ -43,7 +49,11 @@ class Corpus:
     accepts: Leg  # the rows (as `alias`) the search may return: tenant, time, owner, filters
     population: Callable[[SearchPlan, sql.Composable], sql.Composable]  # up to n rows an exact scan reads
     graph_leg: Leg | None = None  # ids of rows that name the most of the query's entities (CTE `ents`)
-    graph_hits: Leg | None = None  # how many of them the pooled row (`alias`) names
+    graph_hits: Leg | None = None  # how many of them the pooled row (`alias`) names (1 each; 0.5 `nbrs`)
+    # The people leg: rows whose terms hold a name the query writes (CTE `people`, from the postings).
+    names_people: bool = False
+    time_leg: Leg | None = None  # ids of rows of the period the query names, nearest first
+    time_match: Leg | None = None  # 0-1: the pooled row's text states that period (1), it is from it
     can_match: Callable[[SearchFilters], bool] = lambda filters: True
     tenant_indexes: bool = False  # large tenants have an HNSW index of their own (engram.db.tenant_indexes)
 
@@ -51,12 +61,14 @@ class Corpus:
 def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     """Hybrid retrieval in one statement.
 
-    Each leg proposes its top candidates: vector, text (BM25, engram.memories.search.text), and graph
-    (rows that name entities the query names); the pool is their union. Every pooled row is then
-    scored by each leg that ran (its cosine similarity even when only the text leg proposed it, its
-    BM25 score even when only the vector leg did, its entity hits), and the fused score
-    (engram.memories.search.fusion) orders them. So a row that is first for text but outside the
-    vector top-k is not tied with one that only the vector leg found.
+    Each leg proposes its top candidates: vector, text (BM25, engram.memories.search.text), graph
+    (rows that name entities the query names, or entities one relation away from them), people (rows
+    whose text names a person the query names) and time (rows of the period the query names); the
+    pool is their union. Every pooled row is then scored by each leg that ran (its cosine similarity
+    even when only the text leg proposed it, its BM25 score even when only the vector leg did, its
+    entity, people and time matches), and the fused score (engram.memories.search.fusion) orders
+    them. So a row that is first for text but outside the vector top-k is not tied with one that only
+    the vector leg found.
 
     The vector leg scans the filtered rows exactly when they are few, and walks the HNSW index when
     they are many (plan.exact_cap): the statement counts them first, up to the cap, and runs only the
@@ -71,14 +83,19 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     text_rank: sql.Composable = sql.SQL("NULL::float8")
     coverage: sql.Composable = sql.SQL("NULL::float8")
     text_join: sql.Composable = sql.SQL("")
-    graph_hits: sql.Composable = sql.SQL("NULL::bigint")
+    graph_hits: sql.Composable = sql.SQL("NULL::float8")
+    people_hits: sql.Composable = sql.SQL("NULL::float8")
+    time_match: sql.Composable = sql.SQL("NULL::float8")
     scored: dict[str, sql.Composable | None] = {
         "similarity": None,
         "text": None,
         "coverage": None,
         "graph": None,
+        "people": None,
+        "time": None,
     }
     graph_share: sql.Composable = sql.SQL("NULL::float8")
+    people_share: sql.Composable = sql.SQL("NULL::float8")
     if plan.vector is not None:
         legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(_vector_leg(corpus, plan, legs)))
         proposals.append(sql.SQL("SELECT id FROM vec"))
@@ -101,17 +118,32 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     if plan.graph is not None and corpus.graph_leg is not None and corpus.graph_hits is not None:
         ents = entities_named_query(plan.tenant_id, plan.graph.keys, plan.graph.named)
         legs.append(sql.SQL("ents AS MATERIALIZED ({})").format(ents))
+        legs.append(
+            sql.SQL("nbrs AS MATERIALIZED ({})").format(
+                neighbours_query(plan.tenant_id, plan.time.as_of, MAX_NEIGHBOURS)
+            )
+        )
         legs.append(sql.SQL("gph AS MATERIALIZED ({})").format(corpus.graph_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM gph"))
         # Without entities (the usual case) the per-row count is skipped: a one-time CASE.
-        graph_hits = sql.SQL("CASE WHEN EXISTS (SELECT 1 FROM ents) THEN {} END").format(
+        graph_hits = sql.SQL("CASE WHEN EXISTS (SELECT 1 FROM ents) THEN {}::float8 END").format(
             corpus.graph_hits(plan)
         )
         # least() skips NULLs: the share is made 0 first when the query names no known entity.
-        graph_share = sql.SQL(
-            "least(1.0, coalesce(graph_hits::float8 / nullif((SELECT count(*) FROM ents), 0), 0))"
-        )
+        graph_share = sql.SQL("least(1.0, coalesce(graph_hits / nullif((SELECT count(*) FROM ents), 0), 0))")
         scored["graph"] = graph_share
+    if plan.people and corpus.names_people:
+        legs.append(sql.SQL("people AS MATERIALIZED ({})").format(_people(plan)))
+        legs.append(sql.SQL("ppl AS MATERIALIZED ({})").format(_people_leg(corpus, plan)))
+        proposals.append(sql.SQL("SELECT id FROM ppl"))
+        people_hits = _people_hits(corpus, plan)
+        people_share = sql.SQL("coalesce(people_hits / nullif((SELECT count(*) FROM people), 0), 0)")
+        scored["people"] = people_share
+    if plan.period is not None and corpus.time_leg is not None and corpus.time_match is not None:
+        legs.append(sql.SQL("tim AS MATERIALIZED ({})").format(corpus.time_leg(plan)))
+        proposals.append(sql.SQL("SELECT id FROM tim"))
+        time_match = corpus.time_match(plan)
+        scored["time"] = sql.SQL("time_match")
     query = sql.SQL(
         """WITH {legs},
            pool AS MATERIALIZED ({proposals}),
@@ -119,15 +151,20 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
                -- Pooled rows are fetched by primary key (= ANY(ARRAY(...))): a join here let the
                -- planner hash-join the whole tenant.
                SELECT {a}.id, {similarity} AS similarity, {text_rank}::float8 AS text_rank,
-                      {coverage}::float8 AS coverage, {graph_hits} AS graph_hits
+                      {coverage}::float8 AS coverage, {graph_hits} AS graph_hits,
+                      {people_hits} AS people_hits, {time_match} AS time_match
                FROM {table} {a} {text_join}
                WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM pool))),
            top AS MATERIALIZED (
-               SELECT id, similarity, text_rank, coverage, {graph_share} AS graph, {fused} AS fused
+               SELECT id, similarity, text_rank, coverage,
+                      -- What of the query's graph the row reaches: its entities or its people.
+                      nullif(greatest({graph_share}, {people_share}), 0) AS graph,
+                      {people_share} AS people, time_match, {fused} AS fused
                FROM scored
                ORDER BY fused DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
-           SELECT {columns}, t.similarity, t.text_rank, t.coverage, t.graph, t.fused
+           SELECT {columns}, t.similarity, t.text_rank, t.coverage, t.graph, t.people, t.time_match,
+                  t.fused
            FROM top t JOIN {table} {a} ON {a}.id = t.id
            WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM top))
            ORDER BY t.fused DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, {a}.id"""
@@ -142,12 +179,104 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         coverage=coverage,
         text_join=text_join,
         graph_hits=graph_hits,
+        people_hits=people_hits,
+        time_match=time_match,
         graph_share=graph_share,
-        fused=fusion.fused(scored["similarity"], scored["text"], scored["coverage"], scored["graph"]),
+        people_share=people_share,
+        fused=fusion.fused(
+            scored["similarity"],
+            scored["text"],
+            scored["coverage"],
+            scored["graph"],
+            people=scored["people"],
+            time=scored["time"],
+        ),
         tenant=tenant,
         limit=sql.Literal(plan.limit),
     )
     return query
+
+
+def latest_day(plan: SearchPlan) -> sql.Composable:
+    """(day): the latest day any memory in the plan's scope is from (its own day, migration 0021): the
+    day a query's relative times ("last June") are read against."""
+    return sql.SQL(
+        """SELECT lower(p.during) AS day FROM memory_periods p JOIN memories m ON m.id = p.memory_id
+           WHERE p.tenant_id = {t} AND NOT p.stated AND {where}
+           ORDER BY lower(p.during) DESC LIMIT 1"""
+    ).format(
+        t=sql.Literal(plan.tenant_id),
+        where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+    )
+
+
+def event_day(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
+    """(day): the day the best match of `plan` (a text search for an event: "the move") is from."""
+    return sql.SQL(
+        """SELECT lower(p.during) AS day FROM memory_periods p
+           WHERE p.tenant_id = {t} AND NOT p.stated
+             AND p.memory_id = (SELECT f.id FROM ({found}) f LIMIT 1)"""
+    ).format(t=sql.Literal(plan.tenant_id), found=statement(corpus, plan))
+
+
+def _people(plan: SearchPlan) -> sql.Composable:
+    """(terms): each name the query writes, as the text index's terms (engram_query_terms)."""
+    return sql.SQL(
+        "SELECT u.terms FROM (SELECT engram_query_terms(n) AS terms FROM unnest({names}::text[]) n) u "
+        "WHERE cardinality(u.terms) > 0"
+    ).format(names=sql.Literal(list(plan.people)))
+
+
+def _people_leg(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
+    """The rows whose postings hold every term of one of the query's names (`people`), in the search's
+    scope, nearest to the query first. Only where the vector leg scans its scope exactly anyway (a
+    common name can be in most of a large tenant's rows)."""
+    a = sql.Identifier(corpus.alias)
+    order: sql.Composable = sql.SQL("{}.created_at DESC").format(a)
+    runs: sql.Composable = sql.SQL("true")
+    if plan.vector is not None:
+        order = sql.SQL("{} NULLS LAST").format(_exact_distance(corpus.alias, plan))
+        if plan.exact_cap is not None:
+            runs = sql.SQL("(SELECT n FROM population) <= {}").format(sql.Literal(plan.exact_cap))
+        elif not plan.vector.exact:
+            runs = sql.SQL("false")
+    named = sql.SQL(
+        """SELECT p.doc_id FROM people pp CROSS JOIN LATERAL unnest(pp.terms) t(term)
+           JOIN text_postings p ON p.tenant_id = {t} AND p.corpus = {corpus} AND p.term = t.term
+           WHERE {scope}
+           GROUP BY pp.terms, p.doc_id HAVING count(*) = cardinality(pp.terms)"""
+    ).format(
+        t=sql.Literal(plan.tenant_id),
+        corpus=sql.Literal(corpus.postings),
+        scope=text.container_range(plan.container),
+    )
+    return sql.SQL(
+        """SELECT {a}.id FROM {table} {a}
+           WHERE {runs} AND {a}.tenant_id = {t} AND {a}.id = ANY(ARRAY({named})) AND {accepts}
+           ORDER BY {order}, {a}.id LIMIT {k}"""
+    ).format(
+        a=a,
+        table=sql.Identifier(corpus.table),
+        runs=runs,
+        t=sql.Literal(plan.tenant_id),
+        named=named,
+        accepts=corpus.accepts(plan),
+        order=order,
+        k=sql.Literal(plan.candidates),
+    )
+
+
+def _people_hits(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
+    """How many of the query's names (`people`) the pooled row's terms hold whole (postings lookups
+    by primary key)."""
+    a = sql.Identifier(corpus.alias)
+    return sql.SQL(
+        """(SELECT count(*) FROM people pp WHERE NOT EXISTS (
+               SELECT 1 FROM unnest(pp.terms) t(term) WHERE NOT EXISTS (
+                   SELECT 1 FROM text_postings p
+                   WHERE p.tenant_id = {t} AND p.corpus = {corpus} AND p.term = t.term
+                     AND p.container = {a}.container AND p.doc_id = {a}.id)))::float8"""
+    ).format(t=sql.Literal(plan.tenant_id), corpus=sql.Literal(corpus.postings), a=a)
 
 
 def _vector_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) -> sql.Composable:
@@ -249,26 +378,89 @@ def _memory_accepts(plan: SearchPlan) -> sql.Composable:
 
 
 def _memory_graph_leg(plan: SearchPlan) -> sql.Composable:
-    """The memories that mention the most of the query's entities, subjects and recent ones first,
-    under the search's filters."""
+    """The memories that mention the query's entities (`ents`), or entities one relation away from them
+    (`nbrs`), under the search's filters: those naming the most of the query's first, then (with a
+    query vector) the nearest, else subjects and recent ones."""
+    order: sql.Composable = sql.SQL("bool_or(em.is_subject) DESC, max(m.created_at) DESC")
+    if plan.vector is not None:
+        order = sql.SQL("min({})").format(_exact_distance("m", plan))
     return sql.SQL(
         """SELECT em.memory_id AS id FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
-           WHERE em.tenant_id = {t} AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents)) AND {where}
+           WHERE em.tenant_id = {t}
+             AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents UNION ALL SELECT entity_id FROM nbrs))
+             AND {where}
            GROUP BY em.memory_id
-           ORDER BY count(*) DESC, bool_or(em.is_subject) DESC, max(m.created_at) DESC, em.memory_id
+           ORDER BY count(*) FILTER (WHERE em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents))) DESC,
+                    count(*) DESC, {order}, em.memory_id
            LIMIT {k}"""
     ).format(
         t=sql.Literal(plan.tenant_id),
         where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        order=order,
         k=sql.Literal(plan.candidates),
     )
 
 
 def _memory_graph_hits(plan: SearchPlan) -> sql.Composable:
+    """One for each of the query's entities the pooled memory `m` names, half for each entity one
+    relation away."""
     return sql.SQL(
-        "NULLIF((SELECT count(*) FROM entity_mentions em WHERE em.tenant_id = {t} "
-        "AND em.memory_id = m.id AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents))), 0)"
+        "NULLIF((SELECT coalesce(sum(CASE WHEN em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents)) "
+        "THEN 1.0 ELSE 0.5 END), 0) FROM entity_mentions em WHERE em.tenant_id = {t} AND em.memory_id = m.id "
+        "AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents UNION ALL SELECT entity_id FROM nbrs))), 0)"
     ).format(t=sql.Literal(plan.tenant_id))
+
+
+def _memory_time_leg(plan: SearchPlan) -> sql.Composable:
+    """The memories of the period the query names (migration 0021's memory_periods), under the search's
+    filters: those whose text states it first, then with a query vector the nearest, else the latest."""
+    order: sql.Composable = sql.SQL("max(m.valid_from) DESC")
+    if plan.vector is not None:
+        order = sql.SQL("min({})").format(_exact_distance("m", plan))
+    return sql.SQL(
+        """SELECT p.memory_id AS id FROM memory_periods p JOIN memories m ON m.id = p.memory_id
+           WHERE {periods} AND {where}
+           GROUP BY p.memory_id ORDER BY bool_or(p.stated) DESC, {order}, p.memory_id LIMIT {k}"""
+    ).format(
+        periods=_periods(plan),
+        where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+        order=order,
+        k=sql.Literal(plan.candidates),
+    )
+
+
+def _memory_time_match(plan: SearchPlan) -> sql.Composable:
+    """1 when the pooled memory `m`'s text states the query's period, fusion.OWN_DAY_MATCH when it is
+    only from it, else NULL."""
+    return sql.SQL(
+        "(SELECT max(CASE WHEN p.stated THEN 1.0 ELSE {own} END) FROM memory_periods p "
+        "WHERE {periods} AND p.memory_id = m.id)::float8"
+    ).format(own=sql.Literal(fusion.OWN_DAY_MATCH), periods=_periods(plan))
+
+
+def _periods(plan: SearchPlan) -> sql.Composable:
+    """The periods (alias p) overlapping the plan's period, through one range of the
+    (tenant_id, lower(during)) index, as none is longer than PERIOD_MAX_DAYS."""
+    assert plan.period is not None
+    start, end = plan.period.start, plan.period.end
+    return sql.SQL(
+        "p.tenant_id = {t} AND lower(p.during) < {end} AND lower(p.during) > {floor} "
+        "AND p.during && daterange({start}, {end})"
+    ).format(
+        t=sql.Literal(plan.tenant_id),
+        start=sql.Literal(start),
+        end=sql.Literal(end),
+        floor=sql.Literal(start - timedelta(days=PERIOD_MAX_DAYS)),
+    )
+
+
+def _exact_distance(alias: str, plan: SearchPlan) -> sql.Composable:
+    assert plan.vector is not None
+    return sql.SQL("CASE WHEN {a}.embedding_model = {model} THEN {a}.embedding <=> {q}::vector END").format(
+        a=sql.Identifier(alias),
+        model=sql.Literal(plan.vector.model),
+        q=sql.Literal(vector_literal(plan.vector.vector)),
+    )
 
 
 def _memory_population(plan: SearchPlan, n: sql.Composable) -> sql.Composable:
@@ -353,5 +545,8 @@ MEMORIES = Corpus(
     population=_memory_population,
     graph_leg=_memory_graph_leg,
     graph_hits=_memory_graph_hits,
+    names_people=True,
+    time_leg=_memory_time_leg,
+    time_match=_memory_time_match,
     tenant_indexes=True,
 )

@@ -4,6 +4,8 @@ the fused query (engram.memories.search.repo), and score the rows alike. No SQL 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -17,6 +19,7 @@ from engram.memories.search.fusion import calibrated
 from engram.memories.search.plan import GraphKeys, SearchPlan, VectorQuery, candidates_for
 from engram.memories.search.planner import SearchPlanner
 from engram.memories.search.repo import MEMORIES, Corpus
+from engram.memories.search.understanding import Understanding, event_period, understand
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions
 
@@ -55,7 +58,7 @@ class MemorySearch:
                 if model == self.embedder.model_id:
                     check_dimensions(query_vector, self.embedder.dimensions)
             else:
-                query_vector = self.embedder.embed_query(request.query)
+                query_vector = self.embedder.embed_query(_matched_text(request))
         return self.search_with_vector(tenant_id, request, query_vector, model)
 
     def search_with_vector(
@@ -72,7 +75,7 @@ class MemorySearch:
         graph = GraphKeys(*query_keys(request.query)) if request.mode == "hybrid" else None
         plan = SearchPlan(
             tenant_id=tenant_id,
-            text=request.query if request.mode != "vector" else None,
+            text=_matched_text(request) if request.mode != "vector" else None,
             vector=None if query_vector is None else VectorQuery(query_vector, model, exact=True),
             container=ContainerScope.parse(request.container),
             filters=request.filters,
@@ -81,6 +84,8 @@ class MemorySearch:
             time=TimeScope(as_of=request.as_of, include_history=request.include_history),
             graph=graph if graph is not None and graph.keys else None,
         )
+        if request.mode == "hybrid":
+            plan = self._with_hints(plan, party, request.query, understand(request.query))
         rows: list[dict[str, Any]] = []
         if corpora:
             statements = [repo.statement(corpus, self.planner.for_corpus(corpus, plan)) for corpus in corpora]
@@ -96,11 +101,43 @@ class MemorySearch:
             results = [r for r in results if r.score >= request.score_threshold]
         return SearchResponse(query=request.query, results=results, total=len(results))
 
+    def _with_hints(self, plan: SearchPlan, party: Party, query: str, hints: Understanding) -> SearchPlan:
+        """The plan with what the query says besides its words (engram.memories.search.understanding):
+        the people it names and the period it names. A relative time is read against the latest day
+        of the searched memories, and "before/after <event>" against the day of the memory that best
+        matches the event: each of those costs one more round trip before the search statement (a
+        query with neither, the usual case, costs none)."""
+        period = hints.period
+        if hints.needs_reference:
+            (found,) = self.db.run(plan.tenant_id, party, [repo.latest_day(plan)])
+            reference = found[0]["day"] if found and found[0]["day"] else datetime.now(UTC).date()
+            period = understand(query, reference).period
+        if period is None and hints.event is not None:
+            side, event = hints.event
+            lookup = replace(
+                plan,
+                text=f"{' '.join(hints.people)} {event}",
+                vector=None,
+                limit=1,
+                graph=None,
+                exact_cap=None,
+            )
+            (found,) = self.db.run(plan.tenant_id, party, [repo.event_day(MEMORIES, lookup)])
+            day = found[0]["day"] if found else None
+            period = event_period(side, day) if day is not None else None
+        return replace(plan, people=hints.people, period=period)
+
     def _corpora(self, scope: str) -> list[Corpus]:
         corpora = [MEMORIES] if scope != "chunks" else []
         if scope != "memories" and self.chunks is not None:
             corpora.append(self.chunks)
         return corpora
+
+
+def _matched_text(request: SearchRequest) -> str:
+    """What the query's words and vector are matched with: in hybrid mode, the query without the times
+    and events it names (the time leg finds those: engram.memories.search.understanding)."""
+    return understand(request.query).rest if request.mode == "hybrid" else request.query
 
 
 def _result(row: dict[str, Any], mode: str) -> SearchResult:
