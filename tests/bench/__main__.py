@@ -27,6 +27,8 @@ from tests.bench import (
     report,
     scifact,
     synthetic,
+    text_writers,
+    tuning,
     writes,
 )
 
@@ -43,6 +45,8 @@ SECTIONS = (
     "graph",
     "context",
 )
+# On request only: reruns the choice of search's settings on SciFact's train split (minutes).
+ON_REQUEST = ("tuning",)
 # pdf_pages: the PDF has 100 pages, in both profiles (about a minute, mostly embedding).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
@@ -55,6 +59,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "context_calls": 100,
         "graph": graph.GraphSpec(entities=10_000, relations=100_000, memories=10_000),
         "graph_queries": 200,
+        "text_writers_seconds": 8,
     },
     "full": {
         "scales": ["10K", "100K"],
@@ -66,6 +71,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "context_calls": 300,
         "graph": graph.GraphSpec(entities=100_000, relations=1_000_000, memories=100_000),
         "graph_queries": 500,
+        "text_writers_seconds": 20,
     },
 }
 
@@ -92,7 +98,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--tenants", type=int, default=10)
     parser.add_argument("--queries", type=int, help="search latency queries per mode")
-    parser.add_argument("--only", help=f"comma-separated subset of {','.join(SECTIONS)}")
+    parser.add_argument("--only", help=f"comma-separated subset of {','.join(SECTIONS + ON_REQUEST)}")
     parser.add_argument("--bench-dir", type=Path, default=REPO / ".bench")
     parser.add_argument("--scifact-dir", type=Path, default=REPO.parent / "shared" / "data" / "scifact")
     parser.add_argument(
@@ -118,9 +124,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.queries:
         args.options["queries"] = args.queries
     args.sections = set(args.only.split(",")) if args.only else set(SECTIONS)
-    unknown = args.sections - set(SECTIONS)
+    unknown = args.sections - set(SECTIONS + ON_REQUEST)
     if unknown:
-        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS + ON_REQUEST)}")
+    if "tuning" in args.sections:
+        args.scifact_split = "train"  # settings are chosen on train, never on test
     return args
 
 
@@ -200,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
                 result.extend(writes.sentence_embedding(embedder.embed_documents, claims[:100]))
+                result.extend(
+                    text_writers.concurrent_writers(
+                        local, claims[:500], args.options["text_writers_seconds"], log
+                    )
+                )
                 wrote = True
         finally:
             local.close()
@@ -216,11 +229,11 @@ def main(argv: list[str] | None = None) -> int:
         result.extend(concurrency.concurrency(bench_dir, args.options["concurrency_seconds"], log))
     if "graph" in args.sections:
         result.extend(_graph(bench_dir, embedder, handlers, args.options))
-    if "scifact" in args.sections:
+    if args.sections & {"scifact", "tuning"}:
         if corpus is None:
             log(f"scifact: {args.scifact_dir} not found; skipped")
         else:
-            result.extend(_scifact(corpus, bench_dir, embedder, handlers))
+            result.extend(_scifact(corpus, bench_dir, embedder, handlers, args.sections))
     if "dev" in args.sections:
         result.extend(_dev(bench_dir, embedder, handlers, args.dev_split))
 
@@ -243,8 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: harness.Handlers) -> list[Any]:
+def _scifact(
+    corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: harness.Handlers, sections: set[str]
+) -> list[Any]:
     from engram import deps
+    from engram.memories.search.service import MemorySearch
 
     log(f"scifact: {len(corpus.ids)} documents, {len(corpus.queries)} {corpus.split} queries")
     # The model and how it turns texts into vectors (LocalEmbedder.revision: windows of a long text).
@@ -268,9 +284,20 @@ def _scifact(corpus: scifact.Corpus, bench_dir: Path, embedder: Any, handlers: h
     with loader.bench_database(settings) as local:
         tenant_id = scifact.ensure_loaded(local, corpus, vectors, embedder.model_id, embedder.revision)
         deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
-        return scifact.quality(
-            handlers, corpus, tenant_id, dict(zip(qids, np.asarray(qvectors), strict=True)), log
-        )
+        by_query = dict(zip(qids, np.asarray(qvectors), strict=True))
+        figures = []
+        if "scifact" in sections:
+            figures += scifact.quality(handlers, corpus, tenant_id, by_query, log)
+        if "tuning" in sections:
+            search = MemorySearch(
+                local.app,
+                embedder,
+                exact_scan_threshold=settings.exact_scan_threshold,
+                ef_search=settings.hnsw_ef_search,
+                max_scan_tuples=settings.hnsw_max_scan_tuples,
+            )
+            figures += tuning.tune(handlers, corpus, search, tenant_id, by_query, log)
+        return figures
 
 
 def _dev(bench_dir: Path, embedder: Any, handlers: harness.Handlers, split: str) -> list[Any]:

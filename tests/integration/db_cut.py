@@ -155,10 +155,28 @@ def holdings(admin: Database, tenant_id: UUID, tables: list[str]) -> dict[str, A
         counts: dict[str, Any] = {
             table: _count(cur, f"SELECT count(*) AS n FROM {table} WHERE tenant_id = %s", tenant_id)  # noqa: S608
             for table in tables
+            if table not in TEXT_STATISTICS
         }
+        counts["text statistics"] = _text_statistics(cur, tenant_id)
         rows = cur.execute("SELECT content FROM memories WHERE is_latest AND tenant_id = %s", (tenant_id,))
         counts["current memories"] = sorted(r["content"] for r in rows.fetchall())
     return counts
+
+
+# The text index's statistics (migrations/0014) are folded statistics plus a log of deltas, folded now
+# and then: what they hold is their per-term sums, not how many rows carry them.
+TEXT_STATISTICS = ("text_stats", "text_stat_deltas")
+
+
+def _text_statistics(cur: Any, tenant_id: UUID) -> list[tuple[str, str, int, int]]:
+    rows = cur.execute(
+        "SELECT corpus::text AS corpus, term, sum(docs)::bigint AS docs, sum(length)::bigint AS length FROM ("
+        "  SELECT corpus, term, docs, length FROM text_stats WHERE tenant_id = %(t)s"
+        "  UNION ALL SELECT corpus, term, docs, length FROM text_stat_deltas WHERE tenant_id = %(t)s) x "
+        "GROUP BY corpus, term HAVING sum(docs) <> 0 OR sum(length) <> 0 ORDER BY corpus, term",
+        {"t": tenant_id},
+    ).fetchall()
+    return [(r["corpus"], r["term"], int(r["docs"]), int(r["length"])) for r in rows]
 
 
 def _count(cur: Any, query: str, tenant_id: UUID) -> int:

@@ -55,27 +55,23 @@ def test_text_mode_finds_chunks_through_the_candidate_function(api: Api) -> None
     assert elsewhere == []
 
 
-def test_chunk_candidates_see_only_the_transactions_tenant(
+def test_chunk_postings_are_seen_only_by_the_transactions_tenant(
     api: Api, tenant: IssuedKey, other_tenant: IssuedKey, local_db: LocalDatabase
 ) -> None:
     ingest(api, {"content": TEXT})
+    kraken = "SELECT doc_id FROM text_postings WHERE corpus = 'c' AND term = 'kraken'"
 
     with local_db.app.tenant(other_tenant.tenant_id) as cur:
-        theirs = cur.execute(
-            "SELECT * FROM chunk_text_candidates(to_tsquery('english', 'kraken'), 10)"
-        ).fetchall()
+        theirs = cur.execute(kraken).fetchall()
     with local_db.app.transaction() as cur:
-        nobody = cur.execute(
-            "SELECT * FROM chunk_text_candidates(to_tsquery('english', 'kraken'), 10)"
-        ).fetchall()
+        nobody = cur.execute(kraken).fetchall()
         visible = cur.execute("SELECT count(*) AS n FROM chunks").fetchone()
     with local_db.app.tenant(tenant.tenant_id) as cur:
-        mine = cur.execute(
-            "SELECT * FROM chunk_text_candidates(to_tsquery('english', 'kraken'), 10)"
-        ).fetchall()
+        mine = cur.execute(kraken).fetchall()
+        chunk = cur.execute("SELECT id FROM chunks WHERE content LIKE '%kraken%'").fetchone()
 
     assert theirs == [] and nobody == [] and visible == {"n": 0}
-    assert len(mine) == 1
+    assert chunk is not None and [r["doc_id"] for r in mine] == [chunk["id"]]
 
 
 def test_chunks_whose_memories_name_the_querys_entity_join_the_graph_leg(api: Api) -> None:
@@ -109,5 +105,5 @@ def test_chunk_search_walks_the_hnsw_index_when_the_planner_says_so(
 
     # Then both find the same chunks in the same order (and there was an index to walk)
     with local_db.app.tenant(tenant.tenant_id) as cur:
-        assert search_repo.index_rows(cur, "chunks", embedder.model_id, embedder.dimensions) is not None
+        assert search_repo.index_rows(cur, "chunks", None, embedder.model_id, embedder.dimensions) is not None
     assert [r.id for r in walked] == [r.id for r in scanned] and walked[0].content == TEXT

@@ -130,6 +130,22 @@ def _traces(local_db: LocalDatabase, tenant: IssuedKey, needle: str) -> dict[str
     return found
 
 
+def _index_of_kept_memories(local_db: LocalDatabase, tenant: IssuedKey, needle: str) -> dict[str, int]:
+    """Rows of the text index (migrations/0014) holding `needle` that belong to memories still there:
+    their postings, and the statistics of the terms those postings hold (no other: no delta)."""
+    with psycopg.connect(local_db.admin_conninfo) as conn:
+        row = conn.execute(
+            "WITH kept AS (SELECT p.* FROM text_postings p WHERE p.tenant_id = %(t)s AND p::text ILIKE %(n)s "
+            "              AND p.doc_id IN (SELECT id FROM memories WHERE tenant_id = %(t)s)) "
+            "SELECT (SELECT count(*) FROM kept) AS postings, "
+            "       (SELECT count(*) FROM text_stats s WHERE s.tenant_id = %(t)s AND s::text ILIKE %(n)s "
+            "        AND s.term IN (SELECT term FROM kept)) AS stats",
+            {"t": tenant.tenant_id, "n": f"%{needle}%"},
+        ).fetchone()
+    assert row is not None
+    return {"text_postings": int(row[0]), "text_stats": int(row[1])}
+
+
 class Capture(logging.Handler):
     def __init__(self) -> None:
         super().__init__()
@@ -184,6 +200,10 @@ def test_erasure_leaves_no_trace_of_the_user_in_any_table(
     assert counts["task_contexts"] == 1 and counts["chunks"] >= 1 and counts["entities"] >= 1
     assert counts["containers"] >= 3
     # Rows the erased user's data touched are gone, wherever they were: the catalogue says so.
+    # The one memory that stays (not theirs) keeps its postings in the text index (migrations/0014).
+    kept = _index_of_kept_memories(local_db, tenant, MARK)
+    assert kept["text_postings"] > 0
+    assert {table: after.pop(table) for table in kept} == kept
     assert {table: n for table, n in after.items() if n} == {"memories": 1}, after
     assert again.status == 200 and not any(
         v for k, v in again.json.items() if isinstance(v, int) and k != "erased"

@@ -1559,7 +1559,10 @@ class Scores(BaseModel):
     ]
     text: Annotated[
         float | None,
-        Field(description="full-text rank, when the text leg found it", title="Text"),
+        Field(
+            description="BM25 over the best score the query allows (0-1), when the row holds a query term",
+            title="Text",
+        ),
     ]
     graph: Annotated[
         float | None,
@@ -1571,7 +1574,7 @@ class Scores(BaseModel):
     fused: Annotated[
         float,
         Field(
-            description="reciprocal-rank fusion, scaled so 1.0 is first in every leg",
+            description="what ranks the results: in hybrid mode the weighted sum of the legs' scores, in vector and text mode that leg's score",
             title="Fused",
         ),
     ]
@@ -1747,7 +1750,13 @@ class SearchResult(BaseModel):
     user_id: Annotated[str | None, Field(title="User Id")]
     visibility: Annotated[Literal["private", "tenant"], Field(title="Visibility")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
-    score: Annotated[float, Field(title="Score")]
+    score: Annotated[
+        float,
+        Field(
+            description="0-1, what score_threshold applies to: in hybrid mode a calibrated probability that the result is relevant (fitted on SciFact's train split), in vector mode the cosine similarity, in text mode scores.text",
+            title="Score",
+        ),
+    ]
     scores: Scores
     related: Annotated[
         list[RelatedLink] | None,

@@ -7,7 +7,7 @@ transaction, so a pooled connection never carries one tenant's id into another r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -40,11 +40,7 @@ class UnitOfWork:
 
 
 def _set_scope(cur: TenantTx, tenant_id: UUID, party: Party) -> None:
-    cur.execute(
-        "SELECT set_config('engram.tenant_id', %s, true), set_config('engram.user_id', %s, true), "
-        "set_config('engram.agent_id', %s, true), set_config('engram.all_users', %s, true)",
-        (str(tenant_id), party.user_id or "", party.agent_id or "", "on" if party.all_users else ""),
-    )
+    cur.execute(_scope(tenant_id, party))
 
 
 def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:
@@ -109,6 +105,38 @@ class Database:
             _set_scope(cur, tenant_id, party)
             yield cur
 
+    def run(
+        self,
+        tenant_id: UUID,
+        party: Party,
+        statements: Sequence[psycopg.sql.Composable],
+        settings: Mapping[str, str] | None = None,
+    ) -> list[list[dict[str, Any]]]:
+        """Read-only statements (with literals, no parameters) for one tenant, in one round trip: the
+        tenant and party settings, `settings` and the statements go in one simple-protocol message,
+        which PostgreSQL runs as one implicit transaction (so the settings, made transaction-local,
+        hold for the statements and die with them, as in `tenant`). Each statement's rows."""
+        self.open()
+        prelude = [_scope(tenant_id, party)] + [
+            psycopg.sql.SQL("SELECT set_config({}, {}, true)").format(
+                psycopg.sql.Literal(name), psycopg.sql.Literal(value)
+            )
+            for name, value in (settings or {}).items()
+        ]
+        with self._pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                with conn.cursor(row_factory=dict_row) as cur:
+                    cur.execute(psycopg.sql.SQL("; ").join([*prelude, *statements]))
+                    for _ in prelude:
+                        cur.nextset()
+                    results = [cur.fetchall()]
+                    while cur.nextset():
+                        results.append(cur.fetchall())
+            finally:
+                conn.autocommit = False
+        return results
+
     @contextmanager
     def unit_of_work(self, tenant_id: UUID, party: Party = NOBODY) -> Iterator[UnitOfWork]:
         """`tenant(tenant_id, party)` as a UnitOfWork, for code that passes the transaction down."""
@@ -128,3 +156,16 @@ class Database:
             finally:
                 if snapshot:
                     conn.isolation_level, conn.read_only = None, None
+
+
+def _scope(tenant_id: UUID, party: Party) -> psycopg.sql.Composed:
+    """The transaction-local settings RLS reads: the tenant, and the party the request is made for."""
+    return psycopg.sql.SQL(
+        "SELECT set_config('engram.tenant_id', {}, true), set_config('engram.user_id', {}, true), "
+        "set_config('engram.agent_id', {}, true), set_config('engram.all_users', {}, true)"
+    ).format(
+        psycopg.sql.Literal(str(tenant_id)),
+        psycopg.sql.Literal(party.user_id or ""),
+        psycopg.sql.Literal(party.agent_id or ""),
+        psycopg.sql.Literal("on" if party.all_users else ""),
+    )

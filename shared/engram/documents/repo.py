@@ -22,7 +22,7 @@ from engram.memories.models import SearchFilters
 from engram.memories.predicates import ContainerScope
 from engram.memories.repo import ensure_container
 from engram.memories.search.plan import SearchPlan
-from engram.memories.search.repo import Corpus, counted_scope, scope_arguments, text_query, vector_distance
+from engram.memories.search.repo import Corpus, counted_scope, vector_distance
 
 DOCUMENT_COLUMNS = sql.SQL(
     "d.id, d.container, d.status, d.content_type, d.source_kind, d.source, d.filename, d.title, d.tags, "
@@ -432,15 +432,8 @@ def _chunk_vector_leg(plan: SearchPlan) -> sql.Composable:
     )
 
 
-def _chunk_text_leg(plan: SearchPlan) -> sql.Composable:
-    return sql.SQL(
-        "SELECT c.id, c.rank AS text_rank FROM chunk_text_candidates({q}, {k}, {container}, {children}, "
-        "{tags}::text[], {metadata}::jsonb) c"
-    ).format(
-        q=text_query(plan),
-        k=sql.Literal(plan.candidates),
-        **scope_arguments(plan.container, plan.filters, plan.time),
-    )
+def _chunk_accepts(plan: SearchPlan) -> sql.Composable:
+    return _chunk_where(plan, plan.container)
 
 
 def _chunk_graph_leg(plan: SearchPlan) -> sql.Composable:
@@ -449,13 +442,12 @@ def _chunk_graph_leg(plan: SearchPlan) -> sql.Composable:
         """SELECT s.chunk_id AS id FROM entity_mentions em
            JOIN memory_sources s ON s.memory_id = em.memory_id
            JOIN chunks c ON c.id = s.chunk_id
-           WHERE em.tenant_id = {t} AND em.entity_id = ANY({entities}::uuid[]) AND {where}
+           WHERE em.tenant_id = {t} AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents)) AND {where}
            GROUP BY s.chunk_id
            ORDER BY count(DISTINCT em.entity_id) DESC, max(c.created_at) DESC, s.chunk_id
            LIMIT {k}"""
     ).format(
         t=sql.Literal(plan.tenant_id),
-        entities=sql.Literal(list(plan.graph_entities)),
         where=_chunk_where(plan, plan.container),
         k=sql.Literal(plan.candidates),
     )
@@ -467,11 +459,11 @@ def _chunk_graph_hits(plan: SearchPlan) -> sql.Composable:
         "NULLIF((SELECT count(DISTINCT em.entity_id) FROM memory_sources s "
         "JOIN entity_mentions em ON em.memory_id = s.memory_id "
         "WHERE s.document_id = c.document_id AND s.chunk_id = c.id AND em.tenant_id = {t} "
-        "AND em.entity_id = ANY({entities}::uuid[])), 0)"
-    ).format(t=sql.Literal(plan.tenant_id), entities=sql.Literal(list(plan.graph_entities)))
+        "AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents))), 0)"
+    ).format(t=sql.Literal(plan.tenant_id))
 
 
-def _chunk_population(plan: SearchPlan, n: int) -> sql.Composable:
+def _chunk_population(plan: SearchPlan, n: sql.Composable) -> sql.Composable:
     """Every embedded chunk of the container scope, tags and metadata aside: an upper bound."""
     assert plan.vector is not None
     return sql.SQL("SELECT 1 FROM chunks c WHERE {where} AND c.embedding_model = {model} LIMIT {n}").format(
@@ -479,7 +471,7 @@ def _chunk_population(plan: SearchPlan, n: int) -> sql.Composable:
             sql.Literal(plan.tenant_id), predicates.in_container(counted_scope(plan.container), "c")
         ),
         model=sql.Literal(plan.vector.model),
-        n=sql.Literal(n),
+        n=n,
     )
 
 
@@ -504,8 +496,9 @@ CHUNKS = Corpus(
         "NULL::timestamptz AS valid_to, NULL::text AS user_id, 'tenant' AS visibility, 'chunk' AS kind, "
         "c.document_id"
     ),
+    postings="c",
     vector_leg=_chunk_vector_leg,
-    text_leg=_chunk_text_leg,
+    accepts=_chunk_accepts,
     population=_chunk_population,
     graph_leg=_chunk_graph_leg,
     graph_hits=_chunk_graph_hits,

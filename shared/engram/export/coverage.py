@@ -38,6 +38,10 @@ NOT_EXPORTED: dict[str, str] = {
     "summary_queue": "sessions waiting for the relay; the summaries themselves are exported",
     "memory_periods": "derived from each memory's content, metadata and valid_from "
     "(engram.memories.periods); the import's memory writer derives them again",
+    "text_postings": "the BM25 text index (migrations/0014), derived from memories' and chunks' text by "
+    "triggers in the writing transaction: an import's inserts rebuild it",
+    "text_stats": "the BM25 statistics per tenant, derived as text_postings is",
+    "text_stat_deltas": "pending changes to text_stats, derived as text_postings is",
 }
 
 # table -> column -> why it is not in its record

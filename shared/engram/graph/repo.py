@@ -176,20 +176,14 @@ def search_entities(
     ).fetchall()
 
 
-def entities_named(
-    cur: TenantTx, tenant_id: UUID, keys: Sequence[str], named_keys: Sequence[str]
-) -> tuple[UUID, ...]:
+def entities_named_query(tenant_id: UUID, keys: Sequence[str], named_keys: Sequence[str]) -> sql.Composable:
     """The entities a search query names, by key (names and aliases, engram.graph.names.query_keys);
     those the offline heuristic guessed (type `unknown`) only when the query writes them as names.
-    Usually none: then search runs without a graph leg."""
-    if not keys:
-        return ()
-    rows = cur.execute(
-        "SELECT DISTINCT k.entity_id FROM entity_keys k WHERE k.tenant_id = %s AND k.key = ANY(%s) "
-        "AND (k.entity_type <> 'unknown' OR k.key = ANY(%s)) ORDER BY k.entity_id",
-        (tenant_id, list(keys), list(named_keys)),
-    ).fetchall()
-    return tuple(row["entity_id"] for row in rows)
+    Usually none: then search runs without a graph leg. A query (entity_id), for search's statement."""
+    return sql.SQL(
+        "SELECT DISTINCT k.entity_id FROM entity_keys k WHERE k.tenant_id = {t} "
+        "AND k.key = ANY({keys}::text[]) AND (k.entity_type <> 'unknown' OR k.key = ANY({named}::text[]))"
+    ).format(t=sql.Literal(tenant_id), keys=sql.Literal(list(keys)), named=sql.Literal(list(named_keys)))
 
 
 # --- mentions (observations) ------------------------------------------------------------------
@@ -571,25 +565,20 @@ def walk(
     return found, any(row["cut"] for row in rows)
 
 
-def neighbours(
-    cur: TenantTx, tenant_id: UUID, entity_ids: Sequence[UUID], as_of: datetime | None, limit: int = 50
-) -> tuple[UUID, ...]:
-    """The entities one relation away from `entity_ids` (either way), over the relations valid now (or
-    at `as_of`) that the request may see; at most `limit`, the most related first."""
-    if not entity_ids:
-        return ()
-    rows = cur.execute(
-        sql.SQL(
-            """SELECT n.entity_id FROM entity_relations r LEFT JOIN memories sm ON sm.id = r.source_memory_id
-               CROSS JOIN LATERAL (SELECT CASE WHEN r.source_entity = ANY(%(e)s) THEN r.target_entity
-                                               ELSE r.source_entity END AS entity_id) n
-               WHERE r.tenant_id = %(t)s AND (r.source_entity = ANY(%(e)s) OR r.target_entity = ANY(%(e)s))
-                 AND NOT n.entity_id = ANY(%(e)s) AND {edges}
-               GROUP BY n.entity_id ORDER BY count(*) DESC, n.entity_id LIMIT %(n)s"""
-        ).format(edges=edge_filter(as_of, False)),
-        {"t": tenant_id, "e": list(entity_ids), "n": limit},
-    ).fetchall()
-    return tuple(row["entity_id"] for row in rows)
+def neighbours_query(tenant_id: UUID, as_of: datetime | None, limit: int = 50) -> sql.Composable:
+    """The entities one relation away from those of the CTE `ents` (entities_named_query), either way,
+    over the relations valid now (or at `as_of`) that the request may see; at most `limit`, the most
+    related first. A query (entity_id), for search's statement."""
+    return sql.SQL(
+        """SELECT n.entity_id FROM entity_relations r LEFT JOIN memories sm ON sm.id = r.source_memory_id
+           CROSS JOIN LATERAL (SELECT CASE WHEN r.source_entity = ANY(ARRAY(SELECT entity_id FROM ents))
+                                           THEN r.target_entity ELSE r.source_entity END AS entity_id) n
+           WHERE r.tenant_id = {t}
+             AND (r.source_entity = ANY(ARRAY(SELECT entity_id FROM ents))
+                  OR r.target_entity = ANY(ARRAY(SELECT entity_id FROM ents)))
+             AND NOT n.entity_id = ANY(ARRAY(SELECT entity_id FROM ents)) AND {edges}
+           GROUP BY n.entity_id ORDER BY count(*) DESC, n.entity_id LIMIT {n}"""
+    ).format(t=sql.Literal(tenant_id), edges=edge_filter(as_of, False), n=sql.Literal(limit))
 
 
 def entities_by_id(cur: TenantTx, tenant_id: UUID, ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:

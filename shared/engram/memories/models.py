@@ -290,13 +290,18 @@ class SearchRequest(_Strict):
 
 class Scores(LazyModel):
     vector: float | None = Field(description="cosine similarity to the query, when the vector leg found it")
-    text: float | None = Field(description="full-text rank, when the text leg found it")
+    text: float | None = Field(
+        description="BM25 over the best score the query allows (0-1), when the row holds a query term"
+    )
     graph: float | None = Field(
         default=None,
         description="the share of the entities the query names that this memory mentions (hybrid "
         "search, when the query names a known entity and the memory mentions one)",
     )
-    fused: float = Field(description="reciprocal-rank fusion, scaled so 1.0 is first in every leg")
+    fused: float = Field(
+        description="what ranks the results: in hybrid mode the weighted sum of the legs' scores, in vector "
+        "and text mode that leg's score"
+    )
 
 
 class RelatedLink(LazyModel):
@@ -338,7 +343,11 @@ class SearchResult(LazyModel):
     user_id: str | None
     visibility: Visibility
     created_at: datetime
-    score: float
+    score: float = Field(
+        description="0-1, what score_threshold applies to: in hybrid mode a calibrated probability that the "
+        "result is relevant (fitted on SciFact's train split), in vector mode the cosine similarity, in "
+        "text mode scores.text"
+    )
     scores: Scores
     related: list[RelatedLink] | None = Field(
         default=None, description="with include_related: this memory's neighbours (depth 1)"

@@ -25,6 +25,7 @@ from engram.errors import Conflict
 from engram.graph import relationships
 from engram.graph import repo as graph
 from engram.memories import repo as memories
+from engram.memories.search import text as text_index
 from engram.observability import logger
 from engram.plans import repo as plans
 from engram.procedures import repo as procedures
@@ -103,6 +104,7 @@ class UserErasureService:
         session_containers = sessions.containers_of_user(cur, tenant_id, user_id)
         session_count, messages = sessions.delete_of_user(cur, tenant_id, user_id)
         plan_count, tasks = plans.delete_of_user(cur, tenant_id, user_id)
+        text_index.fold_statistics(cur, tenant_id)
         counts = UserErasure(
             user_id=user_id,
             erased=False,

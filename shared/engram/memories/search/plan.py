@@ -1,5 +1,5 @@
-"""A search plan: what each leg of the fused query looks for (planner.py chooses how the vector leg
-runs)."""
+"""A search plan: what each leg of the fused query looks for (planner.py sets how the vector leg may
+run)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,6 @@ from engram.memories.models import SearchFilters
 from engram.memories.periods import Period
 from engram.memories.predicates import CURRENT, ContainerScope, TimeScope
 
-# The time leg counts twice in fusion: a period the query names is a strong hint (conversational dev set,
-# tests/bench/conversations.py, hybrid evidence recall@10: 0.648 at weight 1, 0.755 at 2, 0.755 at 3).
-TIME_LEG_WEIGHT = 2.0
 # How many candidates each leg hands to fusion, per result asked for.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 40
@@ -27,6 +24,15 @@ class VectorQuery:
 
 
 @dataclass(frozen=True)
+class GraphKeys:
+    """The query's word runs that may name an entity (engram.graph.names.query_keys), and those it
+    writes as names: the graph leg looks the entities up (engram.graph.repo.entities_named_query)."""
+
+    keys: tuple[str, ...]
+    named: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SearchPlan:
     tenant_id: UUID
     text: str | None
@@ -36,24 +42,18 @@ class SearchPlan:
     candidates: int
     limit: int
     time: TimeScope = CURRENT
-    # The entities the query names (graph.repo.entities_named): the graph leg, when there are any.
-    graph_entities: tuple[UUID, ...] = ()
-    # Entities one relation away from those (graph.repo.neighbours): the graph leg reaches their memories.
-    graph_neighbours: tuple[UUID, ...] = ()
-    # Hints of engram.memories.search.understanding: the people the query names (name keys; memories
-    # that name them rank higher) and the period it names (the time leg: memories of that period).
+    # Hybrid search: the graph leg, when the query has words that may name entities (the statement
+    # looks them up, and the entities one relation away from them).
+    graph: GraphKeys | None = None
+    # Hints of engram.memories.search.understanding (hybrid): the people the query names (name keys;
+    # memories whose text names them are proposed and score a people match) and the period it names
+    # (memories of that period are proposed and score a time match).
     people: tuple[str, ...] = ()
     period: Period | None = None
-
-    @property
-    def legs(self) -> float:
-        """The weight of the legs the plan runs: what a result first in every leg scores in fusion."""
-        return (
-            (self.vector is not None)
-            + (self.text is not None)
-            + bool(self.graph_entities or self.people)
-            + TIME_LEG_WEIGHT * (self.period is not None)
-        )
+    # With a vector: the largest filtered population the vector leg scans exactly; the statement
+    # counts the population (up to this + 1) and walks the HNSW index above it. None: always exact
+    # (`vector.exact` then says which one runs).
+    exact_cap: int | None = None
 
 
 def candidates_for(limit: int) -> int:

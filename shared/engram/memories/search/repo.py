@@ -1,17 +1,16 @@
 """The SQL of search: one fused query over any corpus (memories here; chunks in engram.documents.repo),
 the population count that chooses the vector leg's plan, and the memories' own legs.
 
-A corpus supplies its legs (vector, text and, where its rows can name entities, graph) and the
-columns of its result rows; the fused query is the same for all. Every function takes a cursor from
-`Database.tenant(...)`: RLS limits it to one tenant and party.
+A corpus supplies its legs (vector, text and, where its rows can name entities, graph; memories also
+people and time) and the columns of its result rows; the fused query is the same for all. The
+statement is run by `Database.run(...)` (one round trip): RLS limits it to one tenant and party.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import date, timedelta
-from typing import Any
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from uuid import UUID
 
 from psycopg import sql
@@ -19,116 +18,156 @@ from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
 from engram.db.migrate import embedding_index_name
+from engram.db.tenant_indexes import tenant_index_name
+from engram.graph.repo import entities_named_query, neighbours_query
 from engram.memories import predicates
 from engram.memories.models import SearchFilters
 from engram.memories.predicates import ContainerScope, TimeScope
 from engram.memories.repo import MEMORY_COLUMNS
-from engram.memories.search.plan import TIME_LEG_WEIGHT, SearchPlan
+from engram.memories.search import fusion, text
+from engram.memories.search.plan import SearchPlan
 
-# Reciprocal-rank fusion constant, tuned on SciFact's train claims (make bench --scifact-split train)
-# with the pooled ranking below: hybrid nDCG@10 0.667 at k=40, 0.672 at 20, 0.692 at 10, 0.702 at 5.
-# A small k weighs each leg's first few results more.
-RRF_K = 5
 # The longest period stored for a memory (engram.memories.periods: a year, "in 2023"), with a margin.
 PERIOD_MAX_DAYS = 400
+# Entities one relation away from the query's that the graph leg reaches (the most related first).
+MAX_NEIGHBOURS = 50
 
 Leg = Callable[[SearchPlan], sql.Composable]
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """What one kind of searched row brings to the fused query. Rows are read as `alias` of `table`."""
+    """What one kind of searched row brings to the fused query. Rows are read as `alias` of `table`;
+    their terms are `postings` in text_postings (migrations/0014)."""
 
     kind: str  # the results' kind: memory, chunk
     table: str  # the table (and the HNSW index's prefix)
     alias: str
+    postings: str  # the corpus's key in text_postings: 'm', 'c'
     columns: sql.Composable  # the result row, shaped like a memory's, with kind and document_id
-    vector_leg: Leg  # ids, nearest first
-    text_leg: Leg  # ids with text_rank, best first
-    population: Callable[[SearchPlan, int], sql.Composable]  # up to n rows an exact scan would read
-    graph_leg: Leg | None = None  # ids of rows that name the most of the query's entities
-    people_leg: Leg | None = None  # ids of rows whose text names the query's people, nearest first
-    graph_hits: Leg | None = None  # how many of them (and of its people) the pooled row (`alias`) names
+    vector_leg: Leg  # ids, nearest first (exact or through the index, as plan.vector.exact says)
+    accepts: Leg  # the rows (as `alias`) the search may return: tenant, time, owner, filters
+    population: Callable[[SearchPlan, sql.Composable], sql.Composable]  # up to n rows an exact scan reads
+    graph_leg: Leg | None = None  # ids of rows that name the most of the query's entities (CTE `ents`)
+    graph_hits: Leg | None = None  # how many of them the pooled row (`alias`) names (1 each; 0.5 `nbrs`)
+    # The people leg: rows whose terms hold a name the query writes (CTE `people`, from the postings).
+    names_people: bool = False
     time_leg: Leg | None = None  # ids of rows of the period the query names, nearest first
-    time_hits: Leg | None = None  # 2: the pooled row states that period, 1: it is from it
+    time_match: Leg | None = None  # 0-1: the pooled row's text states that period (1), it is from it
     can_match: Callable[[SearchFilters], bool] = lambda filters: True
+    tenant_indexes: bool = False  # large tenants have an HNSW index of their own (engram.db.tenant_indexes)
 
 
-def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, Any]]:
+def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     """Hybrid retrieval in one statement.
 
-    Each leg proposes its top candidates: vector, text, and graph (rows that name entities the query
-    names); the pool is their union. Every pooled row is then ranked by each leg within the pool (its
-    cosine similarity is computed even when only the text leg proposed it, its entity hits even when
-    only the vector leg did), and reciprocal-rank fusion merges the ranks. So a row that is first for
-    text but outside the vector top-k is not tied with one that only the vector leg found.
+    Each leg proposes its top candidates: vector, text (BM25, engram.memories.search.text), graph
+    (rows that name entities the query names, or entities one relation away from them), people (rows
+    whose text names a person the query names) and time (rows of the period the query names); the
+    pool is their union. Every pooled row is then scored by each leg that ran (its cosine similarity
+    even when only the text leg proposed it, its BM25 score even when only the vector leg did, its
+    entity, people and time matches), and the fused score (engram.memories.search.fusion) orders
+    them. So a row that is first for text but outside the vector top-k is not tied with one that only
+    the vector leg found.
+
+    The vector leg scans the filtered rows exactly when they are few, and walks the HNSW index when
+    they are many (plan.exact_cap): the statement counts them first, up to the cap, and runs only the
+    branch the count picks (a false one-time filter skips the other). The graph leg looks up the
+    entities the query names itself. One statement, one round trip.
     """
     a = sql.Identifier(corpus.alias)
+    tenant = sql.Literal(plan.tenant_id)
     legs: list[sql.Composable] = []
     proposals: list[sql.Composable] = []
     similarity: sql.Composable = sql.SQL("NULL::float8")
-    text_rank: sql.Composable = sql.SQL("NULL::real")
+    text_rank: sql.Composable = sql.SQL("NULL::float8")
+    coverage: sql.Composable = sql.SQL("NULL::float8")
     text_join: sql.Composable = sql.SQL("")
     graph_hits: sql.Composable = sql.SQL("NULL::float8")
-    time_hits: sql.Composable = sql.SQL("NULL::integer")
+    people_hits: sql.Composable = sql.SQL("NULL::float8")
+    time_match: sql.Composable = sql.SQL("NULL::float8")
+    scored: dict[str, sql.Composable | None] = {
+        "similarity": None,
+        "text": None,
+        "coverage": None,
+        "graph": None,
+        "people": None,
+        "time": None,
+    }
+    graph_share: sql.Composable = sql.SQL("NULL::float8")
+    people_share: sql.Composable = sql.SQL("NULL::float8")
     if plan.vector is not None:
-        legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(corpus.vector_leg(plan)))
+        legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(_vector_leg(corpus, plan, legs)))
         proposals.append(sql.SQL("SELECT id FROM vec"))
         similarity = sql.SQL(
             "CASE WHEN {a}.embedding_model = {model} THEN 1 - ({a}.embedding <=> {q}::vector) END"
         ).format(a=a, model=sql.Literal(plan.vector.model), q=sql.Literal(vector_literal(plan.vector.vector)))
+        scored["similarity"] = sql.SQL("similarity")
     if plan.text is not None:
-        legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(corpus.text_leg(plan)))
+        legs.append(text.weights_cte(tenant, corpus.postings, plan.text))
+        legs.append(text.scores_cte(tenant, corpus.postings, plan.container))
+        legs.append(
+            sql.SQL("txt AS MATERIALIZED ({})").format(
+                text.leg(corpus.table, corpus.alias, corpus.accepts(plan), plan.candidates)
+            )
+        )
         proposals.append(sql.SQL("SELECT id FROM txt"))
-        text_rank, text_join = sql.SQL("x.text_rank"), sql.SQL("LEFT JOIN txt x ON x.id = {}.id").format(a)
-    if plan.graph_entities and corpus.graph_leg is not None:
+        text_rank, coverage = sql.SQL("b.score"), sql.SQL("b.coverage")
+        text_join = sql.SQL("LEFT JOIN bm25 b ON b.id = {}.id").format(a)
+        scored["text"], scored["coverage"] = sql.SQL("text_rank"), sql.SQL("coverage")
+    if plan.graph is not None and corpus.graph_leg is not None and corpus.graph_hits is not None:
+        ents = entities_named_query(plan.tenant_id, plan.graph.keys, plan.graph.named)
+        legs.append(sql.SQL("ents AS MATERIALIZED ({})").format(ents))
+        legs.append(
+            sql.SQL("nbrs AS MATERIALIZED ({})").format(
+                neighbours_query(plan.tenant_id, plan.time.as_of, MAX_NEIGHBOURS)
+            )
+        )
         legs.append(sql.SQL("gph AS MATERIALIZED ({})").format(corpus.graph_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM gph"))
-    if plan.people and plan.vector is not None and plan.vector.exact and corpus.people_leg is not None:
-        # Only where the vector leg scans the scope anyway: under RLS no index finds names in text.
-        legs.append(sql.SQL("ppl AS MATERIALIZED ({})").format(corpus.people_leg(plan)))
+        # Without entities (the usual case) the per-row count is skipped: a one-time CASE.
+        graph_hits = sql.SQL("CASE WHEN EXISTS (SELECT 1 FROM ents) THEN {}::float8 END").format(
+            corpus.graph_hits(plan)
+        )
+        # least() skips NULLs: the share is made 0 first when the query names no known entity.
+        graph_share = sql.SQL("least(1.0, coalesce(graph_hits / nullif((SELECT count(*) FROM ents), 0), 0))")
+        scored["graph"] = graph_share
+    if plan.people and corpus.names_people:
+        legs.append(sql.SQL("people AS MATERIALIZED ({})").format(_people(plan)))
+        legs.append(sql.SQL("ppl AS MATERIALIZED ({})").format(_people_leg(corpus, plan)))
         proposals.append(sql.SQL("SELECT id FROM ppl"))
-    if (plan.graph_entities or plan.people) and corpus.graph_hits is not None:
-        graph_hits = corpus.graph_hits(plan)
-    if plan.period is not None and corpus.time_leg is not None and corpus.time_hits is not None:
+        people_hits = _people_hits(corpus, plan)
+        people_share = sql.SQL("coalesce(people_hits / nullif((SELECT count(*) FROM people), 0), 0)")
+        scored["people"] = people_share
+    if plan.period is not None and corpus.time_leg is not None and corpus.time_match is not None:
         legs.append(sql.SQL("tim AS MATERIALIZED ({})").format(corpus.time_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM tim"))
-        time_hits = corpus.time_hits(plan)
+        time_match = corpus.time_match(plan)
+        scored["time"] = sql.SQL("time_match")
     query = sql.SQL(
         """WITH {legs},
            pool AS MATERIALIZED ({proposals}),
            scored AS (
                -- Pooled rows are fetched by primary key (= ANY(ARRAY(...))): a join here let the
                -- planner hash-join the whole tenant.
-               SELECT {a}.id, {similarity} AS similarity, {text_rank} AS text_rank,
-                      {graph_hits} AS graph_hits, {time_hits} AS time_hits
+               SELECT {a}.id, {similarity} AS similarity, {text_rank}::float8 AS text_rank,
+                      {coverage}::float8 AS coverage, {graph_hits} AS graph_hits,
+                      {people_hits} AS people_hits, {time_match} AS time_match
                FROM {table} {a} {text_join}
                WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM pool))),
-           ranked AS (
-               SELECT s.*,
-                   CASE WHEN similarity IS NOT NULL
-                        THEN rank() OVER (ORDER BY similarity DESC NULLS LAST) END AS vector_rank,
-                   CASE WHEN text_rank IS NOT NULL
-                        THEN rank() OVER (ORDER BY text_rank DESC NULLS LAST) END AS text_position,
-                   CASE WHEN graph_hits IS NOT NULL
-                        THEN rank() OVER (ORDER BY graph_hits DESC NULLS LAST, similarity DESC NULLS LAST)
-                   END AS graph_position,
-                   CASE WHEN time_hits IS NOT NULL
-                        THEN rank() OVER (ORDER BY time_hits DESC NULLS LAST)
-                   END AS time_position
-               FROM scored s),
            top AS MATERIALIZED (
-               SELECT id, similarity, text_rank, graph_hits, time_hits,
-                   coalesce(1.0 / ({k} + vector_rank), 0) + coalesce(1.0 / ({k} + text_position), 0)
-                   + coalesce(1.0 / ({k} + graph_position), 0)
-                   + coalesce({time_weight} / ({k} + time_position), 0) AS rrf
-               FROM ranked
-               ORDER BY rrf DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
+               SELECT id, similarity, text_rank, coverage,
+                      -- What of the query's graph the row reaches: its entities or its people.
+                      nullif(greatest({graph_share}, {people_share}), 0) AS graph,
+                      {people_share} AS people, time_match, {fused} AS fused
+               FROM scored
+               ORDER BY fused DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
-           SELECT {columns}, t.similarity, t.text_rank, t.rrf, t.graph_hits, t.time_hits
+           SELECT {columns}, t.similarity, t.text_rank, t.coverage, t.graph, t.people, t.time_match,
+                  t.fused
            FROM top t JOIN {table} {a} ON {a}.id = t.id
            WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM top))
-           ORDER BY t.rrf DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, {a}.id"""
+           ORDER BY t.fused DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, {a}.id"""
     ).format(
         legs=sql.SQL(", ").join(legs),
         proposals=sql.SQL(" UNION ").join(proposals),
@@ -137,78 +176,155 @@ def search(cur: TenantTx, corpus: Corpus, plan: SearchPlan) -> list[dict[str, An
         columns=corpus.columns,
         similarity=similarity,
         text_rank=text_rank,
+        coverage=coverage,
         text_join=text_join,
         graph_hits=graph_hits,
-        time_hits=time_hits,
-        tenant=sql.Literal(plan.tenant_id),
-        k=sql.Literal(RRF_K),
-        time_weight=sql.Literal(TIME_LEG_WEIGHT),
+        people_hits=people_hits,
+        time_match=time_match,
+        graph_share=graph_share,
+        people_share=people_share,
+        fused=fusion.fused(
+            scored["similarity"],
+            scored["text"],
+            scored["coverage"],
+            scored["graph"],
+            people=scored["people"],
+            time=scored["time"],
+        ),
+        tenant=tenant,
         limit=sql.Literal(plan.limit),
     )
-    return cur.execute(query).fetchall()
+    return query
 
 
-def count_population(
-    cur: TenantTx, corpus: Corpus, plan: SearchPlan, cap: int, *, scan: tuple[int, int] | None = None
-) -> int:
-    """How many embedded rows of the corpus an exact scan would read, counted only up to `cap` + 1.
-
-    `scan` (ef_search, max_scan_tuples): the same statement also makes the HNSW scan settings,
-    one round trip fewer. They are transaction-local and only read by an HNSW scan, so setting them
-    before knowing whether the plan is HNSW costs nothing."""
-    settings: sql.Composable = sql.SQL("")
-    if scan is not None:
-        settings = sql.SQL(", {}").format(_scan_settings(*scan))
-    inner = corpus.population(plan, cap + 1)
-    row = cur.execute(sql.SQL("SELECT count(*) AS n{} FROM ({}) s").format(settings, inner)).fetchone()
-    assert row is not None
-    return int(row["n"])
+def latest_day(plan: SearchPlan) -> sql.Composable:
+    """(day): the latest day any memory in the plan's scope is from (its own day, migration 0021): the
+    day a query's relative times ("last June") are read against."""
+    return sql.SQL(
+        """SELECT lower(p.during) AS day FROM memory_periods p JOIN memories m ON m.id = p.memory_id
+           WHERE p.tenant_id = {t} AND NOT p.stated AND {where}
+           ORDER BY lower(p.during) DESC LIMIT 1"""
+    ).format(
+        t=sql.Literal(plan.tenant_id),
+        where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+    )
 
 
-def latest_day(cur: TenantTx, plan: SearchPlan) -> date | None:
-    """The latest day any memory in the plan's scope is from (its own day, migration 0021): the day a
-    query's relative times ("last June") are read against."""
-    row = cur.execute(
-        sql.SQL(
-            """SELECT lower(p.during) AS day FROM memory_periods p JOIN memories m ON m.id = p.memory_id
-               WHERE p.tenant_id = {t} AND NOT p.stated AND {where}
-               ORDER BY lower(p.during) DESC LIMIT 1"""
-        ).format(
-            t=sql.Literal(plan.tenant_id),
-            where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
+def event_day(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
+    """(day): the day the best match of `plan` (a text search for an event: "the move") is from."""
+    return sql.SQL(
+        """SELECT lower(p.during) AS day FROM memory_periods p
+           WHERE p.tenant_id = {t} AND NOT p.stated
+             AND p.memory_id = (SELECT f.id FROM ({found}) f LIMIT 1)"""
+    ).format(t=sql.Literal(plan.tenant_id), found=statement(corpus, plan))
+
+
+def _people(plan: SearchPlan) -> sql.Composable:
+    """(terms): each name the query writes, as the text index's terms (engram_query_terms)."""
+    return sql.SQL(
+        "SELECT u.terms FROM (SELECT engram_query_terms(n) AS terms FROM unnest({names}::text[]) n) u "
+        "WHERE cardinality(u.terms) > 0"
+    ).format(names=sql.Literal(list(plan.people)))
+
+
+def _people_leg(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
+    """The rows whose postings hold every term of one of the query's names (`people`), in the search's
+    scope, nearest to the query first. Only where the vector leg scans its scope exactly anyway (a
+    common name can be in most of a large tenant's rows)."""
+    a = sql.Identifier(corpus.alias)
+    order: sql.Composable = sql.SQL("{}.created_at DESC").format(a)
+    runs: sql.Composable = sql.SQL("true")
+    if plan.vector is not None:
+        order = sql.SQL("{} NULLS LAST").format(_exact_distance(corpus.alias, plan))
+        if plan.exact_cap is not None:
+            runs = sql.SQL("(SELECT n FROM population) <= {}").format(sql.Literal(plan.exact_cap))
+        elif not plan.vector.exact:
+            runs = sql.SQL("false")
+    named = sql.SQL(
+        """SELECT p.doc_id FROM people pp CROSS JOIN LATERAL unnest(pp.terms) t(term)
+           JOIN text_postings p ON p.tenant_id = {t} AND p.corpus = {corpus} AND p.term = t.term
+           WHERE {scope}
+           GROUP BY pp.terms, p.doc_id HAVING count(*) = cardinality(pp.terms)"""
+    ).format(
+        t=sql.Literal(plan.tenant_id),
+        corpus=sql.Literal(corpus.postings),
+        scope=text.container_range(plan.container),
+    )
+    return sql.SQL(
+        """SELECT {a}.id FROM {table} {a}
+           WHERE {runs} AND {a}.tenant_id = {t} AND {a}.id = ANY(ARRAY({named})) AND {accepts}
+           ORDER BY {order}, {a}.id LIMIT {k}"""
+    ).format(
+        a=a,
+        table=sql.Identifier(corpus.table),
+        runs=runs,
+        t=sql.Literal(plan.tenant_id),
+        named=named,
+        accepts=corpus.accepts(plan),
+        order=order,
+        k=sql.Literal(plan.candidates),
+    )
+
+
+def _people_hits(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
+    """How many of the query's names (`people`) the pooled row's terms hold whole (postings lookups
+    by primary key)."""
+    a = sql.Identifier(corpus.alias)
+    return sql.SQL(
+        """(SELECT count(*) FROM people pp WHERE NOT EXISTS (
+               SELECT 1 FROM unnest(pp.terms) t(term) WHERE NOT EXISTS (
+                   SELECT 1 FROM text_postings p
+                   WHERE p.tenant_id = {t} AND p.corpus = {corpus} AND p.term = t.term
+                     AND p.container = {a}.container AND p.doc_id = {a}.id)))::float8"""
+    ).format(t=sql.Literal(plan.tenant_id), corpus=sql.Literal(corpus.postings), a=a)
+
+
+def _vector_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) -> sql.Composable:
+    """The vector leg's query. With an exact_cap, both ways are planned and the population count (a
+    CTE added to `ctes`) picks one at run time."""
+    assert plan.vector is not None
+    if plan.exact_cap is None:
+        return corpus.vector_leg(plan)
+    cap = sql.Literal(plan.exact_cap)
+    ctes.append(
+        sql.SQL("population AS MATERIALIZED (SELECT count(*) AS n FROM ({}) p)").format(
+            corpus.population(plan, sql.Literal(plan.exact_cap + 1))
         )
-    ).fetchone()
-    return None if row is None else row["day"]
+    )
+    exact = replace(plan, vector=replace(plan.vector, exact=True))
+    walk = replace(plan, vector=replace(plan.vector, exact=False))
+    return sql.SQL(
+        "SELECT e.id FROM ({exact}) e WHERE (SELECT n FROM population) <= {cap} "
+        "UNION ALL "
+        "SELECT w.id FROM ({walk}) w WHERE (SELECT n FROM population) > {cap}"
+    ).format(exact=corpus.vector_leg(exact), walk=corpus.vector_leg(walk), cap=cap)
 
 
-def own_day(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> date | None:
-    """The day a memory is from (not the periods its text states)."""
+def index_rows(
+    cur: TenantTx, table: str, tenant_id: UUID | None, model: str, dimensions: int
+) -> float | None:
+    """Rows in an HNSW index on `table`, from planner statistics (no scan): the tenant's own (with
+    `tenant_id`) or the model's shared one; None if there is no such index."""
+    name = (
+        tenant_index_name(tenant_id, model, dimensions)
+        if tenant_id is not None
+        else embedding_index_name(model, dimensions, table)
+    )
     row = cur.execute(
-        "SELECT lower(during) AS day FROM memory_periods "
-        "WHERE tenant_id = %s AND memory_id = %s AND NOT stated",
-        (tenant_id, memory_id),
-    ).fetchone()
-    return None if row is None else row["day"]
-
-
-def index_rows(cur: TenantTx, table: str, model: str, dimensions: int) -> float | None:
-    """Rows in the model's HNSW index on `table`, from planner statistics (no scan); None if it has
-    no index."""
-    row = cur.execute(
-        "SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = to_regclass(%s)",
-        (embedding_index_name(model, dimensions, table),),
+        "SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = to_regclass(%s)", (name,)
     ).fetchone()
     return None if row is None else float(row["n"])
 
 
-def _scan_settings(ef_search: int, max_scan_tuples: int) -> sql.Composable:
+def scan_settings(ef_search: int, max_scan_tuples: int) -> dict[str, str]:
     """pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass the filters.
-    Transaction-local, so it never leaks to another request (or pins an RDS Proxy connection)."""
-    return sql.SQL(
-        "set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan, "
-        "set_config('hnsw.ef_search', {ef}, true) AS ef_search, "
-        "set_config('hnsw.max_scan_tuples', {tuples}, true) AS max_scan_tuples"
-    ).format(ef=sql.Literal(str(int(ef_search))), tuples=sql.Literal(str(int(max_scan_tuples))))
+    Set transaction-local (Database.run), so they never leak to another request (or pin an RDS Proxy
+    connection); only an index walk reads them."""
+    return {
+        "hnsw.iterative_scan": "relaxed_order",
+        "hnsw.ef_search": str(int(ef_search)),
+        "hnsw.max_scan_tuples": str(int(max_scan_tuples)),
+    }
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -225,13 +341,6 @@ def vector_distance(alias: str, plan: SearchPlan) -> sql.Composable:
         return sql.SQL("{} <=> {}::vector").format(column, q)
     dims = sql.Literal(len(plan.vector.vector))
     return sql.SQL("{col}::vector({dims}) <=> {q}::vector({dims})").format(col=column, dims=dims, q=q)
-
-
-def text_query(plan: SearchPlan) -> sql.Composable:
-    """The query's words, any of them (OR): the text leg ranks by how well each row matches."""
-    return sql.SQL("replace(plainto_tsquery('english', {})::text, ' & ', ' | ')::tsquery").format(
-        sql.Literal(plan.text)
-    )
 
 
 # --- memories ---------------------------------------------------------------------------------
@@ -264,83 +373,42 @@ def _memory_vector_leg(plan: SearchPlan) -> sql.Composable:
     )
 
 
-def _memory_text_leg(plan: SearchPlan) -> sql.Composable:
-    f = plan.filters
-    return sql.SQL(
-        "SELECT c.id, c.rank AS text_rank FROM memory_text_candidates({q}, {k}, {container}, {children}, "
-        "{types}::text[], {tags}::text[], {agent}, {conversation}, {metadata}::jsonb, {as_of}::timestamptz, "
-        "{history}, p_user_id => {owner}) c"
-    ).format(
-        q=text_query(plan), k=sql.Literal(plan.candidates), **scope_arguments(plan.container, f, plan.time)
-    )
+def _memory_accepts(plan: SearchPlan) -> sql.Composable:
+    return predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time)
 
 
 def _memory_graph_leg(plan: SearchPlan) -> sql.Composable:
-    """The memories that mention the query's entities, or entities one relation away from them, under
-    the search's filters: those naming the most of them first, then (with a query vector) the nearest,
-    else subjects and recent ones."""
-    entities = [*plan.graph_entities, *plan.graph_neighbours]
+    """The memories that mention the query's entities (`ents`), or entities one relation away from them
+    (`nbrs`), under the search's filters: those naming the most of the query's first, then (with a
+    query vector) the nearest, else subjects and recent ones."""
     order: sql.Composable = sql.SQL("bool_or(em.is_subject) DESC, max(m.created_at) DESC")
     if plan.vector is not None:
-        order = sql.SQL("min({}) ").format(_exact_distance("m", plan))
+        order = sql.SQL("min({})").format(_exact_distance("m", plan))
     return sql.SQL(
         """SELECT em.memory_id AS id FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
-           WHERE em.tenant_id = {t} AND em.entity_id = ANY({entities}::uuid[]) AND {where}
+           WHERE em.tenant_id = {t}
+             AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents UNION ALL SELECT entity_id FROM nbrs))
+             AND {where}
            GROUP BY em.memory_id
-           ORDER BY count(*) FILTER (WHERE em.entity_id = ANY({named}::uuid[])) DESC, count(*) DESC,
-                    {order}, em.memory_id
+           ORDER BY count(*) FILTER (WHERE em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents))) DESC,
+                    count(*) DESC, {order}, em.memory_id
            LIMIT {k}"""
     ).format(
         t=sql.Literal(plan.tenant_id),
-        entities=sql.Literal(entities),
-        named=sql.Literal(list(plan.graph_entities)),
         where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
         order=order,
         k=sql.Literal(plan.candidates),
     )
 
 
-def _memory_people_leg(plan: SearchPlan) -> sql.Composable:
-    """The memories whose text names any of the query's people, nearest to the query first."""
-    assert plan.vector is not None
-    return sql.SQL(
-        "SELECT m.id FROM memories m WHERE {where} AND m.embedding_model = {model} AND m.fts @@ ({names}) "
-        "ORDER BY {distance} LIMIT {k}"
-    ).format(
-        where=predicates.where(plan.tenant_id, plan.container, plan.filters, plan.time),
-        model=sql.Literal(plan.vector.model),
-        names=sql.SQL(" || ").join(
-            sql.SQL("plainto_tsquery('english', {})").format(sql.Literal(name)) for name in plan.people
-        ),
-        distance=vector_distance("m", plan),
-        k=sql.Literal(plan.candidates),
-    )
-
-
 def _memory_graph_hits(plan: SearchPlan) -> sql.Composable:
-    """How much of the query's graph the pooled memory `m` reaches: one for each entity it names,
-    half for each entity one relation away, one for each of the query's people its text names."""
-    parts: list[sql.Composable] = []
-    if plan.graph_entities or plan.graph_neighbours:
-        parts.append(
-            sql.SQL(
-                "(SELECT coalesce(sum(CASE WHEN em.entity_id = ANY({named}::uuid[]) THEN 1.0 ELSE 0.5 END),"
-                " 0) FROM entity_mentions em WHERE em.tenant_id = {t} AND em.memory_id = m.id "
-                "AND em.entity_id = ANY({entities}::uuid[]))"
-            ).format(
-                t=sql.Literal(plan.tenant_id),
-                named=sql.Literal(list(plan.graph_entities)),
-                entities=sql.Literal([*plan.graph_entities, *plan.graph_neighbours]),
-            )
-        )
-    if plan.people:
-        parts.append(
-            sql.SQL(
-                "(SELECT count(*) FROM unnest({people}::text[]) p(name) "
-                "WHERE m.fts @@ plainto_tsquery('english', p.name))"
-            ).format(people=sql.Literal(list(plan.people)))
-        )
-    return sql.SQL("NULLIF({}, 0)::float8").format(sql.SQL(" + ").join(parts))
+    """One for each of the query's entities the pooled memory `m` names, half for each entity one
+    relation away."""
+    return sql.SQL(
+        "NULLIF((SELECT coalesce(sum(CASE WHEN em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents)) "
+        "THEN 1.0 ELSE 0.5 END), 0) FROM entity_mentions em WHERE em.tenant_id = {t} AND em.memory_id = m.id "
+        "AND em.entity_id = ANY(ARRAY(SELECT entity_id FROM ents UNION ALL SELECT entity_id FROM nbrs))), 0)"
+    ).format(t=sql.Literal(plan.tenant_id))
 
 
 def _memory_time_leg(plan: SearchPlan) -> sql.Composable:
@@ -361,11 +429,13 @@ def _memory_time_leg(plan: SearchPlan) -> sql.Composable:
     )
 
 
-def _memory_time_hits(plan: SearchPlan) -> sql.Composable:
+def _memory_time_match(plan: SearchPlan) -> sql.Composable:
+    """1 when the pooled memory `m`'s text states the query's period, fusion.OWN_DAY_MATCH when it is
+    only from it, else NULL."""
     return sql.SQL(
-        "(SELECT max(CASE WHEN p.stated THEN 2 ELSE 1 END) FROM memory_periods p "
-        "WHERE {periods} AND p.memory_id = m.id)"
-    ).format(periods=_periods(plan))
+        "(SELECT max(CASE WHEN p.stated THEN 1.0 ELSE {own} END) FROM memory_periods p "
+        "WHERE {periods} AND p.memory_id = m.id)::float8"
+    ).format(own=sql.Literal(fusion.OWN_DAY_MATCH), periods=_periods(plan))
 
 
 def _periods(plan: SearchPlan) -> sql.Composable:
@@ -393,7 +463,7 @@ def _exact_distance(alias: str, plan: SearchPlan) -> sql.Composable:
     )
 
 
-def _memory_population(plan: SearchPlan, n: int) -> sql.Composable:
+def _memory_population(plan: SearchPlan, n: sql.Composable) -> sql.Composable:
     """Tag and metadata filters are counted through memory_filter_candidates, which can use their GIN
     indexes (RLS keeps the app from doing so), in the time scope of the search. Without them, versions
     of every time (superseded, expired) are counted too: an upper bound, enough to choose a plan,
@@ -408,7 +478,7 @@ def _memory_population(plan: SearchPlan, n: int) -> sql.Composable:
     return sql.SQL("SELECT 1 FROM memories m WHERE {where} AND m.embedding_model = {model} LIMIT {n}").format(
         where=predicates.where(plan.tenant_id, counted_scope(plan.container), plan.filters, None),
         model=sql.Literal(plan.vector.model),
-        n=sql.Literal(n),
+        n=n,
     )
 
 
@@ -427,12 +497,20 @@ def _needs_filter_function(filters: SearchFilters) -> bool:
 
 
 def _filter_function_args(
-    model: str, limit: int, container: ContainerScope | None, filters: SearchFilters, time: TimeScope
+    model: str,
+    limit: int | sql.Composable,
+    container: ContainerScope | None,
+    filters: SearchFilters,
+    time: TimeScope,
 ) -> sql.Composable:
     return sql.SQL(
         "{model}, {limit}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, "
         "{conversation}, {metadata}::jsonb, {as_of}::timestamptz, {history}"
-    ).format(model=sql.Literal(model), limit=sql.Literal(limit), **scope_arguments(container, filters, time))
+    ).format(
+        model=sql.Literal(model),
+        limit=limit if isinstance(limit, sql.Composable) else sql.Literal(limit),
+        **scope_arguments(container, filters, time),
+    )
 
 
 def scope_arguments(
@@ -461,12 +539,14 @@ MEMORIES = Corpus(
         "{columns}, 'memory' AS kind, (SELECT s.document_id FROM memory_sources s WHERE s.memory_id = m.id "
         "ORDER BY s.created_at, s.document_id LIMIT 1) AS document_id"
     ).format(columns=MEMORY_COLUMNS),
+    postings="m",
     vector_leg=_memory_vector_leg,
-    text_leg=_memory_text_leg,
+    accepts=_memory_accepts,
     population=_memory_population,
     graph_leg=_memory_graph_leg,
-    people_leg=_memory_people_leg,
     graph_hits=_memory_graph_hits,
+    names_people=True,
     time_leg=_memory_time_leg,
-    time_hits=_memory_time_hits,
+    time_match=_memory_time_match,
+    tenant_indexes=True,
 )

@@ -9,16 +9,16 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from engram.db.database import Database, Party, TenantTx
-from engram.graph import repo as graph_repo
+from engram.db.database import Database, Party
 from engram.graph.names import query_keys
 from engram.memories import repo as memories_repo
 from engram.memories.models import Scores, SearchRequest, SearchResponse, SearchResult
 from engram.memories.predicates import ContainerScope, TimeScope
 from engram.memories.search import repo
-from engram.memories.search.plan import SearchPlan, VectorQuery, candidates_for
+from engram.memories.search.fusion import calibrated
+from engram.memories.search.plan import GraphKeys, SearchPlan, VectorQuery, candidates_for
 from engram.memories.search.planner import SearchPlanner
-from engram.memories.search.repo import MEMORIES, RRF_K, Corpus
+from engram.memories.search.repo import MEMORIES, Corpus
 from engram.memories.search.understanding import Understanding, event_period, understand
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions
@@ -42,7 +42,7 @@ class MemorySearch:
         self.embedder = embedder
         self.chunks = chunks
         self.planner = SearchPlanner(
-            id(db),
+            db,
             exact_scan_threshold=exact_scan_threshold,
             ef_search=ef_search,
             max_scan_tuples=max_scan_tuples,
@@ -66,43 +66,66 @@ class MemorySearch:
     ) -> SearchResponse:
         """Search with the query already embedded (the benchmark times this part alone)."""
         corpora = [c for c in self._corpora(request.scope) if c.can_match(request.filters)]
-        with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
-            if query_vector is not None and model != self.embedder.model_id:
+        party = Party(user_id=request.user_id)
+        if query_vector is not None and model != self.embedder.model_id:
+            with self.db.tenant(tenant_id, party) as cur:
                 dims = memories_repo.stored_dimensions(cur, tenant_id, model)
-                if dims is not None:
-                    check_dimensions(query_vector, dims)
-            plan = SearchPlan(
-                tenant_id=tenant_id,
-                text=_matched_text(request) if request.mode != "vector" else None,
-                vector=None if query_vector is None else VectorQuery(query_vector, model, exact=True),
-                container=ContainerScope.parse(request.container),
-                filters=request.filters,
-                candidates=candidates_for(request.limit),
-                limit=request.limit,
-                time=TimeScope(as_of=request.as_of, include_history=request.include_history),
-                graph_entities=(
-                    graph_repo.entities_named(cur, tenant_id, *query_keys(request.query))
-                    if request.mode == "hybrid"
-                    else ()
-                ),
-            )
-            if request.mode == "hybrid":
-                plan = _with_hints(cur, plan, request.query, understand(request.query))
-            rows = []
-            for corpus in corpora:
-                rows += repo.search(cur, corpus, self.planner.for_corpus(cur, corpus, plan))
-        results = [
-            # A person the query names is often an entity too: the larger count is what there is to reach.
-            _result(row, request.mode, plan.legs, max(len(plan.graph_entities), len(plan.people)))
-            for row in rows
-        ]
+            if dims is not None:
+                check_dimensions(query_vector, dims)
+        graph = GraphKeys(*query_keys(request.query)) if request.mode == "hybrid" else None
+        plan = SearchPlan(
+            tenant_id=tenant_id,
+            text=_matched_text(request) if request.mode != "vector" else None,
+            vector=None if query_vector is None else VectorQuery(query_vector, model, exact=True),
+            container=ContainerScope.parse(request.container),
+            filters=request.filters,
+            candidates=candidates_for(request.limit),
+            limit=request.limit,
+            time=TimeScope(as_of=request.as_of, include_history=request.include_history),
+            graph=graph if graph is not None and graph.keys else None,
+        )
+        if request.mode == "hybrid":
+            plan = self._with_hints(plan, party, request.query, understand(request.query))
+        rows: list[dict[str, Any]] = []
+        if corpora:
+            statements = [repo.statement(corpus, self.planner.for_corpus(corpus, plan)) for corpus in corpora]
+            settings = self.planner.scan_settings(plan) if plan.vector is not None else None
+            for found in self.db.run(tenant_id, party, statements, settings):
+                rows += found
+        results = [_result(row, request.mode) for row in rows]
         if request.scope == "all" and self.chunks is not None:
-            # Both kinds are scored alike (RRF scaled the same way, or the same similarity / rank).
+            # Both kinds are scored alike (the same fusion and calibration, similarity or BM25 share).
             results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))
             results = results[: request.limit]
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
         return SearchResponse(query=request.query, results=results, total=len(results))
+
+    def _with_hints(self, plan: SearchPlan, party: Party, query: str, hints: Understanding) -> SearchPlan:
+        """The plan with what the query says besides its words (engram.memories.search.understanding):
+        the people it names and the period it names. A relative time is read against the latest day
+        of the searched memories, and "before/after <event>" against the day of the memory that best
+        matches the event: each of those costs one more round trip before the search statement (a
+        query with neither, the usual case, costs none)."""
+        period = hints.period
+        if hints.needs_reference:
+            (found,) = self.db.run(plan.tenant_id, party, [repo.latest_day(plan)])
+            reference = found[0]["day"] if found and found[0]["day"] else datetime.now(UTC).date()
+            period = understand(query, reference).period
+        if period is None and hints.event is not None:
+            side, event = hints.event
+            lookup = replace(
+                plan,
+                text=f"{' '.join(hints.people)} {event}",
+                vector=None,
+                limit=1,
+                graph=None,
+                exact_cap=None,
+            )
+            (found,) = self.db.run(plan.tenant_id, party, [repo.event_day(MEMORIES, lookup)])
+            day = found[0]["day"] if found else None
+            period = event_period(side, day) if day is not None else None
+        return replace(plan, people=hints.people, period=period)
 
     def _corpora(self, scope: str) -> list[Corpus]:
         corpora = [MEMORIES] if scope != "chunks" else []
@@ -117,36 +140,12 @@ def _matched_text(request: SearchRequest) -> str:
     return understand(request.query).rest if request.mode == "hybrid" else request.query
 
 
-def _with_hints(cur: TenantTx, plan: SearchPlan, query: str, hints: Understanding) -> SearchPlan:
-    """The plan with what the query says besides its words (engram.memories.search.understanding):
-    the people it names, the entities one relation away from the entities it names, and the period
-    it names, relative times read against the latest day of the searched memories and "before/after
-    <event>" against the day of the memory that best matches the event."""
-    period = hints.period
-    if hints.needs_reference:
-        reference = repo.latest_day(cur, plan) or datetime.now(UTC).date()
-        period = understand(query, reference).period
-    if period is None and hints.event is not None:
-        side, event = hints.event
-        found = repo.search(
-            cur,
-            MEMORIES,
-            replace(plan, text=f"{' '.join(hints.people)} {event}", vector=None, limit=1, graph_entities=()),
-        )
-        day = repo.own_day(cur, plan.tenant_id, found[0]["id"]) if found else None
-        period = event_period(side, day) if day is not None else None
-    neighbours = graph_repo.neighbours(cur, plan.tenant_id, plan.graph_entities, plan.time.as_of)
-    return replace(plan, people=hints.people, period=period, graph_neighbours=neighbours)
-
-
-def _result(row: dict[str, Any], mode: str, legs: float, query_entities: int) -> SearchResult:
-    fused = float(row["rrf"]) * (RRF_K + 1) / max(legs, 1)
+def _result(row: dict[str, Any], mode: str) -> SearchResult:
+    fused = float(row["fused"])
     similarity = None if row["similarity"] is None else round(float(row["similarity"]), 6)
     text_rank = None if row["text_rank"] is None else round(float(row["text_rank"]), 6)
-    score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
-    graph = None
-    if row.get("graph_hits") and query_entities:
-        graph = round(min(1.0, float(row["graph_hits"]) / query_entities), 6)
+    score = {"hybrid": calibrated(fused), "vector": similarity, "text": text_rank}[mode]
+    graph = None if not row.get("graph") else round(float(row["graph"]), 6)
     return SearchResult(
         id=row["id"],
         kind=row.get("kind", "memory"),

@@ -1,0 +1,118 @@
+"""The text leg of search: BM25 over a corpus's postings (migrations/0014), as SQL fragments of the
+fused query (repo.py).
+
+Terms, document frequencies and lengths live in `text_postings`, `text_stats` and
+`text_stat_deltas`, kept in step with the rows by triggers in the writing transaction; the app reads
+them under RLS with their B-tree indexes. A search scores the postings of its terms in the
+container scope (one index range per term), sorts them, and keeps the best rows that pass every
+other filter (time, owner, type, tags, ...), checking rows in score order until it has enough.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from psycopg import sql
+
+from engram.db.database import TenantTx
+from engram.memories.predicates import ContainerScope
+
+# BM25's term-frequency saturation and length normalisation, chosen on SciFact's train split (the
+# `make bench` scifact section prints the split next to each setting): nDCG@10 of the text leg was
+# flat within 0.003 for k1 in [0.9, 1.5], b in [0.3, 0.75].
+K1 = 1.2
+B = 0.5
+# Rows checked against the filters, best text score first, before the leg gives up: a filter that
+# rejects nearly every text match in the container scope yields fewer text candidates rather than an
+# unbounded scan (the vector and graph legs are not affected).
+MAX_CHECKED = 4000
+
+
+def weights_cte(tenant: sql.Composable, corpus: str, query: str) -> sql.Composable:
+    """`terms`: the query's terms; `weights`: each term's inverse document frequency (Lucene's
+    always-positive form) and the corpus's average document length, from the folded statistics
+    plus the deltas not yet folded (exact in this snapshot). A term no document has gets the idf of
+    df 0: it still counts towards the best score a document could reach."""
+    return sql.SQL(
+        """terms AS MATERIALIZED (SELECT engram_query_terms({query}) AS terms),
+           corpus_stats AS MATERIALIZED (
+               SELECT x.term, sum(x.docs) AS docs, sum(x.length) AS length
+               FROM (SELECT s.term, s.docs, s.length FROM text_stats s
+                     WHERE s.tenant_id = {tenant} AND s.corpus = {corpus}
+                       AND s.term = ANY((SELECT terms FROM terms) || ''::text)
+                     UNION ALL
+                     SELECT d.term, d.docs, d.length FROM text_stat_deltas d
+                     WHERE d.tenant_id = {tenant} AND d.corpus = {corpus}
+                       AND d.term = ANY((SELECT terms FROM terms) || ''::text)) x
+               GROUP BY x.term),
+           weights AS MATERIALIZED (
+               SELECT q.term,
+                      ln(1 + (n.docs - coalesce(s.docs, 0) + 0.5) / (coalesce(s.docs, 0) + 0.5)) AS idf,
+                      n.length::float8 / greatest(n.docs, 1) AS avgdl
+               FROM unnest((SELECT terms FROM terms)) q(term)
+               CROSS JOIN (SELECT docs, length FROM corpus_stats WHERE term = '' AND docs > 0) n
+               LEFT JOIN corpus_stats s ON s.term = q.term)"""
+    ).format(query=sql.Literal(query), tenant=tenant, corpus=sql.Literal(corpus))
+
+
+def scores_cte(tenant: sql.Composable, corpus: str, container: ContainerScope | None) -> sql.Composable:
+    """`bm25`: every document of the container scope that has a query term, with
+    - score: its BM25 score over the best score the query allows (every term, saturated), 0-1;
+    - coverage: the share of the query's idf its terms carry, 0-1 (length and frequency aside: a long
+      document that holds every rare word of the query covers it whole).
+    The container scope is one index range per term (for 'a.b.*', [a.b, a.b/): siblings like 'a.b-c'
+    are dropped by the row check)."""
+    return sql.SQL(
+        """bm25 AS MATERIALIZED (
+               SELECT p.doc_id AS id,
+                      sum(w.idf * p.tf * {k1_1} / (p.tf + {k1} * (1 - {b} + {b} * p.doc_length / w.avgdl)))
+                      / (SELECT sum(idf) * {k1_1} FROM weights) AS score,
+                      sum(w.idf) / (SELECT sum(idf) FROM weights) AS coverage
+               FROM weights w
+               JOIN text_postings p ON p.term = w.term
+               WHERE p.tenant_id = {tenant} AND p.corpus = {corpus} AND {scope}
+               GROUP BY p.doc_id)"""
+    ).format(
+        k1=sql.Literal(K1),
+        k1_1=sql.Literal(K1 + 1),
+        b=sql.Literal(B),
+        tenant=tenant,
+        corpus=sql.Literal(corpus),
+        scope=container_range(container),
+    )
+
+
+def leg(table: str, alias: str, accepts: sql.Composable, candidates: int) -> sql.Composable:
+    """The text leg: the best-scoring documents that pass `accepts` (a predicate on `alias` of
+    `table`: the search's tenant, time, owner and filters), checked one by one in score order. A
+    LATERAL with LIMIT 1 cannot be flattened into a join: it runs as a nested loop, which keeps the
+    sorted order of its outer side, so the LIMIT stops the checks at `candidates` (an ORDER BY here
+    would check every row first)."""
+    a = sql.Identifier(alias)
+    return sql.SQL(
+        """SELECT b.id, b.score AS text_rank
+           FROM (SELECT id, score FROM bm25 ORDER BY score DESC, id LIMIT {checked}) b
+           CROSS JOIN LATERAL (SELECT 1 FROM {table} {a} WHERE {a}.id = b.id AND {accepts} LIMIT 1) ok
+           LIMIT {k}"""
+    ).format(
+        checked=sql.Literal(MAX_CHECKED),
+        table=sql.Identifier(table),
+        a=a,
+        accepts=accepts,
+        k=sql.Literal(candidates),
+    )
+
+
+def container_range(scope: ContainerScope | None) -> sql.Composable:
+    if scope is None:
+        return sql.SQL("true")
+    name = sql.Literal(scope.name)
+    if not scope.include_children:
+        return sql.SQL("p.container = {}").format(name)
+    return sql.SQL("p.container >= {} AND p.container < {}").format(name, sql.Literal(scope.name + "/"))
+
+
+def fold_statistics(cur: TenantTx, tenant_id: UUID) -> None:
+    """Fold the tenant's pending statistics deltas in now (an erasure: no delta, and no statistic of a
+    term no document holds any more, keeps a word of what went)."""
+    cur.execute("SELECT text_stats_fold(%s)", (tenant_id,))
