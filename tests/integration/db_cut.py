@@ -138,6 +138,11 @@ def proxied_database(app_conninfo: str) -> Iterator[tuple[CuttingProxy, Database
         proxy.close()
 
 
+# Not what a tenant holds: change_events is the outbox, which the relay drains after each commit, on
+# its own time (its rows are written in the writing transaction, so they are all or nothing too).
+OUTBOX = "change_events"
+
+
 def tenant_tables(admin: Database) -> list[str]:
     with admin.transaction() as cur:
         rows = cur.execute(
@@ -145,7 +150,7 @@ def tenant_tables(admin: Database) -> list[str]:
             "AND table_schema = 'public' AND table_name IN "
             "(SELECT tablename FROM pg_tables WHERE schemaname = 'public') ORDER BY table_name"
         ).fetchall()
-    return [row["table_name"] for row in rows if row["table_name"] != "tenants"]
+    return [row["table_name"] for row in rows if row["table_name"] not in ("tenants", OUTBOX)]
 
 
 def holdings(admin: Database, tenant_id: UUID, tables: list[str]) -> dict[str, Any]:
