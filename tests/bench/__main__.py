@@ -181,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
             world = synthetic.World(spec)
             result.extend(writes.bulk_load_figures(dataset))
             if "latency" in args.sections:
-                result.extend(latency.search_latency(handlers, world, dataset, args.options["queries"], log))
+                result.extend(
+                    latency.search_latency(
+                        handlers, world, dataset, args.options["queries"], log, local.admin_conninfo
+                    )
+                )
             if "recall" in args.sections:
                 forced = MemorySearch(
                     local.app,

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from engram.settings import LOCAL_EMBEDDING_MODEL
 from tests.bench.harness import Handlers, check
@@ -15,6 +16,12 @@ from tests.bench.report import Figure, Target, percentiles
 from tests.bench.synthetic import World
 
 P95_TARGET_MS = 20.0
+NAIVE_RATIO_TARGET = 1.5
+# What a naive backend runs: one tenant column, one HNSW index, no row-level security, no filters.
+NAIVE_QUERY = (
+    "SELECT id FROM memories WHERE tenant_id = %s AND embedding_model = %s "
+    "ORDER BY embedding::vector(384) <=> %s::vector(384) LIMIT 10"
+)
 MODES = ("hybrid", "vector", "text")
 # Where queries look: the whole tenant, and containers from 50% down to 0.5% of it ('*' = and below).
 SCOPES: tuple[tuple[str | None, float], ...] = (
@@ -51,8 +58,16 @@ def search_body(
 
 
 def search_latency(
-    handlers: Handlers, world: World, dataset: Dataset, queries: int, log: Callable[[str], None]
+    handlers: Handlers,
+    world: World,
+    dataset: Dataset,
+    queries: int,
+    log: Callable[[str], None],
+    admin_conninfo: str,
 ) -> list[Figure]:
+    """Each query through the search handler in every mode and, beside it in the same loop, the plain
+    pgvector query a naive backend would run (NAIVE_QUERY, as the database owner): the ratio of the
+    two p95s does not move with the machine's load as the times do."""
     scale = dataset.spec.name
     rng = np.random.default_rng([dataset.spec.seed, 3])
     tenant_ids = list(dataset.tenants.values())
@@ -63,9 +78,16 @@ def search_latency(
     tenants = rng.integers(0, len(tenant_ids), size=len(plan))
     timings: dict[str, list[float]] = {m: [] for m in MODES}
     by_scope: dict[str | None, list[float]] = {s: [] for s in scope_names}
+    naive: list[float] = []
+    owner = psycopg.connect(admin_conninfo, autocommit=True)
     started = time.perf_counter()
     for i, query in enumerate(plan):
         warm = i < 30
+        literal = "[" + ",".join(f"{float(x):.7g}" for x in query.vector) + "]"
+        t0 = time.perf_counter()
+        owner.execute(NAIVE_QUERY, (tenant_ids[tenants[i]], LOCAL_EMBEDDING_MODEL, literal)).fetchall()
+        if not warm:
+            naive.append((time.perf_counter() - t0) * 1000)
         order = MODES[i % 3 :] + MODES[: i % 3]  # rotate, so no mode always runs first
         for mode in order:
             scope = scope_names[scopes[i]]
@@ -81,6 +103,7 @@ def search_latency(
                 timings[mode].append(reply.seconds * 1000)
                 if mode == "hybrid":
                     by_scope[scope].append(reply.seconds * 1000)
+    owner.close()
     log(f"  {scale}: {queries} queries x {len(MODES)} modes in {time.perf_counter() - started:.0f}s")
     figures: list[Figure] = []
     n_tenants = dataset.spec.tenants
@@ -98,6 +121,26 @@ def search_latency(
                     target=Target("<=", P95_TARGET_MS) if point == 95 else None,
                 )
             )
+    naive_p95 = percentiles(naive)[95]
+    figures.append(
+        Figure(
+            key=f"search.naive.p95@{scale}",
+            section=section,
+            name="naive pgvector query p95 (tenant column, one HNSW index, no RLS, no filters)",
+            value=naive_p95,
+            unit="ms",
+        )
+    )
+    figures.append(
+        Figure(
+            key=f"search.hybrid.naive_ratio@{scale}",
+            section=section,
+            name="hybrid p95 / naive p95 (same run, same data)",
+            value=percentiles(timings["hybrid"])[95] / naive_p95,
+            unit="ratio",
+            target=Target("<=", NAIVE_RATIO_TARGET),
+        )
+    )
     for scope, samples in by_scope.items():
         if samples:
             figures.append(
