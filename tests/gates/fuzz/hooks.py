@@ -20,6 +20,18 @@ KEY_HEADER = "x-api-key"
 PEER_KEY_ENV = "ENGRAM_FUZZ_PEER_KEY"  # the second tenant's key
 
 
+@schemathesis.serializer("application/x-ndjson")
+def ndjson(ctx: Any, value: Any) -> bytes:
+    """A body of JSON Lines (POST /v1/import): generated text or bytes as they are, anything else one
+    JSON line per item."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    items = value if isinstance(value, list) else [value]
+    return "".join(json.dumps(item) + "\n" for item in items).encode()
+
+
 @cache
 def _readback(openapi_url: str) -> Readback:
     return Readback(httpx.get(openapi_url, timeout=60).json())
