@@ -173,8 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = synthetic.Spec(per_tenant=synthetic.parse_count(scale), tenants=args.tenants)
         settings = loader.bench_settings(bench_dir / f"db-{scale.lower()}", bench_dir / "models")
         log(f"scale {scale}/tenant: starting the database in {settings.data_dir}")
-        local = loader.open_bench_database(settings)
-        try:
+        with loader.bench_database(settings) as local:
             dataset = loader.ensure_dataset(local, spec, log)
             log(f"  prewarmed the table and its indexes in {loader.prewarm(local):.0f}s")
             deps.install(deps.Deps(settings=settings, database=local.app, embedder=embedder))
@@ -218,10 +217,6 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
                 wrote = True
-        finally:
-            local.close()
-            if local.embedded is not None:
-                local.embedded.stop()
     if "pipeline" in args.sections:
         result.extend(_pipeline(bench_dir, embedder, handlers, args.options["pdf_pages"]))
     if "context" in args.sections:

@@ -93,45 +93,42 @@ def concurrency(bench_dir: Path, seconds: float, log: Callable[[str], None]) -> 
     """`seconds`: how long each server is measured, in SLICES slices alternating with the other's."""
     settings = loader.bench_settings(bench_dir / "db-concurrency", bench_dir / "models")
     log(f"concurrency: {CLIENTS} clients, {seconds:.0f}s per server in {SLICES} alternating slices")
-    local = loader.open_bench_database(settings)
-    try:
+    with loader.bench_database(settings) as local:
         dataset = loader.ensure_dataset(local, SPEC, log)
         keys = [_key(local, name) for name in dataset.tenants]
         ids = _memory_ids(local, dataset)
         # Writes go to a tenant of their own, dropped afterwards: the data set stays as loaded.
         writer = f"bench-concurrency-{uuid.uuid4().hex[:8]}"
         keys.append(_key(local, writer))
-        servers = {
-            "engram local": _engram_local(local, bench_dir),
-            "single lane": _single_lane(local, bench_dir),
-        }
-        runs = {name: Run() for name in servers}
-        waits: dict[str, list[float]] = {name: [] for name in servers}
         try:
-            for server in servers.values():
-                server.start()
-                _warm(server.port, keys, ids)
-            # Both stay up; the clients alternate between them in short slices, so that the
-            # machine's other load falls on both alike.
-            for _ in range(SLICES):
-                for name, server in servers.items():
-                    run = _throughput(server.port, keys, ids, seconds / SLICES)
-                    runs[name].seconds += run.seconds
-                    runs[name].latencies += run.latencies
-                    runs[name].errors += run.errors
-            log("  " + ", ".join(f"{n} {r.rate:.1f} req/s" for n, r in runs.items()))
-            for _ in range(2):
-                for name, server in servers.items():
-                    waits[name] += _blocked(server.port, keys, ids)
+            servers = {
+                "engram local": _engram_local(local, bench_dir),
+                "single lane": _single_lane(local, bench_dir),
+            }
+            runs = {name: Run() for name in servers}
+            waits: dict[str, list[float]] = {name: [] for name in servers}
+            try:
+                for server in servers.values():
+                    server.start()
+                    _warm(server.port, keys, ids)
+                # Both stay up; the clients alternate between them in short slices, so that the
+                # machine's other load falls on both alike.
+                for _ in range(SLICES):
+                    for name, server in servers.items():
+                        run = _throughput(server.port, keys, ids, seconds / SLICES)
+                        runs[name].seconds += run.seconds
+                        runs[name].latencies += run.latencies
+                        runs[name].errors += run.errors
+                log("  " + ", ".join(f"{n} {r.rate:.1f} req/s" for n, r in runs.items()))
+                for _ in range(2):
+                    for name, server in servers.items():
+                        waits[name] += _blocked(server.port, keys, ids)
+            finally:
+                for server in servers.values():
+                    server.stop()
+            ready = _readiness(bench_dir, log)
         finally:
-            for server in servers.values():
-                server.stop()
-        ready = _readiness(bench_dir, log)
-    finally:
-        drop_tenant(local, tenants.ensure_tenant(local.admin, writer))
-        local.close()
-        if local.embedded is not None:
-            local.embedded.stop()
+            drop_tenant(local, tenants.ensure_tenant(local.admin, writer))
     return _figures(runs, waits, ready)
 
 
