@@ -222,7 +222,7 @@ def _pool(search: MemorySearch, tenant_id: Any, query: str, vector: np.ndarray) 
     plan = SearchPlan(
         tenant_id=tenant_id,
         text=hints.rest,
-        vector=VectorQuery([float(x) for x in vector], search.embedder.model_id, exact=True),
+        vector=VectorQuery.of([float(x) for x in vector], search.embedder.model_id, exact=True),
         container=ContainerScope.parse(CONTAINER),
         filters=SearchFilters(),
         candidates=candidates_for(request.limit),

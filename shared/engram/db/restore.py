@@ -13,6 +13,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engram.db.database import TenantTx
+from engram.db.vectors import vector_literal
 from engram.errors import InvalidInput
 
 
@@ -36,7 +37,7 @@ def insert_as_is(
         if column in json:
             value = Jsonb(value)
         elif column in vectors and value is not None:
-            value = "[" + ",".join(repr(float(x)) for x in value) + "]"
+            value = vector_literal(value)
             placeholders.append(sql.SQL("%s::vector"))
             values.append(value)
             continue

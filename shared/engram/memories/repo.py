@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 
 from engram.db import restore
 from engram.db.database import TenantTx
+from engram.db.vectors import vector_literal
 from engram.memories import predicates
 from engram.memories.models import MemoryPatch, SearchFilters
 from engram.memories.new_memory import Embedding, NewMemory
@@ -259,9 +260,7 @@ def delete_memories(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) 
 
 
 def _vector_literal(vector: Sequence[float] | None) -> str | None:
-    if vector is None:
-        return None
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    return None if vector is None else vector_literal(vector)
 
 
 # --- stats ------------------------------------------------------------------------------------

@@ -55,7 +55,3 @@ def embed_batched(
                 raise ProviderRefused(exc.message) from exc
         vectors.extend(result)
     return vectors
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"

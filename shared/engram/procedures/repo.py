@@ -13,6 +13,7 @@ from psycopg.types.json import Jsonb
 
 from engram.db import restore
 from engram.db.database import TenantTx
+from engram.db.vectors import vector_literal
 
 COLUMNS = sql.SQL(
     "p.id, p.kind, p.trigger, p.content, p.agent_id, p.visibility, p.user_id, p.tags, p.metadata, "
@@ -39,7 +40,7 @@ def insert(
             fields.get("user_id"),
             fields["tags"],
             Jsonb(fields["metadata"]),
-            _vector(embedding),
+            vector_literal(embedding),
             model,
         ),
     ).fetchone()
@@ -72,7 +73,7 @@ def update(
             params.append(Jsonb(changes[column]) if column == "metadata" else changes[column])
     if embedding is not None:
         assignments.append(sql.SQL("embedding = %s::vector, embedding_model = %s"))
-        params.extend([_vector(embedding), model])
+        params.extend([vector_literal(embedding), model])
     return cur.execute(
         sql.SQL(
             "UPDATE procedures AS p SET {assignments} WHERE p.tenant_id = %s AND p.id = %s "
@@ -111,7 +112,7 @@ def match(
 ) -> list[dict[str, Any]]:
     """Procedures whose trigger is at least `min_similarity` similar to the situation, best first.
     An exact scan: a tenant's procedures are few, and a rule must never be missed."""
-    literal = _vector(vector)
+    literal = vector_literal(vector)
     return cur.execute(
         sql.SQL(
             "SELECT {columns}, 1 - (p.embedding <=> %(q)s::vector) AS similarity FROM procedures p "
@@ -129,10 +130,6 @@ def match(
             "limit": limit,
         },
     ).fetchall()
-
-
-def _vector(vector: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 def restore_procedure(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> bool:

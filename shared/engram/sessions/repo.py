@@ -14,6 +14,7 @@ from psycopg.types.json import Jsonb
 
 from engram.db import restore
 from engram.db.database import TenantTx
+from engram.db.vectors import vector_literal, vector_sql
 
 SESSION_COLUMNS = sql.SQL(
     "s.id, s.user_id, s.agent_id, s.container, s.metadata, s.message_count, s.last_message_at, "
@@ -227,7 +228,7 @@ def search_vector(
     limit: int,
 ) -> list[dict[str, Any]]:
     """The party's messages nearest to `vector` (an exact scan of the party's messages)."""
-    q = sql.Literal(vector_literal(vector))
+    q = vector_sql(vector)
     return cur.execute(
         sql.SQL(
             "SELECT {columns}, 1 - (m.embedding <=> {q}::vector) AS similarity FROM session_messages m "
@@ -265,10 +266,6 @@ def search_text(
             k=sql.Literal(limit),
         )
     ).fetchall()
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 def recent_embeddings(

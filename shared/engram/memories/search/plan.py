@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
+from psycopg import sql
+
+from engram.db.vectors import vector_sql
 from engram.memories.models import SearchFilters
 from engram.memories.periods import Period
 from engram.memories.predicates import CURRENT, ContainerScope, TimeScope
@@ -21,6 +24,12 @@ class VectorQuery:
     vector: Sequence[float]
     model: str
     exact: bool
+    # The vector as a SQL constant, written once: a hybrid statement names it in several places.
+    value: sql.SQL
+
+    @classmethod
+    def of(cls, vector: Sequence[float], model: str, *, exact: bool) -> VectorQuery:
+        return cls(vector, model, exact, vector_sql(vector))
 
 
 @dataclass(frozen=True)

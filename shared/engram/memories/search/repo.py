@@ -8,7 +8,7 @@ statement is run by `Database.run(...)` (one round trip): RLS limits it to one t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from uuid import UUID
@@ -101,7 +101,7 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         proposals.append(sql.SQL("SELECT id FROM vec"))
         similarity = sql.SQL(
             "CASE WHEN {a}.embedding_model = {model} THEN 1 - ({a}.embedding <=> {q}::vector) END"
-        ).format(a=a, model=sql.Literal(plan.vector.model), q=sql.Literal(vector_literal(plan.vector.vector)))
+        ).format(a=a, model=sql.Literal(plan.vector.model), q=plan.vector.value)
         scored["similarity"] = sql.SQL("similarity")
     if plan.text is not None:
         legs.append(text.weights_cte(tenant, corpus.postings, plan.text))
@@ -327,16 +327,12 @@ def scan_settings(ef_search: int, max_scan_tuples: int) -> dict[str, str]:
     }
 
 
-def vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
-
-
 def vector_distance(alias: str, plan: SearchPlan) -> sql.Composable:
     """The cosine distance the vector leg orders by. Exact: the uncast column, which does not match the
     HNSW index expression, so the (small) filtered set is scanned and always yields its true top-k.
     Otherwise the index's own expression, so the planner walks the index."""
     assert plan.vector is not None
-    column, q = sql.Identifier(alias, "embedding"), sql.Literal(vector_literal(plan.vector.vector))
+    column, q = sql.Identifier(alias, "embedding"), plan.vector.value
     if plan.vector.exact:
         return sql.SQL("{} <=> {}::vector").format(column, q)
     dims = sql.Literal(len(plan.vector.vector))
@@ -359,7 +355,7 @@ def _memory_vector_leg(plan: SearchPlan) -> sql.Composable:
             "SELECT c.id FROM memory_filter_candidates({args}, {q}::vector, p_user_id => {owner}) c"
         ).format(
             args=args,
-            q=sql.Literal(vector_literal(plan.vector.vector)),
+            q=plan.vector.value,
             owner=sql.Literal(plan.filters.user_id),
         )
     return sql.SQL(
@@ -459,7 +455,7 @@ def _exact_distance(alias: str, plan: SearchPlan) -> sql.Composable:
     return sql.SQL("CASE WHEN {a}.embedding_model = {model} THEN {a}.embedding <=> {q}::vector END").format(
         a=sql.Identifier(alias),
         model=sql.Literal(plan.vector.model),
-        q=sql.Literal(vector_literal(plan.vector.vector)),
+        q=plan.vector.value,
     )
 
 

@@ -76,7 +76,7 @@ class MemorySearch:
         plan = SearchPlan(
             tenant_id=tenant_id,
             text=_matched_text(request) if request.mode != "vector" else None,
-            vector=None if query_vector is None else VectorQuery(query_vector, model, exact=True),
+            vector=None if query_vector is None else VectorQuery.of(query_vector, model, exact=True),
             container=ContainerScope.parse(request.container),
             filters=request.filters,
             candidates=candidates_for(request.limit),

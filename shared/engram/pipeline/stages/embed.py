@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from engram.db.vectors import vector_literal
 from engram.documents import repo as documents
 from engram.documents.runs import DocumentRef
 from engram.pipeline.context import PipelineContext
-from engram.pipeline.embedding import embed_batched, vector_literal
+from engram.pipeline.embedding import embed_batched
 from engram.pipeline.stages.claims import claim, current
 
 # The embed step reads, embeds and writes this many chunks at a time.
