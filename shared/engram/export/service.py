@@ -18,7 +18,7 @@ from engram.db.database import EVERYONE, Database
 from engram.documents.blobs import BlobStore
 from engram.documents.failures import SourceMissing
 from engram.export import repo
-from engram.export.models import RECORD_MODELS, DocumentFileRecord, Header, dump
+from engram.export.models import RECORD_MODELS, DocumentFileRecord, End, Header, dump
 from engram.memories.predicates import ContainerScope
 from engram.observability import logger
 
@@ -33,10 +33,19 @@ class ExportService:
     def records(
         self, tenant_id: UUID, tenant_name: str, container: str | None, *, with_files: bool = False
     ) -> Iterator[dict[str, Any]]:
-        """The header, then every record, in RECORD_ORDER, from one snapshot."""
-        scope = ContainerScope.parse(container)
+        """The header, then every record, in RECORD_ORDER, from one snapshot, then the end record."""
         header = Header(tenant=tenant_name, container=container, with_files=with_files, exported_at=_now())
         yield dump(header)
+        counts: Counter[str] = Counter()
+        for record in self._body(tenant_id, ContainerScope.parse(container), with_files):
+            if record["record"] != MISSING_FILES:
+                counts[record["record"]] += 1
+            yield record
+        yield dump(End(counts=dict(counts)))
+
+    def _body(
+        self, tenant_id: UUID, scope: ContainerScope | None, with_files: bool
+    ) -> Iterator[dict[str, Any]]:
         with self.db.tenant(tenant_id, EVERYONE, snapshot=True) as cur:
             for kind in repo.exported_kinds(scoped=scope is not None):
                 model = RECORD_MODELS[kind]
@@ -72,9 +81,14 @@ class ExportService:
         for record in self.records(tenant_id, tenant_name, container, with_files=with_files):
             counts[record["record"]] += 1
             if record["record"] != MISSING_FILES:
-                out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                out.write(_line(record))
         counts.pop("header", None)
+        counts.pop("end", None)
         return counts
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def _now() -> datetime:
