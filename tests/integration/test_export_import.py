@@ -432,6 +432,23 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+def test_a_streamed_export_comes_in_bounded_pieces_that_make_the_whole_file(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given: a tenant of every kind, exported whole
+    _seed(api, tenant, local_db)
+    whole = "\n".join(_export(local_db.app, tenant.tenant_id, tenant.tenant_name)[1:]) + "\n"
+
+    # When: it is exported in pieces of at most 1000 bytes (what a worker of engram local streams)
+    exporter = ExportService(local_db.app, deps.blob_store())
+    pieces = list(exporter.chunks(tenant.tenant_id, tenant.tenant_name, None, size=1000))
+
+    # Then: none is larger, all but the last are full, and together they are the same file
+    assert max(len(p) for p in pieces) == 1000 and all(len(p) == 1000 for p in pieces[:-1])
+    streamed = b"".join(pieces).decode()
+    assert streamed.split("\n", 1)[1] == whole
+
+
 def test_a_file_cut_short_is_told_from_a_whole_one(
     api: Api, tenant: IssuedKey, local_db: LocalDatabase, tmp_path: Path
 ) -> None:

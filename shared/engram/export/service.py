@@ -23,6 +23,8 @@ from engram.memories.predicates import ContainerScope
 from engram.observability import logger
 
 MISSING_FILES = "document_file_missing"  # counted, not a record: documents whose stored file is gone
+# The pieces of a streamed export: whole lines gathered up to this size (a longer line is cut in pieces).
+CHUNK_BYTES = 256 * 1024
 
 
 class ExportService:
@@ -68,6 +70,35 @@ class ExportService:
                 continue
             yield dump(DocumentFileRecord(document_id=document["id"], data=base64.b64encode(data).decode()))
 
+    def chunks(
+        self,
+        tenant_id: UUID,
+        tenant_name: str,
+        container: str | None,
+        *,
+        with_files: bool = False,
+        size: int = CHUNK_BYTES,
+    ) -> Iterator[bytes]:
+        """The JSON Lines file in pieces of at most `size` bytes, each made as it is needed: the rows are
+        read in batches from one snapshot, so the export is never whole in memory (a document's file, with
+        `with_files`, is: one record)."""
+        pending: list[bytes] = []
+        pending_bytes = 0
+        for record in self.records(tenant_id, tenant_name, container, with_files=with_files):
+            if record["record"] == MISSING_FILES:
+                continue
+            line = _line(record).encode()
+            pending.append(line)
+            pending_bytes += len(line)
+            if pending_bytes >= size:
+                data = b"".join(pending)
+                whole = len(data) - len(data) % size
+                yield from _pieces(data, whole, size)
+                pending = [data[whole:]]
+                pending_bytes = len(data) - whole
+        if pending_bytes:
+            yield b"".join(pending)
+
     def write_jsonl(
         self,
         tenant_id: UUID,
@@ -89,6 +120,13 @@ class ExportService:
 
 def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _pieces(data: bytes, end: int, size: int) -> Iterator[bytes]:
+    """`data[:end]` (a multiple of `size`) in pieces of `size` bytes."""
+    view = memoryview(data)
+    for start in range(0, end, size):
+        yield bytes(view[start : start + size])
 
 
 def _now() -> datetime:
