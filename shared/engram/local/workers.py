@@ -184,6 +184,8 @@ class Worker:
         assert self._reader is not None
         if self._reading is None:
             self._reading = asyncio.ensure_future(read_message(self._reader))
+            # A read left behind by a worker killed meanwhile fails unseen: no "never retrieved" noise.
+            self._reading.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
             message = await asyncio.shield(self._reading)
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
