@@ -138,9 +138,8 @@ def measure(data_dir: Path, runs: int) -> None:
     process, url = _start(data_dir)
     try:
         worker = _api_worker(process)
-        print(
-            f"worker {worker.pid}: RSS before {worker.memory_info().rss / 2**20:.0f} MB, VmHWM {_hwm_mb(worker):.0f} MB"
-        )
+        rss = worker.memory_info().rss / 2**20
+        print(f"worker {worker.pid}: RSS before {rss:.0f} MB, VmHWM {_hwm_mb(worker):.0f} MB")
         for _ in range(runs):
             started = time.monotonic()
             first = None
@@ -154,8 +153,9 @@ def measure(data_dir: Path, runs: int) -> None:
                     size += len(piece)
             total = time.monotonic() - started
             print(
-                f"status {r.status_code}: {size / 1e6:.1f} MB, first byte {first:.2f} s, total {total:.2f} s, "
-                f"worker VmHWM {_hwm_mb(worker):.0f} MB, RSS after {worker.memory_info().rss / 2**20:.0f} MB"
+                f"status {r.status_code}: {size / 1e6:.1f} MB, first byte {first:.2f} s, "
+                f"total {total:.2f} s, worker VmHWM {_hwm_mb(worker):.0f} MB, "
+                f"RSS after {worker.memory_info().rss / 2**20:.0f} MB"
             )
     finally:
         _stop(process)
