@@ -45,6 +45,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 # of a connection reset; beyond it the connection is closed after the 413.
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 BODY_TIMEOUT_SECONDS = 60.0
+# A client that does not take a piece of a streamed body for this long is given up (it holds a worker).
+SEND_TIMEOUT_SECONDS = 60.0
 # API Gateway's limit on the request line and header values together.
 MAX_HEADER_BYTES = 10240
 _HOP_BY_HOP = {"content-length", "connection", "transfer-encoding", "keep-alive"}
@@ -157,7 +159,8 @@ async def _stream(send: Send, receive: Receive, response: StreamedResponse) -> N
                 data = piece.result()
             except StopAsyncIteration:
                 break
-            await send({"type": "http.response.body", "body": data, "more_body": True})
+            body = {"type": "http.response.body", "body": data, "more_body": True}
+            await asyncio.wait_for(send(body), SEND_TIMEOUT_SECONDS)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     except Exception as exc:
         # Returning without the final chunk: the server closes the connection, and the client sees
@@ -181,14 +184,16 @@ def _headers(response: HttpResponse) -> list[tuple[bytes, bytes]]:
     ]
 
 
-def server_config(bind: str, *, keep_alive_timeout: float = 5.0, read_timeout: int = 30) -> Any:
+def server_config(bind: str, *, keep_alive_timeout: float = 5.0, read_timeout: int | None = None) -> Any:
     """Hypercorn's settings for the local front.
 
     - `keep_alive_timeout` also bounds how long a new connection may take to send its request line
       and headers (Hypercorn's idle timer runs until the headers are in): half-open and slowloris
       connections are closed after it, and never hold a worker, which only sees whole requests.
-    - `read_timeout`: a connection that sends nothing for this long while its body is expected is
-      closed.
+    - `read_timeout` (none by default): Hypercorn closes a connection that sends nothing for this
+      long, whatever it is waiting for, so a streamed answer (an export) longer than it would be cut
+      off. A body that does not come is the app's to refuse (408 after `BODY_TIMEOUT_SECONDS`), and a
+      client that stops reading a streamed body is given up after `SEND_TIMEOUT_SECONDS`.
     - Header names keep their case (API Gateway passes them as sent); 16 KB of request line and
       headers at most.
     """
