@@ -1,6 +1,7 @@
 """POST /v1/export and GET /v1/export/{id}; POST /v1/import and GET /v1/import/{id}.
 
-Export: locally the response to POST is the JSON Lines file itself. In AWS (ENGRAM_EXPORT_BUCKET set) an
+Export: locally the response to POST is the JSON Lines file itself, streamed as it is read (where the runtime
+streams bodies: `engram local`'s workers; else whole). In AWS (ENGRAM_EXPORT_BUCKET set) an
 export may outlast an API call, so POST answers 202 with a job and the export worker writes the file to S3;
 GET answers the job's status and, when it is done, a presigned link (engram.export.jobs).
 
@@ -41,14 +42,25 @@ def export(body: ExportRequest | None = None) -> Response[Any]:
     if jobs is not None:
         job = jobs.request(principal.tenant_id, principal.tenant_name, request.container, request.with_files)
         return _json(202, job.model_dump_json(exclude_none=True), location=job.status_url)
-    out = io.StringIO()
-    deps.export_service().write_jsonl(
-        principal.tenant_id, principal.tenant_name, request.container, out, with_files=request.with_files
-    )
+    service = deps.export_service()
+    stream = deps.body_stream()
+    if stream is not None:
+        stream.offer(
+            service.chunks(
+                principal.tenant_id, principal.tenant_name, request.container, with_files=request.with_files
+            )
+        )
+        content = ""
+    else:
+        out = io.StringIO()
+        service.write_jsonl(
+            principal.tenant_id, principal.tenant_name, request.container, out, with_files=request.with_files
+        )
+        content = out.getvalue()
     return Response(
         status_code=200,
         content_type="application/x-ndjson",
-        body=out.getvalue(),
+        body=content,
         headers={"Content-Disposition": f'attachment; filename="engram-{principal.tenant_name}.jsonl"'},
     )
 

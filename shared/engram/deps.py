@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from engram.api.streaming import BodyStream
     from engram.changes.webhooks import WebhookService
     from engram.containers.service import ContainerService
     from engram.context.service import ContextService
@@ -57,6 +58,8 @@ class Deps:
     # (the local stack gives engram.local.functions.invoke_pipeline_step).
     invoke_step: Invoke | None = None
     s3: Any = None  # the S3 client of export jobs (AWS)
+    # Where a handler may leave a body to stream (engram local's workers); None: bodies are whole.
+    body_stream: BodyStream | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -315,6 +318,11 @@ def export_jobs() -> ExportJobs | None:
     from engram.export.jobs import ExportJobs
 
     return ExportJobs(s3_client(), settings.export_bucket, settings.export_url_ttl_seconds)
+
+
+def body_stream() -> BodyStream | None:
+    """Where a handler may leave a body to be streamed (engram local's workers), or None: answer it whole."""
+    return current().body_stream
 
 
 def import_jobs() -> ImportJobs | None:

@@ -41,7 +41,7 @@ from engram.settings import Settings
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
 from engram_client import Engram
-from engram_client.transfer import export_to, import_from, record_kinds
+from engram_client.transfer import TransferError, check_complete, export_to, import_from, record_kinds
 from tests.conftest import REPO, Api, assert_invalid
 from tests.integration.documents_helpers import ingest
 
@@ -215,7 +215,8 @@ def _records(lines: list[str]) -> list[dict[str, Any]]:
 def _kinds(lines: list[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for r in _records(lines[1:]):
-        counts[r["record"]] = counts.get(r["record"], 0) + 1
+        if r["record"] != "end":
+            counts[r["record"]] = counts.get(r["record"], 0) + 1
     return counts
 
 
@@ -321,6 +322,7 @@ def test_round_trip_into_a_fresh_database_is_the_same_tenant(
     # Then: the same file but for its header, and every read answers the same
     assert again[1:] == exported[1:]
     assert report.inserted == _kinds(exported) and report.skipped == {}
+    assert json.loads(exported[-1]) == {"record": "end", "counts": _kinds(exported)}
     assert after == before
     kinds = _kinds(exported)
     for kind in ("instruction", "document", "chunk", "summary", "memory_source", "entity", "entity_key"):
@@ -375,7 +377,7 @@ def test_ids_of_another_tenant_are_refused_unless_renewed(
 
     with pytest.raises(Conflict, match="already exists in another tenant: import with new ids"):
         _import(fresh, intruder, "copy", lines)
-    assert _export(fresh.app, intruder, "copy")[1:] == []
+    assert _export(fresh.app, intruder, "copy")[1:] == [NOTHING]
 
     copied = _import(fresh, intruder, "copy", lines, new_ids=True)
     again = _import(fresh, intruder, "copy", lines, new_ids=True)
@@ -412,7 +414,7 @@ def test_a_clone_over_the_api_into_a_second_tenant_answers_the_same(
     # Then: every record arrived, the second import changed nothing, and every read answers the same
     assert dict(exported) == _kinds(lines) == dict(record_kinds(file))
     assert summary.parts > 1 and dict(summary.inserted) == _kinds(lines)
-    assert sum(sum(p.values()) for p in progress) == len(lines) - 1
+    assert sum(sum(p.values()) for p in progress) == len(lines) - 2  # no header, no end record
     assert dict(again.inserted) == {} and dict(again.skipped) == _kinds(lines)
     renewed = IdMap(other_tenant.tenant_id, new_ids=True)
     ours = UUID_RE.sub(lambda m: str(renewed(UUID(m.group()))), json.dumps(_reads(api, lines)))
@@ -428,6 +430,42 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, list):
         return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
     return value
+
+
+def test_a_streamed_export_comes_in_bounded_pieces_that_make_the_whole_file(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given: a tenant of every kind, exported whole
+    _seed(api, tenant, local_db)
+    whole = "\n".join(_export(local_db.app, tenant.tenant_id, tenant.tenant_name)[1:]) + "\n"
+
+    # When: it is exported in pieces of at most 1000 bytes (what a worker of engram local streams)
+    exporter = ExportService(local_db.app, deps.blob_store())
+    pieces = list(exporter.chunks(tenant.tenant_id, tenant.tenant_name, None, size=1000))
+
+    # Then: none is larger, all but the last are full, and together they are the same file
+    assert max(len(p) for p in pieces) == 1000 and all(len(p) == 1000 for p in pieces[:-1])
+    streamed = b"".join(pieces).decode()
+    assert streamed.split("\n", 1)[1] == whole
+
+
+def test_a_file_cut_short_is_told_from_a_whole_one(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase, tmp_path: Path
+) -> None:
+    _seed(api, tenant, local_db)
+    lines = _export(local_db.app, tenant.tenant_id, tenant.tenant_name)
+    whole, cut, altered = tmp_path / "whole.jsonl", tmp_path / "cut.jsonl", tmp_path / "altered.jsonl"
+    whole.write_text("\n".join(lines) + "\n")
+    cut.write_text("\n".join(lines[:-5]) + "\n")
+    altered.write_text("\n".join(lines[:-3] + lines[-2:]) + "\n")
+
+    check_complete(whole)
+    with pytest.raises(TransferError, match="lacks its end record"):
+        check_complete(cut)
+    with pytest.raises(TransferError, match="incomplete or altered"):
+        check_complete(altered)
+    with pytest.raises(InvalidInput, match="the end record counts"):
+        _import(local_db.app, tenant.tenant_id, tenant.tenant_name, lines[:-3] + lines[-2:])
 
 
 def test_files_travel_with_the_export_when_asked(
@@ -494,6 +532,7 @@ def test_a_version_1_file_still_imports(fresh: FreshDatabase) -> None:
     assert memory["reverted_at"] is None and memory["content"] == "x"
 
 
+NOTHING = '{"record":"end","counts":{}}'  # the end record of an empty export
 HEADER_V1 = {
     "record": "header",
     "format": "engram-export",
@@ -564,7 +603,14 @@ def test_import_errors_name_the_line(fresh: FreshDatabase) -> None:
         load(header, json.dumps(CONTAINER), json.dumps({**MEMORY, "container": "a", "memory_type": "gossip"}))
     with pytest.raises(InvalidInput, match="line 2: document_file: data is not base64"):
         load(header, json.dumps({"record": "document_file", "document_id": MEMORY["id"], "data": "%%%"}))
-    assert _export(fresh.app, tenant_id, "errors")[1:] == []
+    v3 = json.dumps({**HEADER_V1, "version": 3})
+    with pytest.raises(InvalidInput, match="line 3: the end record counts 2 container but the file holds 1"):
+        load(v3, json.dumps(CONTAINER), json.dumps({"record": "end", "counts": {"container": 2}}))
+    with pytest.raises(InvalidInput, match="line 3: a record after the end record"):
+        load(v3, json.dumps({"record": "end", "counts": {}}), json.dumps(CONTAINER))
+    with pytest.raises(InvalidInput, match="line 2: "):  # no end record before version 3
+        load(header, json.dumps({"record": "end", "counts": {}}))
+    assert _export(fresh.app, tenant_id, "errors")[1:] == [NOTHING]
 
 
 def test_the_api_exports_and_imports_locally(
@@ -590,7 +636,7 @@ def test_the_api_exports_and_imports_locally(
     scoped_kinds = set(_kinds(scoped.raw.decode().splitlines()))
     assert {"container", "instruction", "memory"} <= scoped_kinds
     assert scoped_kinds <= {"container", "instruction", "memory", "entity", "entity_key", "mention"}
-    assert theirs.raw.decode().splitlines()[1:] == []
+    assert theirs.raw.decode().splitlines()[1:] == [NOTHING]
     assert imported.status == 200 and imported.json["inserted"] == _kinds(lines) and imported.json["new_ids"]
     assert repeated.json["inserted"] == {} and repeated.json["skipped"] == _kinds(lines)
     assert refused.status == 409 and "another tenant" in refused.json["error"]["message"]
@@ -639,7 +685,8 @@ def test_post_export_in_aws_is_a_job_that_the_worker_writes_to_s3(
     assert "Signature=" in done.json["url"] and f"{tenant.tenant_id}/{job_id}.jsonl" in done.json["url"]
     body = stored["Body"].read().decode().splitlines()
     assert json.loads(body[0])["tenant"] == tenant.tenant_name
-    assert len(body) - 1 == sum(done.json["counts"].values())
+    assert len(body) - 2 == sum(done.json["counts"].values())
+    assert json.loads(body[-1]) == {"record": "end", "counts": done.json["counts"]}
     assert theirs.status == 404, "a job id is looked up under the caller's own tenant only"
     assert malformed.status == 422
 

@@ -10,6 +10,10 @@ file, `import_from` loads a file into a deployment. Both work against the local 
   idempotent, so a run that stopped half way is simply run again.
 
 `on_records` hears the kinds of the records moved so far (a Counter of the step), for progress bars.
+
+An export of format version 3 ends with an `end` record that counts the records before it: `export_to`
+checks the file it wrote against it (an export whose stream broke off is an error, never a shorter file),
+and `import_from` checks a file before it sends any of it.
 """
 
 from __future__ import annotations
@@ -32,11 +36,13 @@ from engram_client.errors import ConflictError, EngramError, error_from_response
 # Under the API's 6 MB request limit, with room for the header and the request's own overhead.
 PART_BYTES = 5 * 1024 * 1024
 _KIND = re.compile(rb'^\{"record":"([a-z_]+)"')
+_NOT_RECORDS = (b"header", b"end")
 Progress = Callable[[Counter[str]], None]
 
 
 class TransferError(EngramError):
-    """An export or import that could not be completed (a job that failed, a record too large to send)."""
+    """An export or import that could not be completed (a job that failed, a record too large to send, a
+    file cut short)."""
 
 
 @dataclass
@@ -53,9 +59,52 @@ def record_kinds(path: Path) -> Counter[str]:
     with path.open("rb") as handle:
         for line in handle:
             found = _KIND.match(line)
-            if found and found.group(1) != b"header":
+            if found and found.group(1) not in _NOT_RECORDS:
                 counts[found.group(1).decode()] += 1
     return counts
+
+
+def check_complete(path: Path) -> None:
+    """TransferError unless the file at `path` is whole: a version 3 file ends with its end record, and
+    holds the records it counts (older versions have no end record to check)."""
+    with path.open("rb") as handle:
+        header = _json(handle.readline())
+        if header is None or header.get("record") != "header":
+            raise TransferError(f"{path} does not start with an engram export header")
+        if not isinstance(header.get("version"), int) or header["version"] < 3:
+            return
+        counts: Counter[str] = Counter()
+        last: bytes | None = None
+        for line in handle:
+            if not line.strip():
+                continue
+            if last is not None:
+                counts[_kind_of(last)] += 1
+            last = line
+    end = _json(last) if last is not None else None
+    if end is None or end.get("record") != "end":
+        raise TransferError(f"{path} is incomplete: it lacks its end record", code="export_incomplete")
+    if end.get("counts") != dict(counts):
+        raise TransferError(
+            f"{path} is incomplete or altered: its end record counts {end.get('counts')}, it holds "
+            f"{dict(counts)}",
+            code="export_incomplete",
+        )
+
+
+def _kind_of(line: bytes) -> str:
+    found = _KIND.match(line)
+    if found:
+        return found.group(1).decode()
+    return str((_json(line) or {}).get("record"))
+
+
+def _json(line: bytes) -> dict[str, Any] | None:
+    try:
+        loaded = json.loads(line)
+    except ValueError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
 
 
 # --- export ---------------------------------------------------------------------------------------------
@@ -78,7 +127,7 @@ def export_to(
     http = client._http
     with http.stream("POST", "/v1/export", json=body, timeout=timeout) as response:
         if response.status_code == 200:
-            return _save(response.iter_bytes(), out, on_records)
+            return _save(response.iter_bytes(), out, on_records)  # streamed by the local stack
         response.read()
         if response.status_code != 202:
             raise error_from_response(response)
@@ -97,27 +146,35 @@ def export_to(
 
 
 def _save(chunks: Iterator[bytes], out: Path, on_records: Progress | None) -> Counter[str]:
+    """Write the body to `out` as it arrives; TransferError if it breaks off or is not whole."""
     counts: Counter[str] = Counter()
     pending = b""
     with out.open("wb") as handle:
-        for chunk in chunks:
-            handle.write(chunk)
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            step = _kinds(lines)
-            counts.update(step)
-            if on_records is not None and step:
-                on_records(step)
+        try:
+            for chunk in chunks:
+                handle.write(chunk)
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                step = _kinds(lines)
+                counts.update(step)
+                if on_records is not None and step:
+                    on_records(step)
+        except httpx.TransportError as exc:  # the connection closed before the body's end
+            raise TransferError(
+                f"the export broke off after {handle.tell()} bytes ({exc}); {out} is incomplete",
+                code="export_incomplete",
+            ) from exc
         step = _kinds([pending])
         counts.update(step)
         if on_records is not None and step:
             on_records(step)
+    check_complete(out)
     return counts
 
 
 def _kinds(lines: list[bytes]) -> Counter[str]:
     found = (_KIND.match(line) for line in lines)
-    return Counter(m.group(1).decode() for m in found if m and m.group(1) != b"header")
+    return Counter(m.group(1).decode() for m in found if m and m.group(1) not in _NOT_RECORDS)
 
 
 # --- import ---------------------------------------------------------------------------------------------
@@ -134,6 +191,7 @@ def import_from(
     timeout: float = 3600.0,
 ) -> ImportSummary:
     """Load the export at `path` into the client's tenant (see the module's docstring for how)."""
+    check_complete(path)
     try:
         job = client.import_tenant(new_ids=new_ids, upload=True)
     except ConflictError as exc:
@@ -179,7 +237,8 @@ def _add(summary: ImportSummary, report: models.ImportReport, on_records: Progre
 
 
 def _parts(path: Path, part_bytes: int) -> Iterator[bytes]:
-    """The file in parts of whole lines, each led by the header."""
+    """The file in parts of whole lines, each led by the header; without the end record (check_complete
+    checked it; each part is checked against its own records only)."""
     with path.open("rb") as handle:
         header = handle.readline()
         try:
@@ -189,7 +248,7 @@ def _parts(path: Path, part_bytes: int) -> Iterator[bytes]:
         part: list[bytes] = []
         size = len(header)
         for number, line in enumerate(handle, start=2):
-            if not line.strip():
+            if not line.strip() or _kind_of(line) == "end":
                 continue
             if not line.endswith(b"\n"):
                 line += b"\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -27,7 +27,7 @@ from engram.documents.blobs import BlobStore, work_key
 from engram.errors import Conflict, InvalidInput
 from engram.export.coverage import TABLE_OF
 from engram.export.ids import IdMap, as_uuid
-from engram.export.models import RECORD_ORDER, V1_RECORD_ORDER, Header, ImportReport, Record
+from engram.export.models import RECORD_ORDER, V1_RECORD_ORDER, End, Header, ImportReport, Record
 from engram.graph import repo as graph
 from engram.instructions import repo as instructions
 from engram.memories.writer import MemoryWriter
@@ -185,14 +185,30 @@ def read_header(first_line: str) -> Header:
 
 
 def _records(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
-    """(line number, record), checked against the header's version and its order of kinds."""
+    """(line number, record), checked against the header's version and its order of kinds; and, where a
+    version 3 file has its end record (a file sent in parts has it in none of them), against its counts."""
     order: tuple[str, ...] = RECORD_ORDER
+    version = 0
     last = -1
+    seen: Counter[str] = Counter()
+    ended = False
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         if number == 1:
-            order = V1_RECORD_ORDER if read_header(line).version == 1 else RECORD_ORDER
+            version = read_header(line).version
+            order = V1_RECORD_ORDER if version == 1 else RECORD_ORDER
+            continue
+        if ended:
+            raise InvalidInput(f"line {number}: a record after the end record")
+        end = _end(line) if version >= 3 else None
+        if end is not None:
+            if end.counts != dict(seen):
+                raise InvalidInput(
+                    f"line {number}: the end record counts {_listed(end.counts)} but the file holds "
+                    f"{_listed(seen)}: it is incomplete, or was altered"
+                )
+            ended = True
             continue
         try:
             record = _RECORD.validate_json(line)
@@ -207,7 +223,21 @@ def _records(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
                 f"records must come in the order {', '.join(order)}"
             )
         last = position
+        seen[record.record] += 1
         yield number, record
+
+
+def _end(line: str) -> End | None:
+    if '"end"' not in line[:40]:  # not the end record: spare the second parse
+        return None
+    try:
+        return End.model_validate_json(line)
+    except ValidationError:
+        return None
+
+
+def _listed(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no records"
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -3,8 +3,10 @@ whatever a record points at comes before it). Each record names its kind in `rec
 are its table's columns (engram.export.coverage says which table, and a test holds every tenant table
 and column of the catalogue to it). Records never carry a tenant: the import decides it.
 
-Version 2 carries every tenant table; version 1 files (containers, memories, relationships, sessions,
-messages, working memory, procedures, plans, task contexts) still import."""
+Version 3 ends with an `end` record that counts the records of each kind before it, so that a file cut
+short (an export whose stream broke off) is told from a whole one. Version 2 carries every tenant table,
+without the end record; version 1 files (containers, memories, relationships, sessions, messages, working
+memory, procedures, plans, task contexts) still import."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from engram.fields import Flag
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerQuery
 
-FORMAT_VERSION: Literal[2] = 2
+FORMAT_VERSION: Literal[3] = 3
 RECORD_ORDER = (
     "container",
     "instruction",
@@ -60,11 +62,19 @@ class _Record(LazyModel):
 class Header(_Record):
     record: Literal["header"] = "header"
     format: Literal["engram-export"] = "engram-export"
-    version: Literal[1, 2] = FORMAT_VERSION
+    version: Literal[1, 2, 3] = FORMAT_VERSION
     tenant: str
     container: str | None
     with_files: bool = False
     exported_at: datetime
+
+
+class End(_Record):
+    """The last line of a version 3 file: how many records of each kind come before it (the header left
+    out). A file without it, or whose records do not match it, is incomplete."""
+
+    record: Literal["end"] = "end"
+    counts: dict[str, int]
 
 
 class ContainerRecord(_Record):

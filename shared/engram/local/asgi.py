@@ -5,19 +5,39 @@ the payload limit, and hand the request to a worker process, which builds the pr
 HTTP parsing (strict, h11), connection and read timeouts are Hypercorn's job (see `server_config`);
 the body limit is counted here on the bytes actually received, so no header (a negative or
 duplicated Content-Length, chunked encoding) gets a larger body through.
+
+A streamed response (an export) is sent with chunked transfer encoding, each piece as the worker makes
+it. If the body breaks off (the worker died, or failed), the connection is closed without the final
+chunk, so that the client knows its body is incomplete; if the client goes away, the worker is told to
+stop.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from engram.limits import MAX_REQUEST_BYTES
 from engram.local.channel import HttpCall
 from engram.local.gateway import OPENAPI_PATH, HttpResponse, error, match_route, too_large
+from engram.observability import logger
 
-Invoke = Callable[[HttpCall], Awaitable[HttpResponse]]
+
+class Body(Protocol):
+    def __aiter__(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class StreamedResponse:
+    head: HttpResponse  # the status and headers (its body is empty)
+    body: Body  # read to its end, and closed in any case
+
+
+Invoke = Callable[[HttpCall], Awaitable[HttpResponse | StreamedResponse]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -25,6 +45,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 # of a connection reset; beyond it the connection is closed after the 413.
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
 BODY_TIMEOUT_SECONDS = 60.0
+# A client that does not take a piece of a streamed body for this long is given up (it holds a worker).
+SEND_TIMEOUT_SECONDS = 60.0
 # API Gateway's limit on the request line and header values together.
 MAX_HEADER_BYTES = 10240
 _HOP_BY_HOP = {"content-length", "connection", "transfer-encoding", "keep-alive"}
@@ -42,10 +64,12 @@ class GatewayApp:
         if scope["type"] != "http":
             return  # websockets: closed by the server
         response = await self._serve(scope, receive)
-        if response is not None:
+        if isinstance(response, StreamedResponse):
+            await _stream(send, receive, response)
+        elif response is not None:
             await _respond(send, response)
 
-    async def _serve(self, scope: dict[str, Any], receive: Receive) -> HttpResponse | None:
+    async def _serve(self, scope: dict[str, Any], receive: Receive) -> HttpResponse | StreamedResponse | None:
         method: str = scope["method"]
         raw_path = scope["raw_path"].decode("latin-1")
         size = len(raw_path) + len(scope["query_string"]) + sum(len(k) + len(v) for k, v in scope["headers"])
@@ -105,24 +129,71 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 
 async def _respond(send: Send, response: HttpResponse) -> None:
-    headers = [
-        (name.encode("latin-1", "replace"), value.encode("latin-1", "replace"))
-        for name, value in response.lines()
-        if name.lower() not in _HOP_BY_HOP
-    ]
+    headers = _headers(response)
     headers.append((b"content-length", str(len(response.body)).encode()))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body})
 
 
-def server_config(bind: str, *, keep_alive_timeout: float = 5.0, read_timeout: int = 30) -> Any:
+async def _stream(send: Send, receive: Receive, response: StreamedResponse) -> None:
+    """Each piece of the body as it comes (no Content-Length: chunked); only a body read to its end
+    gets the final chunk."""
+    gone = asyncio.ensure_future(_disconnected(receive))
+    pieces = aiter(response.body)
+    try:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.head.status,
+                "headers": _headers(response.head),
+            }
+        )
+        while True:
+            piece = asyncio.ensure_future(anext(pieces))
+            await asyncio.wait({piece, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not piece.done():  # the client went away: the body is closed below, which stops the worker
+                piece.cancel()
+                await asyncio.gather(piece, return_exceptions=True)
+                return
+            try:
+                data = piece.result()
+            except StopAsyncIteration:
+                break
+            body = {"type": "http.response.body", "body": data, "more_body": True}
+            await asyncio.wait_for(send(body), SEND_TIMEOUT_SECONDS)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except Exception as exc:
+        # Returning without the final chunk: the server closes the connection, and the client sees
+        # a body cut short.
+        logger.warning("a streamed body broke off", extra={"error": f"{type(exc).__name__}: {exc}"})
+    finally:
+        gone.cancel()
+        await response.body.aclose()
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _headers(response: HttpResponse) -> list[tuple[bytes, bytes]]:
+    return [
+        (name.encode("latin-1", "replace"), value.encode("latin-1", "replace"))
+        for name, value in response.lines()
+        if name.lower() not in _HOP_BY_HOP
+    ]
+
+
+def server_config(bind: str, *, keep_alive_timeout: float = 5.0, read_timeout: int | None = None) -> Any:
     """Hypercorn's settings for the local front.
 
     - `keep_alive_timeout` also bounds how long a new connection may take to send its request line
       and headers (Hypercorn's idle timer runs until the headers are in): half-open and slowloris
       connections are closed after it, and never hold a worker, which only sees whole requests.
-    - `read_timeout`: a connection that sends nothing for this long while its body is expected is
-      closed.
+    - `read_timeout` (none by default): Hypercorn closes a connection that sends nothing for this
+      long, whatever it is waiting for, so a streamed answer (an export) longer than it would be cut
+      off. A body that does not come is the app's to refuse (408 after `BODY_TIMEOUT_SECONDS`), and a
+      client that stops reading a streamed body is given up after `SEND_TIMEOUT_SECONDS`.
     - Header names keep their case (API Gateway passes them as sent); 16 KB of request line and
       headers at most.
     """

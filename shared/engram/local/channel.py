@@ -1,5 +1,10 @@
 """Messages between `engram local` and its worker processes: length-prefixed pickles over a socket
-pair. Both ends are this program, so pickle is safe here; nothing else can write to the socket."""
+pair. Both ends are this program, so pickle is safe here; nothing else can write to the socket.
+
+One call, one reply; except a streamed reply (`Reply.stream`), which announces that the body follows
+in `Chunk`s, each sent as soon as it is made, and ends with one `StreamEnd`. Meanwhile `engram local`
+may send one `CancelStream` (its client went away): the worker stops making the body and ends the stream.
+Either way the worker takes its next call only after its `StreamEnd`."""
 
 from __future__ import annotations
 
@@ -47,6 +52,27 @@ class Reply:
     error: tuple[str, str] | None = None
     # Pipeline runs the invocation asked for (a document registered), started by `engram local`.
     starts: list[tuple[DocumentRef, str]] = field(default_factory=list)
+    # The value is an HTTP response without its body, which follows in Chunks, then a StreamEnd.
+    stream: bool = False
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """The next piece of a streamed body."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class StreamEnd:
+    """The streamed body is complete; or, with `error` (its name and message), it broke off."""
+
+    error: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class CancelStream:
+    """From `engram local`: nobody reads the streamed body any more."""
 
 
 def encode(message: object) -> bytes:

@@ -23,7 +23,7 @@ from uuid import UUID
 from engram import deps
 from engram.db.database import Database
 from engram.documents.runs import DocumentRef
-from engram.local.channel import LambdaCall
+from engram.local.channel import LambdaCall, Reply
 from engram.local.workers import PoolClosed, WorkerFailed, WorkerPool
 from engram.observability import logger
 from engram.pipeline.runner import LocalRunner
@@ -138,6 +138,7 @@ class IngestCoordinator:
                 if self._stopping:
                     raise Interrupted() from None
                 raise
+            assert isinstance(reply, Reply)  # a step's result is never streamed
             if reply.error is not None:
                 raise StepError(*reply.error)
             result: dict[str, Any] = reply.value

@@ -23,12 +23,19 @@ from typing import Any
 from engram import deps
 from engram.db.database import Database
 from engram.db.embedded import apply_settings, tuned_settings
-from engram.local.asgi import GatewayApp, server_config
+from engram.local.asgi import GatewayApp, StreamedResponse, server_config
 from engram.local.channel import Boot, HttpCall
 from engram.local.gateway import HttpResponse, error
 from engram.local.ingest import DropFolder, IngestCoordinator, start_drop_folder
 from engram.local.stack import LocalDatabase, open_database
-from engram.local.workers import InvocationTimedOut, NoWorkerFree, PoolClosed, WorkerFailed, WorkerPool
+from engram.local.workers import (
+    InvocationTimedOut,
+    NoWorkerFree,
+    PoolClosed,
+    StreamedReply,
+    WorkerFailed,
+    WorkerPool,
+)
 from engram.observability import logger
 from engram.settings import Settings
 from engram.tenants import service
@@ -229,7 +236,9 @@ class LocalStack:
         return Boot(role, settings, local.admin_conninfo, settings.app_role)
 
     @staticmethod
-    async def _http(api: WorkerPool, coordinator: IngestCoordinator, call: HttpCall) -> HttpResponse:
+    async def _http(
+        api: WorkerPool, coordinator: IngestCoordinator, call: HttpCall
+    ) -> HttpResponse | StreamedResponse:
         try:
             reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS, wait=API_TIMEOUT_SECONDS)
         except NoWorkerFree:
@@ -240,9 +249,12 @@ class LocalStack:
             return error(502, "upstream_error", "the handler's process exited; it has been restarted")
         except PoolClosed:
             return error(503, "unavailable", "the server is stopping")
-        for ref, name in reply.starts:
+        head = reply.reply if isinstance(reply, StreamedReply) else reply
+        for ref, name in head.starts:
             coordinator.start(ref, name)
-        response: HttpResponse = reply.value
+        response: HttpResponse = head.value
+        if isinstance(reply, StreamedReply):
+            return StreamedResponse(response, reply.body)
         return response
 
     def _banner(self, local: LocalDatabase, key: str, ready_seconds: float, drop: DropFolder) -> None:

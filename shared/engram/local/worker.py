@@ -6,6 +6,9 @@ serves HTTP requests through a `LocalGateway` (authorizer, proxy event, handler)
 worker runs pipeline step functions. It exits when `engram local` closes its end of the socket, and
 dies with it if `engram local` is killed.
 
+A response body a handler left to stream (engram.api.streaming) is sent after the reply, piece by piece
+as it is made (engram.local.channel); the worker takes its next call once the body is sent.
+
     python -m engram.local.worker ROLE FD PARENT_PID
 """
 
@@ -13,13 +16,25 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from engram.documents.runs import DocumentRef
-from engram.local.channel import Boot, HttpCall, LambdaCall, Reply, receive, send
+from engram.local.channel import (
+    Boot,
+    CancelStream,
+    Chunk,
+    HttpCall,
+    LambdaCall,
+    Reply,
+    StreamEnd,
+    receive,
+    send,
+)
 
 
 class ForwardingStarter:
@@ -41,13 +56,22 @@ class ForwardingStarter:
 class Runtime:
     def __init__(self, boot: Boot) -> None:
         from engram import deps
+        from engram.api.streaming import BodyStream
         from engram.db.database import Database
         from engram.local.gateway import LocalGateway
 
         self.boot = boot
         self.starter = ForwardingStarter()
+        self.body_stream = BodyStream()
         database = Database(boot.app_conninfo, set_role=boot.set_role, min_size=1, max_size=2)
-        deps.install(deps.Deps(settings=boot.settings, database=database.open(), starter=self.starter))
+        deps.install(
+            deps.Deps(
+                settings=boot.settings,
+                database=database.open(),
+                starter=self.starter,
+                body_stream=self.body_stream,
+            )
+        )
         self.gateway = LocalGateway()
 
     def warm(self) -> None:
@@ -60,9 +84,23 @@ class Runtime:
         if self.boot.settings.embedding_provider == "local":
             deps.embedder().embed_query("warm up")
 
-    def invoke(self, call: HttpCall | LambdaCall) -> Reply:
-        if isinstance(call, HttpCall):
-            return Reply(value=self._http(call), starts=self.starter.drain())
+    def serve(self, sock: socket.socket, call: HttpCall | LambdaCall) -> None:
+        """Answer `call`: its reply, then the body it streams, if any."""
+        if isinstance(call, LambdaCall):
+            send(sock, self.invoke(call))
+            return
+        from engram.api.streaming import close_body
+
+        response = self._http(call)
+        body = self.body_stream.take()
+        if body is not None and not 200 <= response.status < 300:  # failed after it offered a body
+            close_body(body)
+            body = None
+        send(sock, Reply(value=response, starts=self.starter.drain(), stream=body is not None))
+        if body is not None:
+            stream_body(sock, body)
+
+    def invoke(self, call: LambdaCall) -> Reply:
         from engram.local.functions import LocalLambdaContext, handler_of
 
         try:
@@ -82,6 +120,46 @@ class Runtime:
         except Exception:
             logger.exception("local gateway failed")
             return error(500, "internal_error", "an internal error occurred; it has been logged")
+
+
+def stream_body(sock: socket.socket, body: Iterator[bytes]) -> None:
+    """Send each piece of `body` as it is made, then its end: complete, or the error that broke it off,
+    or cancelled (`engram local`'s client went away). If the socket is gone, the next receive ends the
+    worker."""
+    from engram.api.streaming import close_body
+    from engram.observability import logger
+
+    pieces = iter(body)
+    try:
+        while True:
+            try:
+                data = next(pieces)
+            except StopIteration:
+                end = StreamEnd()
+                break
+            except Exception as exc:
+                logger.exception("a streamed body broke off")
+                end = StreamEnd((type(exc).__name__, str(exc)[:500]))
+                break
+            if _cancelled(sock):
+                end = StreamEnd(("Cancelled", "the client went away"))
+                break
+            send(sock, Chunk(data))
+        send(sock, end)
+    except ConnectionError:
+        return
+    finally:
+        close_body(pieces)  # a generator: its transaction ends now
+
+
+def _cancelled(sock: socket.socket) -> bool:
+    """A CancelStream has arrived (or the socket was closed: nobody reads the body either). Nothing
+    else comes from `engram local` during a body."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    if not readable:
+        return False
+    message = receive(sock)
+    return message is None or isinstance(message, CancelStream)
 
 
 def preload(role: str) -> None:
@@ -131,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         call = receive(sock)
         if call is None:
             return 0
-        send(sock, runtime.invoke(call))
+        if isinstance(call, CancelStream):
+            continue  # it crossed the end of the stream it meant to cancel
+        runtime.serve(sock, call)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ invocation's time limit is killed and replaced, as Lambda ends a function at its
 Who gets the next free worker: the API pool serves requests in arrival order. The ingestion pool is
 fair: the waiting call of the tenant with the fewest calls running goes first, and a call for a
 large document never takes the last free worker, which stays for small documents.
+
+A streamed reply (engram.local.channel) keeps its worker until the body's end has been read: its reader
+(`StreamedReply.body`) returns the worker to the pool then; if the reader stops early (its client went
+away), the worker is told to stop and is returned once it has; a worker that dies or falls silent for
+the time limit mid-body is killed, and the reader raises.
 """
 
 from __future__ import annotations
@@ -19,7 +24,17 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engram.local.channel import Boot, HttpCall, LambdaCall, Reply, encode, read_message
+from engram.local.channel import (
+    Boot,
+    CancelStream,
+    Chunk,
+    HttpCall,
+    LambdaCall,
+    Reply,
+    StreamEnd,
+    encode,
+    read_message,
+)
 from engram.observability import logger
 
 BootProvider = Callable[[], Awaitable[Boot]]
@@ -45,6 +60,68 @@ class PoolClosed(Exception):
     pass
 
 
+class StreamBroken(Exception):
+    """The worker could not make the rest of a streamed body (its error is logged there)."""
+
+
+@dataclass(frozen=True)
+class StreamedReply:
+    """A reply whose body follows: read `body` to its end, and close it (aclose) in any case."""
+
+    reply: Reply
+    body: StreamedBody
+
+
+class StreamedBody:
+    """The pieces of a streamed body, as the worker sends them. The worker goes back to its pool after
+    the body's end; `aclose` before the end tells it to stop (its client went away), and the pool takes
+    it back once it has. InvocationTimedOut if no piece comes within `timeout` seconds, WorkerFailed if
+    the worker dies (both kill it), StreamBroken if the worker could not make the rest."""
+
+    def __init__(self, pool: WorkerPool, worker: Worker, timeout: float, tenant: str) -> None:
+        self._pool, self._worker, self._timeout, self._tenant = pool, worker, timeout, tenant
+        self._ended = False
+
+    def __aiter__(self) -> StreamedBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._ended:
+            raise StopAsyncIteration
+        worker = self._worker
+        try:
+            message = await asyncio.wait_for(worker.receive(), self._timeout)
+        except TimeoutError:
+            self._end()
+            worker.kill()
+            raise InvocationTimedOut(f"no part of the body came within {self._timeout:.2f} seconds") from None
+        except WorkerFailed:
+            self._end()
+            worker.kill()
+            raise
+        if isinstance(message, Chunk):
+            return message.data
+        self._end()
+        if not isinstance(message, StreamEnd):
+            worker.kill()  # a broken exchange: never reuse the worker
+            raise WorkerFailed(f"worker {worker.name} sent {type(message).__name__} inside a body")
+        self._pool._make_idle(worker)
+        if message.error is not None:
+            raise StreamBroken(*message.error)
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        if self._ended:
+            return
+        self._end()
+        if self._worker.usable:
+            self._pool._track(self._pool._cancel_stream(self._worker, self._timeout))
+
+    def _end(self) -> None:
+        self._ended = True
+        self._pool._done_running(self._tenant)
+
+
 class NoWorkerFree(Exception):
     """No worker became free within the wait allowed (Lambda would throttle)."""
 
@@ -56,6 +133,7 @@ class Worker:
         self.process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._reading: asyncio.Future[Any] | None = None
         self.started_at = 0.0
 
     @property
@@ -88,14 +166,32 @@ class Worker:
             raise RuntimeError(f"worker {self.name} answered {ready!r} instead of ready")
 
     async def call(self, message: HttpCall | LambdaCall) -> Reply:
-        assert self._reader is not None and self._writer is not None
+        await self.send(message)
+        reply: Reply = await self.receive()
+        return reply
+
+    async def send(self, message: object) -> None:
+        assert self._writer is not None
         try:
             self._writer.write(encode(message))
             await self._writer.drain()
-            reply: Reply = await read_message(self._reader)
+        except ConnectionError as exc:
+            raise WorkerFailed(f"worker {self.name} exited during the invocation") from exc
+
+    async def receive(self) -> Any:
+        """The worker's next message. A read cut short (its caller cancelled or timed out) goes on, and
+        the next call answers its message: the framing of the channel is never lost."""
+        assert self._reader is not None
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(read_message(self._reader))
+            # A read left behind by a worker killed meanwhile fails unseen: no "never retrieved" noise.
+            self._reading.add_done_callback(lambda done: done.cancelled() or done.exception())
+        try:
+            message = await asyncio.shield(self._reading)
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             raise WorkerFailed(f"worker {self.name} exited during the invocation") from exc
-        return reply
+        self._reading = None
+        return message
 
     @property
     def usable(self) -> bool:
@@ -248,18 +344,21 @@ class WorkerPool:
         wait: float | None = None,
         tenant: str = "",
         heavy: bool = False,
-    ) -> Reply:
+    ) -> Reply | StreamedReply:
         """Run `message` on the next free worker. NoWorkerFree if none is free within `wait`
         seconds, InvocationTimedOut after `timeout` seconds of running (the worker is killed),
-        WorkerFailed if the worker dies."""
+        WorkerFailed if the worker dies. A streamed reply's body may take longer: `timeout` then
+        bounds the wait for each piece."""
         try:
             worker = await asyncio.wait_for(self._acquire(tenant, heavy), wait)
         except TimeoutError:
             raise NoWorkerFree(f"no {self.role} worker was free within {wait:.0f} s") from None
         self._running[tenant] = self._running.get(tenant, 0) + 1
         call = asyncio.ensure_future(worker.call(message))
+        streamed = False
         try:
             reply = await asyncio.wait_for(asyncio.shield(call), timeout)
+            streamed = reply.stream
         except TimeoutError:
             worker.kill()
             call.cancel()
@@ -273,15 +372,39 @@ class WorkerPool:
             worker.kill()  # a broken exchange: never reuse the worker
             raise
         finally:
-            self._running[tenant] -= 1
-            if not self._running[tenant]:
-                del self._running[tenant]
+            if not streamed:  # else the body's reader ends the invocation
+                self._done_running(tenant)
+        if streamed:
+            return StreamedReply(reply, StreamedBody(self, worker, timeout, tenant))
         self._make_idle(worker)
         return reply
+
+    def _done_running(self, tenant: str) -> None:
+        self._running[tenant] -= 1
+        if not self._running[tenant]:
+            del self._running[tenant]
+
+    async def _cancel_stream(self, worker: Worker, timeout: float) -> None:
+        """Nobody reads the body any more: the worker stops making it, and is free once it has."""
+        try:
+            await worker.send(CancelStream())
+            while not isinstance(await asyncio.wait_for(worker.receive(), timeout), StreamEnd):
+                pass
+        except Exception:
+            worker.kill()
+            return
+        self._make_idle(worker)
+
+    def _track(self, coroutine: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _after_abandoned(self, worker: Worker, call: asyncio.Future[Reply]) -> None:
         if call.cancelled() or call.exception() is not None:
             worker.kill()
+        elif call.result().stream:
+            self._track(self._cancel_stream(worker, STOP_GRACE_SECONDS))
         else:
             self._make_idle(worker)
 

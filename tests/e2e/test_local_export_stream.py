@@ -1,0 +1,252 @@
+"""`POST /v1/export` on `engram local` streams: the worker reads the tenant in batches from one snapshot and
+sends each piece as it is made, the front sends it on as a chunk. A lock on a table the export reads late
+(procedures) holds the export half way, so that what the client has by then was sent before the export was
+done; and, held there, the export can be cut short on purpose."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import psutil
+import psycopg
+import pytest
+
+from engram.export.service import CHUNK_BYTES
+from engram.local.stack import LocalDatabase
+from engram.tenants.service import IssuedKey
+from tests.e2e.conftest import wait_for
+from tests.e2e.local_server import LocalServer, call
+
+MEMORIES = 1500  # about 0.8 MB of JSON Lines: several pieces before the procedures
+
+
+def _memory(i: int) -> dict[str, Any]:
+    return {
+        "record": "memory",
+        "id": str(uuid.uuid4()),
+        "container": "bulk",
+        "content": f"Streamed fact number {i}: " + "lorem ipsum dolor sit amet " * 12,
+        "memory_type": "fact",
+        "tags": ["bulk"],
+        "metadata": {"i": i},
+        "agent_id": None,
+        "conversation_id": None,
+        "user_id": None,
+        "visibility": "tenant",
+        "confidence": 1.0,
+        "is_latest": True,
+        "valid_from": "2026-01-01T00:00:00Z",
+        "valid_to": None,
+        "expires_at": None,
+        "embedding": None,
+        "embedding_model": None,
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+    }
+
+
+def _seed(base_url: str, key: str, memories: int = MEMORIES) -> None:
+    header = {
+        "record": "header",
+        "format": "engram-export",
+        "version": 2,
+        "tenant": "seed",
+        "container": None,
+        "exported_at": "2026-01-01T00:00:00Z",
+    }
+    container = {
+        "record": "container",
+        "name": "bulk",
+        "parent": None,
+        "description": "",
+        "created_at": "2026-01-01T00:00:00Z",
+    }
+    lines = [header, container, *(_memory(i) for i in range(memories))]
+    body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    status, report = call(
+        base_url, "POST", "/v1/import", raw=body, key=key, content_type="application/x-ndjson", timeout=120
+    )
+    assert status == 200 and report["inserted"]["memory"] == memories, report
+
+
+@contextmanager
+def procedures_locked(local_db: LocalDatabase) -> Iterator[psycopg.Connection[Any]]:
+    """An exclusive lock on the procedures table, which an export reads after the memories."""
+    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as admin:
+        admin.execute("BEGIN")
+        admin.execute("LOCK TABLE procedures IN ACCESS EXCLUSIVE MODE")
+        try:
+            yield admin
+        finally:
+            admin.execute("ROLLBACK")
+
+
+def _export_waiting_on_the_lock(admin: psycopg.Connection[Any]) -> list[int]:
+    """The PostgreSQL backends held by the lock (an export's, its transaction still open)."""
+    rows = admin.execute(
+        "SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def _exports_open(local_db: LocalDatabase) -> int:
+    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction' "
+            "AND query ILIKE '%export\\_%'"
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+def _api_workers(server: LocalServer) -> list[int]:
+    return [pid for pid in server.worker_pids() if "api" in " ".join(psutil.Process(pid).cmdline())]
+
+
+def _read_at_least(pieces: Iterator[bytes], size: int) -> bytes:
+    received = b""
+    while len(received) < size:
+        received += next(pieces)
+    return received
+
+
+def test_an_export_reaches_the_client_in_pieces_before_it_is_done(
+    server: LocalServer, local_db: LocalDatabase, tenant: IssuedKey, other_tenant: IssuedKey
+) -> None:
+    # Given: a tenant of 1500 memories, and the export held before its procedures
+    key = tenant.plaintext
+    _seed(server.url, key)
+    headers = {"x-api-key": key}
+    # When
+    with (
+        procedures_locked(local_db) as admin,
+        httpx.Client(base_url=server.url, timeout=30) as client,
+        client.stream("POST", "/v1/export", json={}, headers=headers) as response,
+    ):
+        pieces = response.iter_raw()
+        first = _read_at_least(pieces, CHUNK_BYTES)
+
+        # Then: the client holds the memories while the export still waits to read the procedures
+        assert response.status_code == 200
+        assert response.headers["transfer-encoding"] == "chunked"
+        assert "content-length" not in response.headers
+        assert wait_for(lambda: _export_waiting_on_the_lock(admin) != [], timeout=10)
+        assert first.startswith(b'{"record":"header"') and b'"record":"end"' not in first
+        admin.execute("ROLLBACK")  # the lock goes: the export ends
+        admin.execute("BEGIN")
+        body = first + b"".join(pieces)
+
+    # ... and the whole file is there, as the server's own export writes it, and imports elsewhere
+    lines = body.decode().splitlines()
+    assert json.loads(lines[-1]) == {"record": "end", "counts": {"container": 1, "memory": MEMORIES}}
+    status, report = call(
+        server.url,
+        "POST",
+        "/v1/import?new_ids=true",
+        raw=body,
+        key=other_tenant.plaintext,
+        content_type="application/x-ndjson",
+        timeout=120,
+    )
+    assert status == 200 and report["inserted"] == {"container": 1, "memory": MEMORIES}, report
+    again = httpx.post(f"{server.url}/v1/export", json={}, headers=headers, timeout=60).text.splitlines()
+    assert again[1:] == lines[1:]
+
+
+def test_an_export_whose_worker_dies_is_cut_short_detectably_and_the_pool_recovers(
+    server: LocalServer, local_db: LocalDatabase, tenant: IssuedKey
+) -> None:
+    # Given: an export held half way, its first pieces with the client
+    key = tenant.plaintext
+    _seed(server.url, key)
+    assert wait_for(lambda: len(server.worker_pids()) == 4, 30)
+    workers = _api_workers(server)
+    with (
+        procedures_locked(local_db) as admin,
+        httpx.Client(base_url=server.url, timeout=30) as client,
+        client.stream("POST", "/v1/export", json={}, headers={"x-api-key": key}) as response,
+    ):
+        pieces = response.iter_raw()
+        first = _read_at_least(pieces, CHUNK_BYTES)
+        assert wait_for(lambda: _export_waiting_on_the_lock(admin) != [], timeout=10)
+
+        # When: the API workers (the exporting one among them) are killed outright
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+
+        # Then: the body breaks off (no final chunk): the client knows it is incomplete
+        with pytest.raises(httpx.RemoteProtocolError):
+            for piece in pieces:
+                first += piece
+        assert b'"record":"end"' not in first
+
+    # ... and new workers take their place, and serve a whole export
+    assert wait_for(
+        lambda: len(_api_workers(server)) == 2 and not set(workers) & set(server.worker_pids()), 60
+    )
+    assert wait_for(lambda: call(server.url, "GET", "/health")[0] == 200, 60)
+    whole = httpx.post(f"{server.url}/v1/export", json={}, headers={"x-api-key": key}, timeout=60)
+    assert json.loads(whole.text.splitlines()[-1])["counts"] == {"container": 1, "memory": MEMORIES}
+
+
+def test_an_export_that_fails_half_way_is_cut_short_and_its_worker_serves_on(
+    server: LocalServer, local_db: LocalDatabase, tenant: IssuedKey
+) -> None:
+    # Given: an export held half way
+    key = tenant.plaintext
+    _seed(server.url, key)
+    assert wait_for(lambda: len(_api_workers(server)) == 2, 60)
+    workers = _api_workers(server)
+    with (
+        procedures_locked(local_db) as admin,
+        httpx.Client(base_url=server.url, timeout=30) as client,
+        client.stream("POST", "/v1/export", json={}, headers={"x-api-key": key}) as response,
+    ):
+        pieces = response.iter_raw()
+        _read_at_least(pieces, CHUNK_BYTES)
+        assert wait_for(lambda: _export_waiting_on_the_lock(admin) != [], timeout=10)
+
+        # When: its database session ends under it
+        for pid in _export_waiting_on_the_lock(admin):
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+        # Then: the body breaks off, and the worker stays
+        with pytest.raises(httpx.RemoteProtocolError):
+            for _ in pieces:
+                pass
+    assert _api_workers(server) == workers
+    for _ in range(4):  # both workers serve (the pool reconnects the terminated session)
+        assert call(server.url, "POST", "/v1/search", {"query": "fact"}, key)[0] == 200
+
+
+def test_a_client_that_leaves_mid_export_frees_the_worker(
+    server: LocalServer, local_db: LocalDatabase, tenant: IssuedKey
+) -> None:
+    # Given: an export held half way, whose client reads its first pieces
+    key = tenant.plaintext
+    _seed(server.url, key)
+    assert wait_for(lambda: len(_api_workers(server)) == 2, 60)
+    workers = _api_workers(server)
+    with (
+        procedures_locked(local_db) as admin,
+        httpx.Client(base_url=server.url, timeout=30) as client,
+        client.stream("POST", "/v1/export", json={}, headers={"x-api-key": key}) as response,
+    ):
+        pieces = response.iter_raw()
+        _read_at_least(pieces, CHUNK_BYTES)
+        assert wait_for(lambda: _export_waiting_on_the_lock(admin) != [], timeout=10)
+    # When: the client goes away, then the lock
+
+    # Then: the worker stops the export (its transaction ends) and serves again; none was killed
+    assert wait_for(lambda: _exports_open(local_db) == 0, 20)
+    assert _api_workers(server) == workers
+    for _ in range(4):
+        status, body = call(server.url, "POST", "/v1/search", {"query": "fact"}, key)
+        assert status == 200, body
