@@ -8,14 +8,16 @@ query of one model with rows of the other would find nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from engram import deps
+from engram import cli, deps
 from engram.local.stack import LocalDatabase
-from engram.providers.local_embeddings import LocalEmbedder
+from engram.providers import local_embeddings
+from engram.providers.local_embeddings import LOCAL_MODELS, LocalEmbedder
 from engram.providers.tenant_models import TenantEmbedders
 from engram.reembed.service import Reembedder
 from engram.tenants.service import IssuedKey
@@ -194,3 +196,42 @@ def test_moving_one_tenant_leaves_the_other_as_it_was(
         assert _count(cur, "SELECT count(*) AS n FROM tenant_embedding_models") == 0
     assert _found(other_api, "which database version does staging use") == [FACTS[2]]
     assert _found(api, "which database version does staging use") == [FACTS[2]]
+
+
+class _Borrowed:
+    """The session's database, handed to the command, which closes it when done."""
+
+    def __init__(self, local_db: LocalDatabase) -> None:
+        self.app, self.admin, self.admin_conninfo = local_db.app, local_db.admin, local_db.admin_conninfo
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_reembed_command_moves_the_tenant_and_says_so(
+    api: Api,
+    tenant: IssuedKey,
+    local_db: LocalDatabase,
+    other_model: Permuted,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _store(api, FACTS[1])
+    monkeypatch.setitem(LOCAL_MODELS, OTHER, replace(LOCAL_MODELS[MODEL], name=OTHER))
+    monkeypatch.setattr(local_embeddings, "make_local_embedder", lambda model, **kw: other_model)
+    monkeypatch.setattr(cli, "_local_database", lambda settings, command: _Borrowed(local_db))
+
+    code = cli.main(["reembed", "--model", OTHER, "--tenant", tenant.tenant_name])
+
+    assert code == 0
+    assert (
+        f"tenant {tenant.tenant_name} now searches with {OTHER} (1 memories, 0 chunks)"
+        in capsys.readouterr().err
+    )
+    assert _models(local_db, tenant) == {OTHER: 1}
+    assert _found(api, "what does Alice drink in the morning")[0] == FACTS[1]
+
+
+def test_the_reembed_command_refuses_an_unknown_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["reembed", "--model", "nope/model"]) == 2
+    assert "unknown local embedding model 'nope/model'" in capsys.readouterr().err
