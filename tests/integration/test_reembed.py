@@ -18,7 +18,7 @@ from engram import cli, deps
 from engram.local.stack import LocalDatabase
 from engram.providers import local_embeddings
 from engram.providers.local_embeddings import LOCAL_MODELS, LocalEmbedder
-from engram.providers.tenant_models import TenantEmbedders
+from engram.providers.tenant_models import TenantEmbedders, embedder_for
 from engram.reembed.service import Reembedder
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api
@@ -235,3 +235,17 @@ def test_the_reembed_command_moves_the_tenant_and_says_so(
 def test_the_reembed_command_refuses_an_unknown_model(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["reembed", "--model", "nope/model"]) == 2
     assert "unknown local embedding model 'nope/model'" in capsys.readouterr().err
+
+
+def test_a_switch_waits_for_a_memory_write_in_flight(
+    tenant: IssuedKey, local_db: LocalDatabase, other_model: Permuted
+) -> None:
+    with local_db.app.tenant(tenant.tenant_id) as writing:
+        embedder_for(deps.embedder(), writing, tenant.tenant_id, writing=True)  # as MemoryWriter does
+        with local_db.app.tenant(tenant.tenant_id) as switching:
+            free = switching.execute(
+                "SELECT pg_try_advisory_xact_lock(hashtextextended('engram.reembed:' || %s::text, 0)) AS ok",
+                (tenant.tenant_id,),
+            ).fetchone()
+
+    assert free == {"ok": False}

@@ -313,7 +313,7 @@ class MemoryWriter:
         or the embedder's for its text. A tenant moved to another model (`engram reembed`) has its
         memories embedded with that model, a vector of the configured model made again with it."""
         given = memory.embedding
-        embedder = embedder_for(self.embedder, uow.cur, uow.tenant_id)
+        embedder = embedder_for(self.embedder, uow.cur, uow.tenant_id, writing=True)
         if given is None or (given.model == self.embedder.model_id != embedder.model_id):
             return Embedding(embedder.embed_documents([memory.content])[0], embedder.model_id)
         if given.model == self.embedder.model_id:

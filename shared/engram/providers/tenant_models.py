@@ -44,6 +44,16 @@ class TenantEmbedders:
             return self._others[model]
 
 
+# The lock a switch holds (exclusive) and a memory write holds (shared) while it reads the tenant's model
+# and stores a vector: a write never stores a vector of the model the tenant just left.
+SWITCH_LOCK = "SELECT {how}(hashtextextended('engram.reembed:' || %s::text, 0))"
+
+
+def lock_switch(cur: Any, tenant_id: UUID, *, shared: bool) -> None:
+    how = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+    cur.execute(SWITCH_LOCK.format(how=how), (tenant_id,))
+
+
 def tenant_model(cur: Any, tenant_id: UUID) -> str | None:
     """The model the tenant was moved to, or None (the configured one)."""
     row = cur.execute(
@@ -52,8 +62,11 @@ def tenant_model(cur: Any, tenant_id: UUID) -> str | None:
     return None if row is None else str(row["model"])
 
 
-def embedder_for(embedder: Embedder, cur: Any, tenant_id: UUID) -> Embedder:
-    """The embedder of the tenant's model; a plain embedder (no TenantEmbedders) is every tenant's."""
+def embedder_for(embedder: Embedder, cur: Any, tenant_id: UUID, *, writing: bool = False) -> Embedder:
+    """The embedder of the tenant's model; a plain embedder (no TenantEmbedders) is every tenant's.
+    `writing`: the transaction will store a vector of it, so a switch waits for it (and it for one)."""
     if not isinstance(embedder, TenantEmbedders):
         return embedder
+    if writing:
+        lock_switch(cur, tenant_id, shared=True)
     return embedder.of_model(tenant_model(cur, tenant_id))

@@ -9,6 +9,8 @@ from uuid import UUID
 
 from psycopg import sql
 
+from engram.providers.tenant_models import lock_switch
+
 if TYPE_CHECKING:
     from engram.db.database import TenantTx
 
@@ -77,10 +79,8 @@ def stage(
 
 
 def lock_tenant(cur: TenantTx, tenant_id: UUID) -> None:
-    """Serialises switches of one tenant (two reembed runs at once)."""
-    cur.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended('engram.reembed:' || %s::text, 0))", (tenant_id,)
-    )
+    """Serialises a switch with the other switches of the tenant and with its memory writes."""
+    lock_switch(cur, tenant_id, shared=False)
 
 
 def apply(cur: TenantTx, tenant_id: UUID, table: Table, model: str, olds: Sequence[str]) -> int:
