@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cost: 1 thread, median of {args.runs}; claim {len(claim)} chars, abstract {len(abstract)} chars")
     print("| model | dims | nDCG@10 | Recall@100 | ms/claim wall (cpu) | ms/abstract wall (cpu) |")
     print("|---|---|---|---|---|---|")
+    per_query: dict[str, dict[str, float]] = {}
     for name in names:
         if LOCAL_MODELS[name].files() is None:
             log(f"{name}: not installed ({LOCAL_MODELS[name].packages}); skipped")
@@ -107,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         top = np.argsort(-(queries @ docs.T), axis=1)[:, :100]
         run = {q: [corpus.ids[i] for i in row] for q, row in zip(qids, top, strict=True)}
         at10 = scifact.evaluate(corpus.qrels, {q: docs_[:10] for q, docs_ in run.items()})
+        per_query[name] = ndcg_per_query(corpus.qrels, run)
         at100 = scifact.evaluate(corpus.qrels, run)
         embedder.embed_query("warm up")
         ms_claim = cost_ms(embedder.embed_query, claim, args.runs)
@@ -116,7 +118,30 @@ def main(argv: list[str] | None = None) -> int:
             f"| {ms_claim[0]:.1f} ({ms_claim[1]:.1f}) | {ms_abstract[0]:.1f} ({ms_abstract[1]:.1f}) |",
             flush=True,
         )
+    if len(per_query) > 1:
+        first, *others = per_query
+        for other in others:
+            low, mean, high = paired_difference(per_query[first], per_query[other])
+            print(f"nDCG@10 {other} - {first}: {mean:+.3f} (95% bootstrap {low:+.3f} .. {high:+.3f})")
     return 0
+
+
+def ndcg_per_query(qrels: dict[str, dict[str, int]], run: dict[str, list[str]]) -> dict[str, float]:
+    import pytrec_eval
+
+    scored = {q: {doc: float(len(docs) - i) for i, doc in enumerate(docs[:10])} for q, docs in run.items()}
+    found = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(scored)
+    return {q: found.get(q, {}).get("ndcg_cut_10", 0.0) for q in qrels}
+
+
+def paired_difference(
+    a: dict[str, float], b: dict[str, float], rounds: int = 10_000
+) -> tuple[float, float, float]:
+    """The mean per-claim difference b - a and its 95% interval, resampling claims (seeded)."""
+    diff = np.array([b[q] - a[q] for q in a])
+    draws = np.random.default_rng(19).integers(0, len(diff), size=(rounds, len(diff)))
+    means = diff[draws].mean(axis=1)
+    return float(np.percentile(means, 2.5)), float(diff.mean()), float(np.percentile(means, 97.5))
 
 
 if __name__ == "__main__":
