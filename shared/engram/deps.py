@@ -102,12 +102,21 @@ def admin_database() -> Database:
 
 
 def embedder() -> Embedder:
+    """The configured embedder, with the embedders of the models tenants were moved to (`engram
+    reembed`) beside it: engram.providers.tenant_models."""
     deps = current()
     with deps._lock:
         if deps.embedder is None:
             from engram.providers.embeddings import make_embedder
 
             deps.embedder = make_embedder(deps.settings)
+        from engram.providers.tenant_models import TenantEmbedders
+
+        if not isinstance(deps.embedder, TenantEmbedders):
+            from engram.providers.embeddings import make_model_embedder
+
+            settings = deps.settings
+            deps.embedder = TenantEmbedders(deps.embedder, lambda model: make_model_embedder(settings, model))
         return deps.embedder
 
 

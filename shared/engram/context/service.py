@@ -66,8 +66,9 @@ class ContextService:
         self.search = search
 
     def build(self, tenant_id: UUID, request: ContextRequest) -> AgentContext:
-        vector = self.embedder.embed_query(request.query)
-        model = self.embedder.model_id
+        embedder = self.search.embedder_of(tenant_id)
+        vector = embedder.embed_query(request.query)
+        model = embedder.model_id
         found = self.search.search_with_vector(
             tenant_id,
             SearchRequest(

@@ -42,6 +42,10 @@ NOT_EXPORTED: dict[str, str] = {
     "triggers in the writing transaction: an import's inserts rebuild it",
     "text_stats": "the BM25 statistics per tenant, derived as text_postings is",
     "text_stat_deltas": "pending changes to text_stats, derived as text_postings is",
+    "embedding_staging": "a re-embedding in progress (`engram reembed`, migrations/0024): vectors of another "
+    "model not yet searched; the target re-embeds with its own model",
+    "tenant_embedding_models": "which model this deployment searches the tenant with (`engram reembed`): "
+    "the target embeds with its own configured model",
 }
 
 # table -> column -> why it is not in its record

@@ -27,6 +27,7 @@ from engram.memories.models import MemoryPatch, UpsertResult
 from engram.memories.new_memory import Embedding, Mentions, NewMemory, Owner, Peers, StoredMemory
 from engram.memories.periods import memory_periods
 from engram.providers.embeddings import Embedder, check_dimensions
+from engram.providers.tenant_models import embedder_for
 
 RestoredKind = Literal["memory", "relationship", "mention", "relation"]
 NO_MENTIONS = Mentions()
@@ -309,10 +310,12 @@ class MemoryWriter:
 
     def _embedding(self, uow: UnitOfWork, memory: NewMemory) -> Embedding:
         """The memory's vector: the caller's (checked against the size of the model's stored vectors),
-        or the embedder's for its text."""
+        or the embedder's for its text. A tenant moved to another model (`engram reembed`) has its
+        memories embedded with that model, a vector of the configured model made again with it."""
         given = memory.embedding
-        if given is None:
-            return Embedding(self.embedder.embed_documents([memory.content])[0], self.embedder.model_id)
+        embedder = embedder_for(self.embedder, uow.cur, uow.tenant_id, writing=True)
+        if given is None or (given.model == self.embedder.model_id != embedder.model_id):
+            return Embedding(embedder.embed_documents([memory.content])[0], embedder.model_id)
         if given.model == self.embedder.model_id:
             check_dimensions(given.vector, self.embedder.dimensions)
         else:

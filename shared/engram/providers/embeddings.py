@@ -116,14 +116,30 @@ class BedrockEmbedder:
         return [float(x) for x in vector]
 
 
+def make_model_embedder(settings: Settings, model_id: str) -> Embedder:
+    """The embedder of another model than the configured one (a tenant moved by `engram reembed`):
+    a local model only; a remote provider has one model, the configured one."""
+    if model_id == settings.resolved_embedding_model:
+        return make_embedder(settings)
+    from engram.providers.local_embeddings import LOCAL_MODELS, make_local_embedder
+
+    if model_id not in LOCAL_MODELS:
+        raise ProviderError(
+            f"no embedder for model {model_id!r}: a tenant can be moved to a local model only "
+            f"({', '.join(sorted(LOCAL_MODELS))})",
+            transient=False,
+        )
+    return make_local_embedder(model_id, model_dir=settings.local_model_dir or settings.data_dir / "models")
+
+
 def make_embedder(settings: Settings) -> Embedder:
     model_id = settings.resolved_embedding_model
     dimensions = settings.resolved_embedding_dimensions
     if settings.embedding_provider == "local":
-        from engram.providers.local_embeddings import LocalEmbedder
+        from engram.providers.local_embeddings import make_local_embedder
 
-        return LocalEmbedder(
-            model_id=model_id, model_dir=settings.local_model_dir or settings.data_dir / "models"
+        return make_local_embedder(
+            model_id, model_dir=settings.local_model_dir or settings.data_dir / "models"
         )
     if settings.embedding_provider == "openai":
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None

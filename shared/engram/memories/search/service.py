@@ -22,6 +22,7 @@ from engram.memories.search.repo import MEMORIES, Corpus
 from engram.memories.search.understanding import Understanding, event_period, understand
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions
+from engram.providers.tenant_models import TenantEmbedders, embedder_for
 
 
 class MemorySearch:
@@ -58,8 +59,17 @@ class MemorySearch:
                 if model == self.embedder.model_id:
                     check_dimensions(query_vector, self.embedder.dimensions)
             else:
-                query_vector = self.embedder.embed_query(_matched_text(request))
+                embedder = self.embedder_of(tenant_id)
+                query_vector, model = embedder.embed_query(_matched_text(request)), embedder.model_id
         return self.search_with_vector(tenant_id, request, query_vector, model)
+
+    def embedder_of(self, tenant_id: UUID) -> Embedder:
+        """The tenant's model's embedder (engram.providers.tenant_models): one small read when the
+        service embeds with TenantEmbedders, none with a plain embedder."""
+        if not isinstance(self.embedder, TenantEmbedders):
+            return self.embedder
+        with self.db.tenant(tenant_id) as cur:
+            return embedder_for(self.embedder, cur, tenant_id)
 
     def search_with_vector(
         self, tenant_id: UUID, request: SearchRequest, query_vector: Sequence[float] | None, model: str

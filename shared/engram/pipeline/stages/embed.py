@@ -8,6 +8,7 @@ from engram.documents.runs import DocumentRef
 from engram.pipeline.context import PipelineContext
 from engram.pipeline.embedding import embed_batched
 from engram.pipeline.stages.claims import claim, current
+from engram.providers.tenant_models import embedder_for
 
 # The embed step reads, embeds and writes this many chunks at a time.
 EMBED_PAGE_CHUNKS = 256
@@ -17,7 +18,9 @@ def embed_step(ctx: PipelineContext, ref: DocumentRef) -> None:
     """Embeds the chunks a page at a time, each page committed once the revision is checked again:
     memory stays bounded whatever the document's size, and a retry resumes where it stopped."""
     claim(ctx, ref, "embedding")
-    model = ctx.embedder.model_id
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        embedder = embedder_for(ctx.embedder, cur, ref.tenant_id)  # a tenant moved by `engram reembed`
+    model = embedder.model_id
     after = -1
     while True:
         with ctx.db.tenant(ref.tenant_id) as cur:
@@ -27,7 +30,7 @@ def embed_step(ctx: PipelineContext, ref: DocumentRef) -> None:
         if not rows:
             return
         vectors = embed_batched(
-            ctx.embedder,
+            embedder,
             [r["content"] for r in rows],
             batch_size=ctx.settings.embed_batch_size,
             sleep=ctx.sleep,

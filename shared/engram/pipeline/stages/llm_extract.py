@@ -22,6 +22,7 @@ from engram.pipeline.document_memories import (
 )
 from engram.pipeline.embedding import embed_batched
 from engram.pipeline.stages.claims import claim, current, current_or_none
+from engram.providers.tenant_models import embedder_for
 
 
 def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
@@ -60,13 +61,15 @@ def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
                     )
             raise ExtractionUnusable(exc.message) from exc
     candidates = extraction.memories
+    with ctx.db.tenant(ref.tenant_id) as cur:
+        embedder = embedder_for(ctx.embedder, cur, ref.tenant_id)  # a tenant moved by `engram reembed`
     vectors = embed_batched(
-        ctx.embedder,
+        embedder,
         [c.content for c in candidates],
         batch_size=ctx.settings.embed_batch_size,
         sleep=ctx.sleep,
     )
-    model = ctx.embedder.model_id
+    model = embedder.model_id
     new = [_new_memory(doc, c, Embedding(v, model)) for c, v in zip(candidates, vectors, strict=True)]
     with ctx.db.unit_of_work(ref.tenant_id) as uow:
         current(uow.cur, ref)

@@ -1,0 +1,1 @@
+"""Moving a tenant's vectors to another embedding model (`engram reembed`)."""
