@@ -21,16 +21,13 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from engram.db.database import Database
+from engram.db.vectors import vector_literal
 from engram.providers.embeddings import Embedder
 from engram.reembed import repo
 from engram.reembed.repo import TABLES, Table
 
 PAGE = 64  # rows embedded and staged per transaction
 MAX_ROUNDS = 5  # catch-up passes for rows written during the run, before giving up on switching
-
-
-def _literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
 @dataclass
@@ -75,7 +72,11 @@ class Reembedder:
             texts = [r["content"] for r in rows]
             vectors = self.embedder.embed_documents(texts)
             staged = [
-                (r["id"], _literal(v), hashlib.md5(r["content"].encode(), usedforsecurity=False).hexdigest())
+                (
+                    r["id"],
+                    vector_literal(v),
+                    hashlib.md5(r["content"].encode(), usedforsecurity=False).hexdigest(),
+                )
                 for r, v in zip(rows, vectors, strict=True)
             ]
             with self.db.tenant(tenant_id) as cur:
