@@ -233,8 +233,11 @@ def settings_figures(section: str) -> list[Figure]:
         "fusion weight: vector similarity": fusion.VECTOR_WEIGHT,
         "fusion weight: BM25 relative to the pool's best": fusion.TEXT_WEIGHT,
         "fusion weight: query idf coverage": fusion.COVERAGE_WEIGHT,
-        "calibration a": fusion.CALIBRATION[0],
-        "calibration b": fusion.CALIBRATION[1],
+        "absolute calibration a (intercept)": fusion.ABSOLUTE_CALIBRATION[0],
+        "absolute calibration b (fused)": fusion.ABSOLUTE_CALIBRATION[1],
+        "calibration a (intercept)": fusion.CALIBRATION[0],
+        "calibration b (fused)": fusion.CALIBRATION[1],
+        "calibration c (fused - the search's best)": fusion.CALIBRATION[2],
         "hybrid score floor": fusion.SCIFACT_FLOOR,
     }
     figures = [

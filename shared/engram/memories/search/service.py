@@ -102,7 +102,10 @@ class MemorySearch:
             settings = self.planner.scan_settings(plan) if plan.vector is not None else None
             for found in self.db.run(tenant_id, party, statements, settings):
                 rows += found
-        results = [_result(row, request.mode) for row in rows]
+        # The calibrated score reads the search's best fused score (fusion.calibrated): the first row
+        # of one corpus's rows, of either corpus's with chunks, whatever the limit.
+        best = max((float(row["fused"]) for row in rows), default=0.0)
+        results = [_result(row, request.mode, best) for row in rows]
         if request.scope == "all" and self.chunks is not None:
             # Both kinds are scored alike (the same fusion and calibration, similarity or BM25 share).
             results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))
@@ -150,11 +153,11 @@ def _matched_text(request: SearchRequest) -> str:
     return understand(request.query).rest if request.mode == "hybrid" else request.query
 
 
-def _result(row: dict[str, Any], mode: str) -> SearchResult:
+def _result(row: dict[str, Any], mode: str, best: float) -> SearchResult:
     fused = float(row["fused"])
     similarity = None if row["similarity"] is None else round(float(row["similarity"]), 6)
     text_rank = None if row["text_rank"] is None else round(float(row["text_rank"]), 6)
-    score = {"hybrid": calibrated(fused), "vector": similarity, "text": text_rank}[mode]
+    score = {"hybrid": calibrated(fused, best), "vector": similarity, "text": text_rank}[mode]
     graph = None if not row.get("graph") else round(float(row["graph"]), 6)
     return SearchResult(
         id=row["id"],
