@@ -62,8 +62,10 @@ def server_env(local_db: LocalDatabase, llm: HangingLLM, **extra: str) -> dict[s
 
 
 # The stack has an LLM (one that never answers), so a memory write defaults to `extract: full`: tests
-# that are not about the LLM send `extract: light`.
-@pytest.fixture(scope="session")
+# that are not about the LLM send `extract: light`. Stopped after the e2e tests: its relay, every half
+# second, takes queued summaries and change events of the whole test database, so a later test that
+# runs the relay itself (tests/integration/test_sample_events.py) would find its work already done.
+@pytest.fixture(scope="package")
 def server(
     local_db: LocalDatabase, hanging_llm: HangingLLM, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LocalServer]:
