@@ -85,7 +85,8 @@ def format_value(value: float | None, unit: str) -> str:
     if isinstance(value, int):  # a count: "73 chunks", not "73.0 chunks"
         text = f"{value:,}"
     elif unit in ("", "ratio"):
-        text = f"{value:.3f}"
+        # A small setting (a score floor of 0.0017) keeps two significant digits, not "0.002".
+        text = f"{value:.3f}" if value == 0 or abs(value) >= 0.01 else f"{value:.2g}"
     elif abs(value) >= 100:
         text = f"{value:,.0f}"
     else:
