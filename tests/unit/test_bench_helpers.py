@@ -12,6 +12,7 @@ import numpy as np
 import pymupdf
 import pytest
 
+from tests.bench import tuning
 from tests.bench.coldstart import heaviest, parse_importtime, total_ms
 from tests.bench.pipeline import throughput_figures
 from tests.bench.recall import recall_at_k
@@ -135,6 +136,8 @@ def test_each_selectivity_tag_marks_exactly_its_share_of_a_tenant() -> None:
 
 def test_counts_print_as_whole_numbers() -> None:
     assert format_value(73, "chunks") == "73 chunks"
+    assert format_value(0.0017, "") == "0.0017"
+    assert format_value(0.738, "") == "0.738"
     assert format_value(1460, "chunks") == "1,460 chunks"
     assert format_value(73.0, "s") == "73.0 s"
 
@@ -159,3 +162,25 @@ def test_pipeline_throughput_is_pages_over_the_three_steps_and_has_no_target() -
     assert figures["pipeline.embed.seconds"].value == 3.5
     assert figures["pipeline.chunks"].value == 73
     assert {f.status for f in figures.values()} == {"info"}
+
+
+def test_the_floor_loss_is_the_highest_target_that_held_out_claims_keep_under_the_bound() -> None:
+    # Given 300 claims whose relevant results mostly score high, but a few in every hundred score low
+    rng = np.random.default_rng(3)
+    pooled, qrels = {}, {}
+    for claim in range(300):
+        relevant = rng.random(10) < 0.2
+        fused = np.where(relevant, rng.uniform(0.5, 1.0, 10), rng.uniform(0.0, 0.6, 10))
+        fused[relevant & (rng.random(10) < 0.03)] = rng.uniform(0.0, 0.3)
+        qid = f"q{claim}"
+        ids = [f"{qid}-d{i}" for i in range(10)]
+        pooled[qid] = tuning.Pooled(ids, fused, np.zeros(10), np.zeros(10), np.zeros(10), np.zeros(10))
+        qrels[qid] = {ids[i]: 1 for i in np.flatnonzero(relevant)}
+
+    # When the loss target is chosen over repeated splits (the similarity alone is the fused score)
+    chosen, misses = tuning._floor_loss(pooled, (1.0, 0.0, 0.0), qrels)
+
+    # Then it is the highest target whose held-out parts stay under the bound often enough
+    assert misses[chosen] <= tuning.FLOOR_MISS_SHARE
+    assert all(misses[target] > tuning.FLOOR_MISS_SHARE for target in tuning.FLOOR_LOSSES if target > chosen)
+    assert set(misses) == set(tuning.FLOOR_LOSSES)
