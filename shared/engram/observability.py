@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -82,3 +83,6 @@ logger = InvocationLogger(service=SERVICE)
 # Decided once at import, as Lambda configuration is: the process entry point's environment.
 tracer = make_tracer(os.environ.get("ENGRAM_TRACING", "off"))
 metrics = Metrics(namespace="Engram", service=SERVICE)
+# A request refused before it does anything (a 4xx) adds no metric, and that is expected: Powertools would
+# warn on every such invocation, into the Lambda's logs and onto `engram local`'s terminal.
+warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
