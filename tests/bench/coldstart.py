@@ -11,7 +11,8 @@ from pathlib import Path
 
 from tests.bench.report import Figure, Target
 
-IMPORT_TARGET_MS = 300.0
+IMPORT_TARGET_MS = 300.0  # an API handler (issue 17)
+PIPELINE_IMPORT_TARGET_MS = 350.0  # a pipeline step, started by Step Functions
 PACKAGE_LIMIT_MB = 250.0  # Lambda: function code plus all its layers, unzipped
 _LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
@@ -112,7 +113,9 @@ def import_times(repo: Path) -> list[Figure]:
                 name=f"functions/{function}",
                 value=ms,
                 unit="ms",
-                target=Target("<=", IMPORT_TARGET_MS),
+                target=Target(
+                    "<=", PIPELINE_IMPORT_TARGET_MS if function.startswith("pipeline/") else IMPORT_TARGET_MS
+                ),
                 note=note,
             )
         )
