@@ -42,6 +42,7 @@ from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
 from engram_client import Engram
 from engram_client.transfer import TransferError, check_complete, export_to, import_from, record_kinds
+from tests import export_records as records
 from tests.conftest import REPO, Api, assert_invalid
 from tests.integration.documents_helpers import ingest
 
@@ -558,28 +559,7 @@ CONTAINER = {
     "description": "",
     "created_at": "2026-01-01T00:00:00Z",
 }
-MEMORY = {
-    "record": "memory",
-    "id": "6f1c1f4e-0000-4000-8000-000000000001",
-    "container": "nowhere",
-    "content": "x",
-    "memory_type": "fact",
-    "tags": [],
-    "metadata": {},
-    "agent_id": None,
-    "conversation_id": None,
-    "user_id": None,
-    "visibility": "tenant",
-    "confidence": 1.0,
-    "is_latest": True,
-    "valid_from": "2026-01-01T00:00:00Z",
-    "valid_to": None,
-    "expires_at": None,
-    "embedding": None,
-    "embedding_model": None,
-    "created_at": "2026-01-01T00:00:00Z",
-    "updated_at": "2026-01-01T00:00:00Z",
-}
+MEMORY = records.memory(container="nowhere", id="6f1c1f4e-0000-4000-8000-000000000001")
 
 
 def test_import_errors_name_the_line(fresh: FreshDatabase) -> None:
