@@ -1,22 +1,27 @@
 """`POST /v1/import` on `engram local` streams: the front sends the body on to an API worker piece by piece as
 it arrives, and the worker imports each record as its line comes, all in one transaction. So a file of any
-size (past the 6 MB limit of every other route) imports in one request, all or nothing: a client that goes
-away mid-upload leaves nothing of the records before it."""
+size (past the 6 MB limit of every other route) imports in one request, all or nothing: a bad record near the
+end, or a client that goes away mid-upload, leaves nothing of the records before it; and a single record
+larger than the parts the client used to send imports too."""
 
 from __future__ import annotations
 
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import psutil
 import psycopg
+import pytest
 
 from engram.limits import MAX_REQUEST_BYTES, MAX_STREAMED_REQUEST_BYTES
 from engram.local.stack import LocalDatabase
 from engram.tenants.service import IssuedKey
+from engram_client import APIError, Engram
+from engram_client.transfer import import_from
 from tests import export_records as records
 from tests.e2e.conftest import wait_for
 from tests.e2e.local_server import LocalServer, call, raw_exchange
@@ -93,6 +98,23 @@ def test_an_import_larger_than_six_mb_lands_whole_in_one_request(
     assert _memory_count(local_db, tenant) == 2500
 
 
+def test_a_bad_record_near_the_end_leaves_nothing_of_the_records_before_it(
+    server: LocalServer, local_db: LocalDatabase, tenant: IssuedKey, tmp_path: Path
+) -> None:
+    # Given: a 7.6 MB export whose last memory but one is malformed (line 2,501 of the file)
+    file = tmp_path / "bad.jsonl"
+    file.write_bytes(_file(2500, bad_at=2498))
+    before = _memory_count(local_db, tenant)
+
+    # When: the SDK imports it (what `engram import --url` does)
+    with Engram(server.url, tenant.plaintext, timeout=120) as client, pytest.raises(APIError) as refused:
+        import_from(client, file)
+
+    # Then: a 4xx that names the line, and not one of the 2,498 memories before it was kept
+    assert refused.value.status == 422 and "line 2501" in str(refused.value), refused.value
+    assert _memory_count(local_db, tenant) == before == 0
+
+
 def test_a_client_that_leaves_mid_upload_leaves_nothing_and_the_worker_serves_on(
     server: LocalServer, local_db: LocalDatabase, tenant: IssuedKey
 ) -> None:
@@ -127,6 +149,31 @@ def test_a_client_that_leaves_mid_upload_leaves_nothing_and_the_worker_serves_on
     )
     assert status == 200 and report["inserted"] == {"container": 1, "memory": 2500}, report
     assert _api_workers(server) == workers
+
+
+def test_a_record_larger_than_a_megabyte_imports(
+    server: LocalServer, local_db: LocalDatabase, tenant: IssuedKey, tmp_path: Path
+) -> None:
+    # Given: an export (version 3, with its end record) holding a memory of 1.5 MB, among small ones
+    large = records.memory("a large attachment", container="bulk", metadata={"attachment": "x" * 1_500_000})
+    small = list(_memories(3))
+    end = {"record": "end", "counts": {"container": 1, "memory": 4}}
+    file = tmp_path / "large.jsonl"
+    lines = [records.header(version=3), records.container("bulk"), small[0], large, *small[1:], end]
+    file.write_text(records.jsonl(lines))
+    assert len(file.read_bytes().splitlines()[3]) > 1024 * 1024
+
+    # When: the SDK imports it (its parts of 1 MB refused such a record, whatever the server took)
+    progress: list[dict[str, int]] = []
+    with Engram(server.url, tenant.plaintext, timeout=120) as client:
+        summary = import_from(client, file, on_records=progress.append)
+
+    # Then: all four memories are in, the large one whole, and the report's counts reached the progress
+    assert dict(summary.inserted) == {"container": 1, "memory": 4}
+    assert progress == [{"container": 1, "memory": 4}]
+    got = call(server.url, "GET", f"/v1/memories/{large['id']}", key=tenant.plaintext)
+    assert got[0] == 200 and len(got[1]["metadata"]["attachment"]) == 1_500_000
+    assert _memory_count(local_db, tenant) == 4
 
 
 def test_an_import_past_its_limit_or_with_bad_framing_is_refused(
