@@ -7,7 +7,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,8 +183,10 @@ def live_url(gateway: LocalGateway) -> Iterator[str]:
 
     from hypercorn.asyncio import serve
 
-    async def invoke(call: HttpCall) -> HttpResponse:
-        return await asyncio.to_thread(gateway.handle, call.method, call.raw_path, call.headers, call.body)
+    async def invoke(call: HttpCall, streamed: AsyncIterator[bytes] | None) -> HttpResponse:
+        # The in-process gateway runs handlers as Lambda does: a streamed body is handed over whole.
+        body = b"".join([piece async for piece in streamed]) if streamed is not None else call.body
+        return await asyncio.to_thread(gateway.handle, call.method, call.raw_path, call.headers, body)
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

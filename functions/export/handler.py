@@ -5,13 +5,15 @@ streams bodies: `engram local`'s workers; else whole). In AWS (ENGRAM_EXPORT_BUC
 export may outlast an API call, so POST answers 202 with a job and the export worker writes the file to S3;
 GET answers the job's status and, when it is done, a presigned link (engram.export.jobs).
 
-Import: the body (an export, up to the 6 MB request limit) is imported at once, in one unit of work, and
-the report answered. With `upload=true` (AWS) POST answers 202 with a presigned upload URL instead; the
+Import: the body (an export) is imported at once, in one unit of work, and the report answered: in AWS a body
+up to the 6 MB request limit; locally a body of any size, read as it arrives (engram.deps.request_body()).
+With `upload=true` (AWS) POST answers 202 with a presigned upload URL instead; the
 uploaded file starts the import worker, and GET follows the job (engram.export.import_jobs)."""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -21,6 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
 from engram.api import build_resolver, principal_of, resolve
+from engram.api.streaming import lines_of
 from engram.errors import InvalidInput, NotFound, UnsupportedHere
 from engram.export.models import ExportRequest, ImportReport
 from engram.observability import logger, tracer
@@ -88,18 +91,26 @@ def import_tenant(
         jobs = deps.import_jobs()
         if jobs is None:
             raise UnsupportedHere(
-                "imports are not uploaded here: send the export as the body (engram import splits a larger "
-                "file into parts)"
+                "imports are not uploaded here: send the export as the body, whatever its size (it is read "
+                "as it arrives)"
             )
         job = jobs.request(principal.tenant_id, principal.tenant_name, new_ids)
         return _json(202, job.model_dump_json(exclude_none=True), location=job.status_url)
-    body = app.current_event.body or ""
-    if not body.strip():
-        raise InvalidInput("send an export (JSON Lines) as the body", details={"field": "body"})
+    pieces = deps.request_body()  # engram local: the body as it arrives; else whole in the event
+    lines = lines_of(pieces) if pieces is not None else io.StringIO(app.current_event.body or "")
     report: ImportReport = deps.import_service().import_jsonl(
-        principal.tenant_id, principal.tenant_name, io.StringIO(body), new_ids=new_ids
+        principal.tenant_id, principal.tenant_name, _not_empty(lines), new_ids=new_ids
     )
     return _json(200, report.model_dump_json())
+
+
+def _not_empty(lines: Iterable[str]) -> Iterator[str]:
+    lines = iter(lines)
+    first = next(lines, "")
+    if not first.strip():
+        raise InvalidInput("send an export (JSON Lines) as the body", details={"field": "body"})
+    yield first
+    yield from lines
 
 
 @app.get("/v1/import/<id>")

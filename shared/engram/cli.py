@@ -330,8 +330,7 @@ def _remote_import(args: argparse.Namespace, path: Path) -> int:
     with _client(args) as client, Bars("importing", totals=totals, stream=sys.stderr) as bars:
         summary = import_from(client, path, new_ids=args.new_ids, on_records=bars.add)
     _summary(
-        f"imported {path} in {summary.parts} part(s)"
-        + (f" (job {summary.job_id})" if summary.job_id else ""),
+        f"imported {path}" + (f" (job {summary.job_id})" if summary.job_id else ""),
         summary.inserted,
         summary.skipped,
     )

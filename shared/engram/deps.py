@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from engram.settings import Settings, get_settings
 
 if TYPE_CHECKING:
-    from engram.api.streaming import BodyStream
+    from collections.abc import Iterable
+
+    from engram.api.streaming import BodyStream, RequestStream
     from engram.changes.webhooks import WebhookService
     from engram.containers.service import ContainerService
     from engram.context.service import ContextService
@@ -60,6 +62,8 @@ class Deps:
     s3: Any = None  # the S3 client of export jobs (AWS)
     # Where a handler may leave a body to stream (engram local's workers); None: bodies are whole.
     body_stream: BodyStream | None = None
+    # Where the runtime leaves a request body that comes in pieces (engram local's workers); None: whole.
+    request_stream: RequestStream | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -332,6 +336,13 @@ def export_jobs() -> ExportJobs | None:
 def body_stream() -> BodyStream | None:
     """Where a handler may leave a body to be streamed (engram local's workers), or None: answer it whole."""
     return current().body_stream
+
+
+def request_body() -> Iterable[bytes] | None:
+    """The request's body in pieces, as the client sends them (engram local's workers, on a route marked
+    `streamed_body`), or None: the body is whole in the event."""
+    stream = current().request_stream
+    return stream.take() if stream is not None else None
 
 
 def import_jobs() -> ImportJobs | None:

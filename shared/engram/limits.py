@@ -9,3 +9,10 @@ MAX_REQUEST_MB = MAX_REQUEST_BYTES // (1024 * 1024)
 TOO_LARGE_MESSAGE = (
     f"request bodies are limited to {MAX_REQUEST_MB} MB; send larger files with POST /v1/documents/upload"
 )
+
+# engram local streams the body of a route marked `streamed_body` (an import) to its handler piece by piece,
+# so its size is bounded by this, not by memory.
+MAX_STREAMED_REQUEST_BYTES = 8 * 1024 * 1024 * 1024
+STREAMED_TOO_LARGE_MESSAGE = (
+    f"this request's body is limited to {MAX_STREAMED_REQUEST_BYTES // 1024**3} GB here; split the file"
+)

@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+from tests import export_records as records
 from tests.e2e.local_server import MODEL_CACHE, free_port
 
 KEY = "engram_bench-export-" + "k" * 24
@@ -87,44 +88,18 @@ def seed(data_dir: Path, memories: int) -> None:
     rng = random.Random(7)
     file = data_dir / "seed.jsonl"
     with file.open("w") as out:
-        header = {"record": "header", "format": "engram-export", "version": 2, "tenant": "dev"}
-        out.write(json.dumps({**header, "container": None, "exported_at": "2026-01-01T00:00:00Z"}) + "\n")
-        out.write(
-            json.dumps(
-                {
-                    "record": "container",
-                    "name": "bench",
-                    "parent": None,
-                    "description": "",
-                    "created_at": "2026-01-01T00:00:00Z",
-                }
-            )
-            + "\n"
-        )
+        out.write(records.jsonl([records.header(tenant="dev"), records.container("bench")]))
         for i in range(memories):
             vector = [round(rng.uniform(-0.2, 0.2), 6) for _ in range(DIMS)]
-            record = {
-                "record": "memory",
-                "id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-                "container": "bench",
-                "content": f"Bench fact {i}: the quarterly report covers revenue, churn and hiring.",
-                "memory_type": "fact",
-                "tags": ["bench"],
-                "metadata": {"i": i},
-                "agent_id": None,
-                "conversation_id": None,
-                "user_id": None,
-                "visibility": "tenant",
-                "confidence": 1.0,
-                "is_latest": True,
-                "valid_from": "2026-01-01T00:00:00Z",
-                "valid_to": None,
-                "expires_at": None,
-                "embedding": vector,
-                "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
-                "created_at": "2026-01-01T00:00:00Z",
-                "updated_at": "2026-01-01T00:00:00Z",
-            }
+            record = records.memory(
+                f"Bench fact {i}: the quarterly report covers revenue, churn and hiring.",
+                id=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                container="bench",
+                tags=["bench"],
+                metadata={"i": i},
+                embedding=vector,
+                embedding_model="sentence-transformers/all-MiniLM-L6-v2",
+            )
             out.write(json.dumps(record) + "\n")
     # In-process, in one transaction (over HTTP, a 5 MB part of embedded memories can outlast the
     # API's 29 s on a busy machine).

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 from engram.export.service import CHUNK_BYTES
 from engram.local.stack import LocalDatabase
 from engram.tenants.service import IssuedKey
+from tests import export_records as records
 from tests.e2e.conftest import wait_for
 from tests.e2e.local_server import LocalServer, call
 
@@ -28,48 +28,13 @@ MEMORIES = 1500  # about 0.8 MB of JSON Lines: several pieces before the procedu
 
 
 def _memory(i: int) -> dict[str, Any]:
-    return {
-        "record": "memory",
-        "id": str(uuid.uuid4()),
-        "container": "bulk",
-        "content": f"Streamed fact number {i}: " + "lorem ipsum dolor sit amet " * 12,
-        "memory_type": "fact",
-        "tags": ["bulk"],
-        "metadata": {"i": i},
-        "agent_id": None,
-        "conversation_id": None,
-        "user_id": None,
-        "visibility": "tenant",
-        "confidence": 1.0,
-        "is_latest": True,
-        "valid_from": "2026-01-01T00:00:00Z",
-        "valid_to": None,
-        "expires_at": None,
-        "embedding": None,
-        "embedding_model": None,
-        "created_at": "2026-01-01T00:00:00Z",
-        "updated_at": "2026-01-01T00:00:00Z",
-    }
+    content = f"Streamed fact number {i}: " + "lorem ipsum dolor sit amet " * 12
+    return records.memory(content, container="bulk", tags=["bulk"], metadata={"i": i})
 
 
 def _seed(base_url: str, key: str, memories: int = MEMORIES) -> None:
-    header = {
-        "record": "header",
-        "format": "engram-export",
-        "version": 2,
-        "tenant": "seed",
-        "container": None,
-        "exported_at": "2026-01-01T00:00:00Z",
-    }
-    container = {
-        "record": "container",
-        "name": "bulk",
-        "parent": None,
-        "description": "",
-        "created_at": "2026-01-01T00:00:00Z",
-    }
-    lines = [header, container, *(_memory(i) for i in range(memories))]
-    body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    lines = [records.header(), records.container("bulk"), *(_memory(i) for i in range(memories))]
+    body = records.jsonl(lines).encode()
     status, report = call(
         base_url, "POST", "/v1/import", raw=body, key=key, content_type="application/x-ndjson", timeout=120
     )

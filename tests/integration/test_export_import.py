@@ -42,6 +42,7 @@ from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
 from engram_client import Engram
 from engram_client.transfer import TransferError, check_complete, export_to, import_from, record_kinds
+from tests import export_records as records
 from tests.conftest import REPO, Api, assert_invalid
 from tests.integration.documents_helpers import ingest
 
@@ -405,15 +406,15 @@ def test_a_clone_over_the_api_into_a_second_tenant_answers_the_same(
     lines = file.read_text().splitlines()
     _clean_up_expired(local_db, tenant)
 
-    # When: imported over HTTP into a second tenant of the same database, with new ids, in small parts
+    # When: imported over HTTP into a second tenant of the same database, with new ids
     progress: list[dict[str, int]] = []
     with Engram(live_url, other_tenant.plaintext) as target:
-        summary = import_from(target, file, new_ids=True, part_bytes=64_000, on_records=progress.append)
-        again = import_from(target, file, new_ids=True, part_bytes=64_000)
+        summary = import_from(target, file, new_ids=True, on_records=progress.append)
+        again = import_from(target, file, new_ids=True)
 
     # Then: every record arrived, the second import changed nothing, and every read answers the same
     assert dict(exported) == _kinds(lines) == dict(record_kinds(file))
-    assert summary.parts > 1 and dict(summary.inserted) == _kinds(lines)
+    assert dict(summary.inserted) == _kinds(lines)
     assert sum(sum(p.values()) for p in progress) == len(lines) - 2  # no header, no end record
     assert dict(again.inserted) == {} and dict(again.skipped) == _kinds(lines)
     renewed = IdMap(other_tenant.tenant_id, new_ids=True)
@@ -558,28 +559,7 @@ CONTAINER = {
     "description": "",
     "created_at": "2026-01-01T00:00:00Z",
 }
-MEMORY = {
-    "record": "memory",
-    "id": "6f1c1f4e-0000-4000-8000-000000000001",
-    "container": "nowhere",
-    "content": "x",
-    "memory_type": "fact",
-    "tags": [],
-    "metadata": {},
-    "agent_id": None,
-    "conversation_id": None,
-    "user_id": None,
-    "visibility": "tenant",
-    "confidence": 1.0,
-    "is_latest": True,
-    "valid_from": "2026-01-01T00:00:00Z",
-    "valid_to": None,
-    "expires_at": None,
-    "embedding": None,
-    "embedding_model": None,
-    "created_at": "2026-01-01T00:00:00Z",
-    "updated_at": "2026-01-01T00:00:00Z",
-}
+MEMORY = records.memory(container="nowhere", id="6f1c1f4e-0000-4000-8000-000000000001")
 
 
 def test_import_errors_name_the_line(fresh: FreshDatabase) -> None:

@@ -10,28 +10,9 @@ import httpx
 import pytest
 
 from engram_client import APIConnectionError, Engram, RateLimitError, RetryPolicy, ServerError, _base
+from tests import export_records as records
 
-MEMORY = {
-    "id": "6b1f4c1e-8c4c-4c2a-9d0e-111111111111",
-    "content": "x",
-    "container": "default",
-    "memory_type": "fact",
-    "tags": [],
-    "metadata": {},
-    "agent_id": None,
-    "conversation_id": None,
-    "user_id": None,
-    "visibility": "tenant",
-    "confidence": 1.0,
-    "is_latest": True,
-    "valid_from": "2026-01-01T00:00:00Z",
-    "valid_to": None,
-    "expires_at": None,
-    "reverted_at": None,
-    "embedding_model": "m",
-    "created_at": "2026-01-01T00:00:00Z",
-    "updated_at": "2026-01-01T00:00:00Z",
-}
+MEMORY = records.memory_response(id="6b1f4c1e-8c4c-4c2a-9d0e-111111111111", embedding_model="m")
 
 
 def _error(status: int, code: str, headers: dict[str, str] | None = None) -> httpx.Response:

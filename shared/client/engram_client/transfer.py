@@ -5,11 +5,12 @@ file, `import_from` loads a file into a deployment. Both work against the local 
   job, followed until the worker has written the file to S3, which is then downloaded from its presigned
   link.
 - import: in AWS the file is uploaded to a presigned URL (`POST /v1/import?upload=true`) and the job
-  followed; locally (which imports at once) it is sent in parts of whole lines under the API's 6 MB
-  request limit, each part with the header and each imported in one transaction. An import is
-  idempotent, so a run that stopped half way is simply run again.
+  followed; locally (which imports at once) the whole file is the body of one request, streamed from disk
+  as it is sent, whatever its size: the local stack reads it as it arrives and imports it in one
+  transaction (all or nothing). An import is idempotent, so a run that failed is simply run again.
 
-`on_records` hears the kinds of the records moved so far (a Counter of the step), for progress bars.
+`on_records` hears the kinds of the records moved so far (a Counter of the step), for progress bars: as they
+are written for an export, from the import's report for an import.
 
 An export of format version 3 ends with an `end` record that counts the records before it: `export_to`
 checks the file it wrote against it (an export whose stream broke off is an error, never a shorter file),
@@ -33,25 +34,20 @@ from engram_client import models
 from engram_client.client import NDJSON, Engram
 from engram_client.errors import ConflictError, EngramError, error_from_response
 
-# Well under the API's 6 MB request limit, and small enough that each part (its own request, imported
-# in its own transaction) ends well within the API's 29 s timeout: a 5 MB part (about 1,100 memories
-# with 384-d vectors) took over 29 s on a loaded 2-core machine and was cut off with a 504.
-PART_BYTES = 1024 * 1024
 _KIND = re.compile(rb'^\{"record":"([a-z_]+)"')
 _NOT_RECORDS = (b"header", b"end")
 Progress = Callable[[Counter[str]], None]
 
 
 class TransferError(EngramError):
-    """An export or import that could not be completed (a job that failed, a record too large to send, a
-    file cut short)."""
+    """An export or import that could not be completed (a job that failed, a file too large for the server,
+    a file cut short)."""
 
 
 @dataclass
 class ImportSummary:
     inserted: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
-    parts: int = 0
     job_id: str | None = None
 
 
@@ -188,7 +184,6 @@ def import_from(
     *,
     new_ids: bool = False,
     on_records: Progress | None = None,
-    part_bytes: int = PART_BYTES,
     poll_seconds: float = 2.0,
     timeout: float = 3600.0,
 ) -> ImportSummary:
@@ -199,7 +194,7 @@ def import_from(
     except ConflictError as exc:
         if exc.code != "unsupported_here":
             raise
-        return _in_parts(client, path, new_ids, on_records, part_bytes)
+        return _streamed(client, path, new_ids, on_records, timeout)
     assert isinstance(job, models.ImportJob) and job.upload_url is not None
     with path.open("rb") as handle:
         uploaded = httpx.put(job.upload_url, content=handle, headers=NDJSON, timeout=timeout)
@@ -213,20 +208,31 @@ def import_from(
         job = client.get_import(job.id)
     if job.status == "failed" or job.report is None:
         raise TransferError(f"import {job.id} failed: {job.error}", code="import_failed")
-    summary = ImportSummary(job_id=job.id, parts=1)
+    summary = ImportSummary(job_id=job.id)
     _add(summary, job.report, on_records)
     return summary
 
 
-def _in_parts(
-    client: Engram, path: Path, new_ids: bool, on_records: Progress | None, part_bytes: int
+def _streamed(
+    client: Engram, path: Path, new_ids: bool, on_records: Progress | None, timeout: float
 ) -> ImportSummary:
+    """The whole file as the body of one request, read from disk as it is sent (never held whole)."""
+    params = {"new_ids": "true" if new_ids else "false"}
+    with path.open("rb") as handle:  # httpx reads it in 64 KB pieces, and sends its size as Content-Length
+        response = client._http.post(
+            "/v1/import", params=params, content=handle, headers=NDJSON, timeout=timeout
+        )
+    if response.status_code == 413:
+        raise TransferError(
+            f"the server refused {path} as too large ({error_from_response(response)}); a server that takes "
+            "an import of any size streams it: update it, or import the file on the server (engram import "
+            "FILE --tenant NAME)",
+            code="payload_too_large",
+        )
+    if response.status_code != 200:
+        raise error_from_response(response)
     summary = ImportSummary()
-    for part in _parts(path, part_bytes):
-        report = client.import_tenant(part, new_ids=new_ids)
-        assert isinstance(report, models.ImportReport)
-        summary.parts += 1
-        _add(summary, report, on_records)
+    _add(summary, models.ImportReport.model_validate_json(response.content), on_records)
     return summary
 
 
@@ -236,35 +242,3 @@ def _add(summary: ImportSummary, report: models.ImportReport, on_records: Progre
     summary.skipped.update(skipped)
     if on_records is not None:
         on_records(inserted + skipped)
-
-
-def _parts(path: Path, part_bytes: int) -> Iterator[bytes]:
-    """The file in parts of whole lines, each led by the header; without the end record (check_complete
-    checked it; each part is checked against its own records only)."""
-    with path.open("rb") as handle:
-        header = handle.readline()
-        try:
-            json.loads(header)
-        except ValueError:
-            raise TransferError(f"{path} does not start with an engram export header") from None
-        part: list[bytes] = []
-        size = len(header)
-        for number, line in enumerate(handle, start=2):
-            if not line.strip() or _kind_of(line) == "end":
-                continue
-            if not line.endswith(b"\n"):
-                line += b"\n"
-            if len(header) + len(line) > part_bytes:
-                raise TransferError(
-                    f"line {number} of {path} is {len(line) / 1e6:.1f} MB, more than one request may carry "
-                    "here; import the file on the server (engram import FILE --tenant NAME), or export "
-                    "without --with-files",
-                    code="record_too_large",
-                )
-            if size + len(line) > part_bytes and part:
-                yield header + b"".join(part)
-                part, size = [], len(header)
-            part.append(line)
-            size += len(line)
-        if part:
-            yield header + b"".join(part)

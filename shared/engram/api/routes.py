@@ -27,6 +27,9 @@ class Route:
     etag: bool = False  # answers with an ETag: the item's version
     retry_safe: bool | None = None  # a POST that changes nothing when repeated; default: by method
     idempotency_key: str | None = None  # a body field that, when sent, makes repeating the call safe
+    # engram local streams the body to the handler as it arrives, up to MAX_STREAMED_REQUEST_BYTES (an import
+    # of any size, in one transaction); in AWS the body stays under the 6 MB Lambda limit.
+    streamed_body: bool = False
 
     @property
     def idempotent(self) -> bool:
@@ -125,7 +128,16 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route("export", "POST", "/v1/export", "export", also=(202,), retry_safe=True),
     Route("export", "GET", "/v1/export/{id}", "get_export"),
-    Route("export", "POST", "/v1/import", "import_tenant", also=(202,), errors=CONFLICT, retry_safe=True),
+    Route(
+        "export",
+        "POST",
+        "/v1/import",
+        "import_tenant",
+        also=(202,),
+        errors=CONFLICT,
+        retry_safe=True,
+        streamed_body=True,
+    ),
     Route("export", "GET", "/v1/import/{id}", "get_import"),
     Route("webhooks", "POST", "/v1/webhooks", "create_webhook", status=201, errors=CONFLICT),
     Route("webhooks", "GET", "/v1/webhooks", "list_webhooks"),

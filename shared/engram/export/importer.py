@@ -186,7 +186,8 @@ def read_header(first_line: str) -> Header:
 
 def _records(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
     """(line number, record), checked against the header's version and its order of kinds; and, where a
-    version 3 file has its end record (a file sent in parts has it in none of them), against its counts."""
+    version 3 file has its end record (older clients sent a large file in parts, none with it), against its
+    counts."""
     order: tuple[str, ...] = RECORD_ORDER
     version = 0
     last = -1

@@ -6,6 +6,13 @@ HTTP parsing (strict, h11), connection and read timeouts are Hypercorn's job (se
 the body limit is counted here on the bytes actually received, so no header (a negative or
 duplicated Content-Length, chunked encoding) gets a larger body through.
 
+A route marked `streamed_body` (an import) takes a body of any size up to MAX_STREAMED_REQUEST_BYTES: it is
+not read here first, but sent on to the worker piece by piece as it arrives (`RequestBody`), while Hypercorn
+holds back the client when the worker reads more slowly (nothing here holds more than a piece). If the
+client goes away, sends too much, or stops sending for `body_timeout`, the worker is told that the body
+broke off (and keeps nothing of it). A response that comes before the body's end (an error) is sent once
+the rest of the body has been read and dropped (up to DRAIN_LIMIT_BYTES), so that the client reads it.
+
 A streamed response (an export) is sent with chunked transfer encoding, each piece as the worker makes
 it. If the body breaks off (the worker died, or failed), the connection is closed without the final
 chunk, so that the client knows its body is incomplete; if the client goes away, the worker is told to
@@ -19,9 +26,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engram.limits import MAX_REQUEST_BYTES
+from engram.limits import MAX_REQUEST_BYTES, MAX_STREAMED_REQUEST_BYTES, STREAMED_TOO_LARGE_MESSAGE
 from engram.local.channel import HttpCall
-from engram.local.gateway import OPENAPI_PATH, HttpResponse, error, match_route, too_large
+from engram.local.gateway import OPENAPI_PATH, HttpResponse, Matched, error, match_route, too_large
 from engram.observability import logger
 
 
@@ -37,7 +44,8 @@ class StreamedResponse:
     body: Body  # read to its end, and closed in any case
 
 
-Invoke = Callable[[HttpCall], Awaitable[HttpResponse | StreamedResponse]]
+# The call, and the body of a streamed call (None: the body is whole in the call).
+Invoke = Callable[[HttpCall, AsyncIterator[bytes] | None], Awaitable[HttpResponse | StreamedResponse]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -52,10 +60,79 @@ MAX_HEADER_BYTES = 10240
 _HOP_BY_HOP = {"content-length", "connection", "transfer-encoding", "keep-alive"}
 
 
+class BodyRefused(Exception):
+    """A streamed request body that may go no further; `response` tells the client why."""
+
+    def __init__(self, response: HttpResponse, reason: str) -> None:
+        super().__init__(reason)
+        self.response = response
+
+
+class ClientGone(Exception):
+    """The client went away before the end of its body."""
+
+    def __init__(self) -> None:
+        super().__init__("the client went away before the end of its body")
+
+
+class RequestBody:
+    """The body of a streamed request, piece by piece as the client sends it: BodyRefused past `limit` bytes
+    (counted as received) or after `timeout` seconds without a piece, ClientGone if the client leaves."""
+
+    def __init__(self, receive: Receive, limit: int, timeout: float) -> None:
+        self._receive, self.limit, self.timeout = receive, limit, timeout
+        self.received = 0
+        self.ended = False  # read to its end, or broken off
+
+    def __aiter__(self) -> RequestBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self.ended:
+            raise StopAsyncIteration
+        try:
+            message = await asyncio.wait_for(self._receive(), self.timeout)
+        except TimeoutError:
+            self.ended = True
+            raise BodyRefused(
+                error(408, "request_timeout", f"no part of the body came for {self.timeout:.0f} s"),
+                "too slow",
+            ) from None
+        if message["type"] == "http.disconnect":
+            self.ended = True
+            raise ClientGone
+        data: bytes = message.get("body", b"")
+        self.received += len(data)
+        if self.received > self.limit:
+            self.ended = True  # not read further: the connection is closed after the 413
+            raise BodyRefused(too_large(STREAMED_TOO_LARGE_MESSAGE), f"more than {self.limit} bytes")
+        if not message.get("more_body", False):
+            self.ended = True
+        return data
+
+    async def drop_rest(self, limit: int) -> None:
+        """Read the rest of the body and drop it, up to `limit` bytes more (then the connection is closed)."""
+        dropped = 0
+        try:
+            async for piece in self:
+                dropped += len(piece)
+                if dropped > limit:
+                    return
+        except (BodyRefused, ClientGone):
+            return
+
+
 class GatewayApp:
-    def __init__(self, invoke: Invoke, *, body_timeout: float = BODY_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        invoke: Invoke,
+        *,
+        body_timeout: float = BODY_TIMEOUT_SECONDS,
+        streamed_limit: int = MAX_STREAMED_REQUEST_BYTES,
+    ) -> None:
         self.invoke = invoke
         self.body_timeout = body_timeout
+        self.streamed_limit = streamed_limit
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -79,19 +156,38 @@ class GatewayApp:
                 "headers_too_large",
                 f"the request line and headers are limited to {MAX_HEADER_BYTES} bytes",
             )
+        openapi = method == "GET" and raw_path == OPENAPI_PATH
+        matched = None if openapi else match_route(method, raw_path)
+        query = scope["query_string"].decode("latin-1")
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+        target = f"{raw_path}?{query}" if query else raw_path
+        if isinstance(matched, Matched) and matched.route.streamed_body:
+            return await self._streamed(HttpCall(method, target, headers, b"", streamed=True), receive)
         body = await self._read_body(receive)
         if body is None:
             return None  # the client went away
         if isinstance(body, HttpResponse):
             return body
-        if not (method == "GET" and raw_path == OPENAPI_PATH):
-            matched = match_route(method, raw_path)
-            if isinstance(matched, HttpResponse):
-                return matched
-        query = scope["query_string"].decode("latin-1")
-        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
-        target = f"{raw_path}?{query}" if query else raw_path
-        return await self.invoke(HttpCall(method, target, headers, body))
+        if isinstance(matched, HttpResponse):
+            return matched
+        return await self.invoke(HttpCall(method, target, headers, body), None)
+
+    async def _streamed(self, call: HttpCall, receive: Receive) -> HttpResponse | StreamedResponse | None:
+        """Invoke with the body sent on as it arrives; a body the worker did not read to its end (it answered
+        first) is read and dropped before the answer, which the client then reads instead of a reset."""
+        declared = [value for name, value in call.headers if name.lower() == "content-length"]
+        if len(declared) == 1 and declared[0].strip().isdigit() and int(declared[0]) > self.streamed_limit:
+            return too_large(STREAMED_TOO_LARGE_MESSAGE)  # said before it is sent: refused before it is read
+        body = RequestBody(receive, self.streamed_limit, self.body_timeout)
+        try:
+            response = await self.invoke(call, body)
+        except BodyRefused as refused:
+            return refused.response
+        except ClientGone:
+            return None
+        if not body.ended:
+            await body.drop_rest(DRAIN_LIMIT_BYTES)
+        return response
 
     async def _read_body(self, receive: Receive) -> bytes | HttpResponse | None:
         loop = asyncio.get_running_loop()

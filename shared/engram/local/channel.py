@@ -4,7 +4,13 @@ pair. Both ends are this program, so pickle is safe here; nothing else can write
 One call, one reply; except a streamed reply (`Reply.stream`), which announces that the body follows
 in `Chunk`s, each sent as soon as it is made, and ends with one `StreamEnd`. Meanwhile `engram local`
 may send one `CancelStream` (its client went away): the worker stops making the body and ends the stream.
-Either way the worker takes its next call only after its `StreamEnd`."""
+Either way the worker takes its next call only after its `StreamEnd`.
+
+A streamed request (`HttpCall.streamed`, a route marked `streamed_body`) is the mirror image: its body
+follows the call in `Chunk`s, as the client sends it, and ends with one `StreamEnd` (with an error: it broke
+off, and the handler must keep nothing of it). The worker may reply before the body's end (the handler
+failed, or read no further); `engram local` then stops sending and ends the body at once, and the worker
+drops what is left of it up to that `StreamEnd`."""
 
 from __future__ import annotations
 
@@ -37,6 +43,8 @@ class HttpCall:
     raw_path: str  # percent-encoded, with the query string
     headers: list[tuple[str, str]]
     body: bytes
+    # The body (then empty here) follows in Chunks, ended by a StreamEnd.
+    streamed: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,14 +66,15 @@ class Reply:
 
 @dataclass(frozen=True)
 class Chunk:
-    """The next piece of a streamed body."""
+    """The next piece of a streamed body (a reply's, or a request's)."""
 
     data: bytes
 
 
 @dataclass(frozen=True)
 class StreamEnd:
-    """The streamed body is complete; or, with `error` (its name and message), it broke off."""
+    """The streamed body (a reply's, or a request's) is complete; or, with `error` (its name and message),
+    it broke off."""
 
     error: tuple[str, str] | None = None
 

@@ -61,8 +61,8 @@ def error(status: int, code: str, message: str) -> HttpResponse:
     return json_response(status, {"error": {"code": code, "message": message}})
 
 
-def too_large() -> HttpResponse:
-    return error(413, "payload_too_large", TOO_LARGE_MESSAGE)
+def too_large(message: str = TOO_LARGE_MESSAGE) -> HttpResponse:
+    return error(413, "payload_too_large", message)
 
 
 @dataclass(frozen=True)

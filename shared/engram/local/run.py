@@ -17,7 +17,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from engram import deps
@@ -160,7 +160,7 @@ class LocalStack:
         try:
             deps.install(deps.Deps(settings=settings, database=local.app, starter=coordinator))
             key = await asyncio.to_thread(ensure_dev_key, local.admin, settings)
-            app = GatewayApp(lambda call: self._http(api, coordinator, call))
+            app = GatewayApp(lambda call, body: self._http(api, coordinator, call, body))
             config = server_config(f"fd://{sock.detach()}")  # the server owns (and closes) it now
             server = loop.create_task(self._serve(app, config))
             await self._until(api.wait_ready(), server)
@@ -237,10 +237,10 @@ class LocalStack:
 
     @staticmethod
     async def _http(
-        api: WorkerPool, coordinator: IngestCoordinator, call: HttpCall
+        api: WorkerPool, coordinator: IngestCoordinator, call: HttpCall, body: AsyncIterator[bytes] | None
     ) -> HttpResponse | StreamedResponse:
         try:
-            reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS, wait=API_TIMEOUT_SECONDS)
+            reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS, wait=API_TIMEOUT_SECONDS, body=body)
         except NoWorkerFree:
             return error(503, "unavailable", "every API worker stayed busy; retry later")
         except InvocationTimedOut:

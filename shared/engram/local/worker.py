@@ -7,7 +7,9 @@ worker runs pipeline step functions. It exits when `engram local` closes its end
 dies with it if `engram local` is killed.
 
 A response body a handler left to stream (engram.api.streaming) is sent after the reply, piece by piece
-as it is made (engram.local.channel); the worker takes its next call once the body is sent.
+as it is made (engram.local.channel); the worker takes its next call once the body is sent. A streamed
+request's body is read from the socket as the handler reads it (`IncomingBody`), never held whole; what the
+handler left unread is dropped after the reply.
 
     python -m engram.local.worker ROLE FD PARENT_PID
 """
@@ -56,13 +58,14 @@ class ForwardingStarter:
 class Runtime:
     def __init__(self, boot: Boot) -> None:
         from engram import deps
-        from engram.api.streaming import BodyStream
+        from engram.api.streaming import BodyStream, RequestStream
         from engram.db.database import Database
         from engram.local.gateway import LocalGateway
 
         self.boot = boot
         self.starter = ForwardingStarter()
         self.body_stream = BodyStream()
+        self.request_stream = RequestStream()
         database = Database(boot.app_conninfo, set_role=boot.set_role, min_size=1, max_size=2)
         deps.install(
             deps.Deps(
@@ -70,6 +73,7 @@ class Runtime:
                 database=database.open(),
                 starter=self.starter,
                 body_stream=self.body_stream,
+                request_stream=self.request_stream,
             )
         )
         self.gateway = LocalGateway()
@@ -91,12 +95,18 @@ class Runtime:
             return
         from engram.api.streaming import close_body
 
+        incoming = IncomingBody(sock) if call.streamed else None
+        if incoming is not None:
+            self.request_stream.offer(incoming)
         response = self._http(call)
+        self.request_stream.take()
         body = self.body_stream.take()
         if body is not None and not 200 <= response.status < 300:  # failed after it offered a body
             close_body(body)
             body = None
         send(sock, Reply(value=response, starts=self.starter.drain(), stream=body is not None))
+        if incoming is not None:
+            incoming.skip_rest()
         if body is not None:
             stream_body(sock, body)
 
@@ -120,6 +130,39 @@ class Runtime:
         except Exception:
             logger.exception("local gateway failed")
             return error(500, "internal_error", "an internal error occurred; it has been logged")
+
+
+class IncomingBody:
+    """The body of a streamed request, piece by piece as `engram local` sends it on: read from the socket as
+    the handler iterates, up to its `StreamEnd`. A body that broke off (the client went away, sent too much
+    or too slowly, or the handler answered first) raises RequestBodyBroken, so that the handler's transaction
+    ends without keeping any of it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.ended = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        from engram.api.streaming import RequestBodyBroken
+
+        while not self.ended:
+            message = receive(self.sock)
+            if isinstance(message, Chunk):
+                yield message.data
+                continue
+            self.ended = True
+            if not isinstance(message, StreamEnd):  # None: engram local has gone
+                raise RequestBodyBroken("the request body broke off: the server is stopping")
+            if message.error is not None:
+                raise RequestBodyBroken(f"the request body broke off: {message.error[1]}")
+
+    def skip_rest(self) -> None:
+        """After the reply: drop what the handler did not read, up to the body's end."""
+        from engram.api.streaming import RequestBodyBroken
+
+        with contextlib.suppress(RequestBodyBroken):
+            for _ in self:
+                pass
 
 
 def stream_body(sock: socket.socket, body: Iterator[bytes]) -> None:

@@ -10,6 +10,12 @@ A streamed reply (engram.local.channel) keeps its worker until the body's end ha
 (`StreamedReply.body`) returns the worker to the pool then; if the reader stops early (its client went
 away), the worker is told to stop and is returned once it has; a worker that dies or falls silent for
 the time limit mid-body is killed, and the reader raises.
+
+A streamed request (`invoke(..., body=)`) sends its body on to the worker piece by piece as the caller's
+iterator yields it; the time limit then bounds the worker's wait for each piece to be taken, and for the
+reply after the body's end, not the whole upload. If the body breaks off (the iterator raises: the client
+went away, sent too much), the worker is told so, its reply awaited (it keeps nothing), and the iterator's
+error raised to the caller; if the worker replies first, the rest of the body is not sent.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,6 +126,50 @@ class StreamedBody:
     def _end(self) -> None:
         self._ended = True
         self._pool._done_running(self._tenant)
+
+
+class BodyBroke(Exception):
+    """The request body's iterator raised (`cause`); the worker has replied, and keeps nothing of it."""
+
+    def __init__(self, cause: Exception, reply: Reply) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.reply = reply
+
+
+class _Feeder:
+    """Sends a request's body on to its worker, piece by piece, then its end (once)."""
+
+    def __init__(self, worker: Worker, body: AsyncIterator[bytes], timeout: float) -> None:
+        self.worker, self.body, self.timeout = worker, body, timeout
+        self.ended = False  # its StreamEnd is on its way
+
+    async def run(self) -> Exception | None:
+        """None once the whole body is sent; the error the body raised (it broke off), once the worker has
+        been told; InvocationTimedOut (the worker killed) if a piece is not taken in time."""
+        pieces = aiter(self.body)
+        while True:
+            try:
+                piece = await anext(pieces)
+            except StopAsyncIteration:
+                await self._end(StreamEnd())
+                return None
+            except Exception as exc:  # the client went away, or sent too much or too slowly
+                await self._end(StreamEnd((type(exc).__name__, str(exc)[:500] or type(exc).__name__)))
+                return exc
+            if not piece:
+                continue
+            try:
+                await asyncio.wait_for(self.worker.send(Chunk(piece)), self.timeout)
+            except TimeoutError:
+                self.worker.kill()
+                raise InvocationTimedOut(
+                    f"the handler took no part of the body for {self.timeout:.2f} seconds"
+                ) from None
+
+    async def _end(self, end: StreamEnd) -> None:
+        self.ended = True
+        await self.worker.send(end)
 
 
 class NoWorkerFree(Exception):
@@ -344,21 +394,34 @@ class WorkerPool:
         wait: float | None = None,
         tenant: str = "",
         heavy: bool = False,
+        body: AsyncIterator[bytes] | None = None,
     ) -> Reply | StreamedReply:
         """Run `message` on the next free worker. NoWorkerFree if none is free within `wait`
         seconds, InvocationTimedOut after `timeout` seconds of running (the worker is killed),
         WorkerFailed if the worker dies. A streamed reply's body may take longer: `timeout` then
-        bounds the wait for each piece."""
+        bounds the wait for each piece. `body`: the request's body, sent on as it comes (`message`
+        is then a streamed HttpCall); `timeout` bounds the wait for each piece to be taken, and for
+        the reply after the body's end. If `body` raises, that error is raised here, once the worker
+        has replied."""
         try:
             worker = await asyncio.wait_for(self._acquire(tenant, heavy), wait)
         except TimeoutError:
             raise NoWorkerFree(f"no {self.role} worker was free within {wait:.0f} s") from None
         self._running[tenant] = self._running.get(tenant, 0) + 1
-        call = asyncio.ensure_future(worker.call(message))
+        if body is None:
+            call = asyncio.ensure_future(worker.call(message))
+        else:
+            call = asyncio.ensure_future(self._call_streamed(worker, message, body, timeout))
         streamed = False
         try:
-            reply = await asyncio.wait_for(asyncio.shield(call), timeout)
+            if body is None:
+                reply = await asyncio.wait_for(asyncio.shield(call), timeout)
+            else:  # its own time limits: for each piece, then for the reply
+                reply = await asyncio.shield(call)
             streamed = reply.stream
+        except BodyBroke as broke:
+            self._release(worker, broke.reply)
+            raise broke.cause from None
         except TimeoutError:
             worker.kill()
             call.cancel()
@@ -378,6 +441,43 @@ class WorkerPool:
             return StreamedReply(reply, StreamedBody(self, worker, timeout, tenant))
         self._make_idle(worker)
         return reply
+
+    async def _call_streamed(
+        self, worker: Worker, message: HttpCall | LambdaCall, body: AsyncIterator[bytes], timeout: float
+    ) -> Reply:
+        """The call, then its body piece by piece, while waiting for the reply (which may come first)."""
+        await worker.send(message)
+        answer = asyncio.ensure_future(worker.receive())
+        feeder = _Feeder(worker, body, timeout)
+        feeding = asyncio.ensure_future(feeder.run())
+        await asyncio.wait({answer, feeding}, return_when=asyncio.FIRST_COMPLETED)
+        broke: Exception | None = None
+        if feeding.done():
+            try:
+                broke = feeding.result()
+            except BaseException:
+                answer.cancel()
+                raise
+        else:  # answered before the body's end: send no more of it
+            feeding.cancel()
+            await asyncio.gather(feeding, return_exceptions=True)
+            if not feeder.ended and answer.exception() is None:
+                await worker.send(StreamEnd(("Answered", "the handler answered before the body's end")))
+        try:
+            reply: Reply = await asyncio.wait_for(answer, timeout)
+        except TimeoutError:
+            worker.kill()
+            raise InvocationTimedOut(f"no reply within {timeout:.2f} seconds of the body's end") from None
+        if broke is not None:
+            raise BodyBroke(broke, reply)
+        return reply
+
+    def _release(self, worker: Worker, reply: Reply) -> None:
+        """A worker whose reply nobody reads: free once it has stopped streaming any body."""
+        if reply.stream:
+            self._track(self._cancel_stream(worker, STOP_GRACE_SECONDS))
+        else:
+            self._make_idle(worker)
 
     def _done_running(self, tenant: str) -> None:
         self._running[tenant] -= 1

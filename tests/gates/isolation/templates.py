@@ -6,12 +6,12 @@ A route without a template stops the gate before it starts: add one here when yo
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from engram.api.routes import ROUTES
+from tests import export_records as records
 from tests.gates.isolation.client import Call
 from tests.gates.isolation.reads import Harvest
 
@@ -391,36 +391,10 @@ def export_job(a: Harvest, b: Harvest) -> Iterable[Call]:
 def import_tenant(a: Harvest, b: Harvest) -> Iterable[Call]:
     # A file that names B's memories by id: refused as another tenant's (409), or, with new ids, copied
     # into A under ids of A's own; B's rows are never read, changed or revealed either way.
-    header = {"record": "header", "format": "engram-export", "version": 2, "tenant": "probe"}
     for memory in _ids(b, "memory", False):
-        record = {
-            "record": "memory",
-            "id": memory,
-            "container": "default",
-            "content": _content(a),
-            "memory_type": "fact",
-            "tags": [],
-            "metadata": {},
-            "agent_id": None,
-            "conversation_id": None,
-            "user_id": None,
-            "visibility": "tenant",
-            "confidence": 1.0,
-            "is_latest": True,
-            "valid_from": "2026-01-01T00:00:00Z",
-            "valid_to": None,
-            "expires_at": None,
-            "embedding": None,
-            "embedding_model": None,
-            "created_at": "2026-01-01T00:00:00Z",
-            "updated_at": "2026-01-01T00:00:00Z",
-        }
-        lines = "\n".join(
-            json.dumps(line)
-            for line in ({**header, "container": None, "exported_at": "2026-01-01T00:00:00Z"}, record)
-        )
+        lines = records.jsonl([records.header(tenant="probe"), records.memory(_content(a), id=memory)])
         for new_ids in ("false", "true"):
-            yield Call("POST", "/v1/import", {"new_ids": new_ids}, content=lines + "\n", headers=NDJSON)
+            yield Call("POST", "/v1/import", {"new_ids": new_ids}, content=lines, headers=NDJSON)
 
 
 def import_job(a: Harvest, b: Harvest) -> Iterable[Call]:
