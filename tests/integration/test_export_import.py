@@ -588,6 +588,8 @@ def test_import_errors_name_the_line(fresh: FreshDatabase) -> None:
         load(v3, json.dumps(CONTAINER), json.dumps({"record": "end", "counts": {"container": 2}}))
     with pytest.raises(InvalidInput, match="line 3: a record after the end record"):
         load(v3, json.dumps({"record": "end", "counts": {}}), json.dumps(CONTAINER))
+    with pytest.raises(InvalidInput, match="ends after 1 container without its end record: it was cut short"):
+        load(v3, json.dumps(CONTAINER))
     with pytest.raises(InvalidInput, match="line 2: "):  # no end record before version 3
         load(header, json.dumps({"record": "end", "counts": {}}))
     assert _export(fresh.app, tenant_id, "errors")[1:] == [NOTHING]

@@ -185,9 +185,8 @@ def read_header(first_line: str) -> Header:
 
 
 def _records(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
-    """(line number, record), checked against the header's version and its order of kinds; and, where a
-    version 3 file has its end record (older clients sent a large file in parts, none with it), against its
-    counts."""
+    """(line number, record), checked against the header's version and its order of kinds; and a version 3
+    file against its end record's counts: one without its end record was cut short, and is refused whole."""
     order: tuple[str, ...] = RECORD_ORDER
     version = 0
     last = -1
@@ -226,6 +225,11 @@ def _records(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
         last = position
         seen[record.record] += 1
         yield number, record
+    if version >= 3 and not ended:
+        raise InvalidInput(
+            f"the file ends after {_listed(seen)} without its end record: it was cut short (an export of "
+            "version 3 ends with one); nothing was imported"
+        )
 
 
 def _end(line: str) -> End | None:
