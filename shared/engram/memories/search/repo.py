@@ -72,7 +72,9 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
 
     The vector leg scans the filtered rows exactly when they are few, and walks the HNSW index when
     they are many (plan.exact_cap): the statement counts them first, up to the cap, and runs only the
-    branch the count picks (a false one-time filter skips the other). The graph leg looks up the
+    branch the count picks (a false one-time filter skips the other); the count is returned in each
+    row (`population`). When the planner already knows which side of the cap the population is on
+    (exact_cap None), only that branch is written. The graph leg looks up the
     entities the query names itself. One statement, one round trip.
     """
     a = sql.Identifier(corpus.alias)
@@ -164,7 +166,7 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
                ORDER BY fused DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
            SELECT {columns}, t.similarity, t.text_rank, t.coverage, t.graph, t.people, t.time_match,
-                  t.fused
+                  t.fused{population}
            FROM top t JOIN {table} {a} ON {a}.id = t.id
            WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM top))
            ORDER BY t.fused DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, {a}.id"""
@@ -193,6 +195,11 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         ),
         tenant=tenant,
         limit=sql.Literal(plan.limit),
+        # What the count found (up to exact_cap + 1): the planner keeps it for the next searches of
+        # the same population (planner.SearchPlanner.counted).
+        population=sql.SQL(", (SELECT n FROM population) AS population")
+        if plan.vector is not None and plan.exact_cap is not None
+        else sql.SQL(""),
     )
     return query
 

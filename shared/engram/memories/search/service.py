@@ -98,9 +98,12 @@ class MemorySearch:
             plan = self._with_hints(plan, party, request.query, understand(request.query))
         rows: list[dict[str, Any]] = []
         if corpora:
-            statements = [repo.statement(corpus, self.planner.for_corpus(corpus, plan)) for corpus in corpora]
+            plans = [self.planner.for_corpus(corpus, plan, party) for corpus in corpora]
+            statements = [repo.statement(corpus, p) for corpus, p in zip(corpora, plans, strict=True)]
             settings = self.planner.scan_settings(plan) if plan.vector is not None else None
-            for found in self.db.run(tenant_id, party, statements, settings):
+            found_rows = self.db.run(tenant_id, party, statements, settings)
+            for corpus, corpus_plan, found in zip(corpora, plans, found_rows, strict=True):
+                self.planner.counted(corpus, corpus_plan, party, found)
                 rows += found
         # The calibrated score reads the search's best fused score (fusion.calibrated): the first row
         # of one corpus's rows, of either corpus's with chunks, whatever the limit.
