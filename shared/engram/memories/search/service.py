@@ -98,13 +98,7 @@ class MemorySearch:
             plan = self._with_hints(plan, party, request.query, understand(request.query))
         rows: list[dict[str, Any]] = []
         if corpora:
-            plans = [self.planner.for_corpus(corpus, plan, party) for corpus in corpora]
-            statements = [repo.statement(corpus, p) for corpus, p in zip(corpora, plans, strict=True)]
-            settings = self.planner.scan_settings(plan) if plan.vector is not None else None
-            found_rows = self.db.run(tenant_id, party, statements, settings)
-            for corpus, corpus_plan, found in zip(corpora, plans, found_rows, strict=True):
-                self.planner.counted(corpus, corpus_plan, party, found)
-                rows += found
+            rows = self._run(tenant_id, party, plan, corpora)
         # The calibrated score reads the search's best fused score (fusion.calibrated): the first row
         # of one corpus's rows, of either corpus's with chunks, whatever the limit.
         best = max((float(row["fused"]) for row in rows), default=0.0)
@@ -116,6 +110,29 @@ class MemorySearch:
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
         return SearchResponse(query=request.query, results=results, total=len(results))
+
+    def _run(
+        self, tenant_id: UUID, party: Party, plan: SearchPlan, corpora: list[Corpus]
+    ) -> list[dict[str, Any]]:
+        """Each corpus's fused statement, in one round trip. A corpus the tenant may have no rows of
+        (Corpus.any_rows: chunks, for a tenant that never added a document) is only checked in that
+        round trip, and searched in a second one once it has rows (then no longer checked:
+        SearchPlanner.has_rows)."""
+        probed = [c for c in corpora if self.planner.needs_probe(c, tenant_id)]
+        searched = [c for c in corpora if c not in probed]
+        plans = [self.planner.for_corpus(corpus, plan, party) for corpus in searched]
+        statements = [repo.statement(corpus, p) for corpus, p in zip(searched, plans, strict=True)]
+        probes = [c.any_rows(tenant_id) for c in probed if c.any_rows is not None]
+        settings = self.planner.scan_settings(plan) if plan.vector is not None else None
+        found = self.db.run(tenant_id, party, statements + probes, settings)
+        rows: list[dict[str, Any]] = []
+        for corpus, corpus_plan, corpus_rows in zip(searched, plans, found, strict=False):
+            self.planner.counted(corpus, corpus_plan, party, corpus_rows)
+            rows += corpus_rows
+        late = [c for c, answer in zip(probed, found[len(searched) :], strict=True) if answer[0]["any"]]
+        for corpus in late:
+            self.planner.has_rows(corpus, tenant_id)
+        return rows + (self._run(tenant_id, party, plan, late) if late else [])
 
     def _with_hints(self, plan: SearchPlan, party: Party, query: str, hints: Understanding) -> SearchPlan:
         """The plan with what the query says besides its words (engram.memories.search.understanding):
