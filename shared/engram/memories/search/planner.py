@@ -29,8 +29,9 @@ _INDEX_ROWS: dict[tuple[int, str, UUID | None, str, int], tuple[float | None, fl
 POPULATION_TTL_S = INDEX_ROWS_TTL_S
 POPULATIONS_MAX = 10_000
 _POPULATIONS: dict[tuple[Any, ...], tuple[int, int, float]] = {}
-# Tenants known to have rows of a corpus that many tenants have none of (Corpus.any_rows): rows once
-# seen are assumed to stay (a tenant that deleted them all is searched for none, correctly).
+# Tenants known to have rows of a corpus that many tenants have none of (Corpus.any_rows), or
+# entities (the graph leg): rows once seen are assumed to stay (a tenant that deleted them all is
+# searched for none, correctly).
 _HAS_ROWS: set[tuple[int, str, UUID]] = set()
 
 
@@ -117,12 +118,16 @@ class SearchPlanner:
     def needs_probe(self, corpus: Corpus, tenant_id: UUID) -> bool:
         """Whether the corpus's statement waits for a check that the tenant has any of its rows
         (Corpus.any_rows): until the tenant is seen to have some."""
-        return corpus.any_rows is not None and (id(self.db), corpus.table, tenant_id) not in _HAS_ROWS
+        return corpus.any_rows is not None and not self.seen_rows(corpus.table, tenant_id)
 
-    def has_rows(self, corpus: Corpus, tenant_id: UUID) -> None:
+    def seen_rows(self, table: str, tenant_id: UUID) -> bool:
+        """Whether the tenant was seen to have rows in `table` (has_rows)."""
+        return (id(self.db), table, tenant_id) in _HAS_ROWS
+
+    def has_rows(self, table: str, tenant_id: UUID) -> None:
         if len(_HAS_ROWS) >= POPULATIONS_MAX:
             _HAS_ROWS.clear()
-        _HAS_ROWS.add((id(self.db), corpus.table, tenant_id))
+        _HAS_ROWS.add((id(self.db), table, tenant_id))
 
     def scan_settings(self, plan: SearchPlan) -> dict[str, str]:
         """The HNSW scan's settings for this plan (transaction-local; read only by an index walk)."""

@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 from engram.db.database import TenantTx
 from engram.db.migrate import embedding_index_name
 from engram.db.tenant_indexes import tenant_index_name
-from engram.graph.repo import entities_named_query, neighbours_query
+from engram.graph.repo import any_entities_query, entities_named_query, neighbours_query
 from engram.memories import predicates
 from engram.memories.models import SearchFilters
 from engram.memories.predicates import ContainerScope, TimeScope
@@ -205,6 +205,12 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         else sql.SQL(""),
     )
     return query
+
+
+def any_entities(tenant_id: UUID) -> sql.Composable:
+    """(any): whether the tenant has any entity the graph leg could find (engram.graph.repo). Without
+    one, the graph leg finds nothing and adds nothing to any row's score."""
+    return any_entities_query(tenant_id)
 
 
 def latest_day(plan: SearchPlan) -> sql.Composable:
