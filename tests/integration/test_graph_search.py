@@ -65,3 +65,26 @@ def test_the_graph_leg_obeys_filters_and_tenants(api: Api, other_api: Api) -> No
     assert kat in [r["id"] for r in _search(api, container="nasa.*")]
     assert kat not in [r["id"] for r in _search(api, filters={"memory_type": ["task"]})]
     assert _search(other_api) == []
+
+
+def test_a_tenants_first_entity_is_searched_through_by_the_next_search(api: Api) -> None:
+    # Given a tenant with memories and no entity, searched once (its graph leg is only checked)
+    for text in DISTRACTORS:
+        assert (
+            api.post("/v1/memories", {"content": text, "container": "nasa", "extract": "none"}).status == 201
+        )
+    before = _search(api, limit=10)
+
+    # When its first entity is added, with a memory that names it only by alias
+    entity = api.post(
+        "/v1/entities", {"name": "Katherine Johnson", "entity_type": "person", "aliases": ["KJ"]}
+    )
+    kat = api.post(
+        f"/v1/entities/{entity.json['id']}/observations",
+        {"content": "KJ checked the numbers by hand.", "container": "nasa"},
+    ).json["memory_id"]
+
+    # Then the next search finds that memory through the graph leg
+    after = {r["id"]: r for r in _search(api, limit=10)}
+    assert [r["scores"]["graph"] for r in before] == [None] * len(before)
+    assert after[str(kat)]["scores"]["graph"] == 1.0

@@ -129,3 +129,43 @@ def test_filter_candidates_see_only_the_transactions_tenant(
 
     assert {str(row["id"]) for row in rows} == set(mine)
     assert all(isinstance(row["id"], UUID) for row in rows)
+
+
+class _Recording:
+    """The app database, recording the statements each run sends."""
+
+    def __init__(self, db) -> None:  # type: ignore[no-untyped-def]
+        self._db = db
+        self.sent: list[str] = []
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._db, name)
+
+    def run(self, tenant_id, party, statements, settings=None):  # type: ignore[no-untyped-def]
+        with self._db.transaction() as cur:
+            self.sent += [s.as_string(cur.connection) for s in statements]
+        return self._db.run(tenant_id, party, statements, settings)
+
+
+def test_a_population_counted_once_is_not_counted_again_and_the_results_are_the_same(
+    api: Api,
+    tenant,  # type: ignore[no-untyped-def]
+    local_db: LocalDatabase,
+    embedder: LocalEmbedder,
+    vectors: list[list[float]],
+) -> None:
+    # Given memories, and a search service that records its statements
+    _store(api, vectors, tagged={3})
+    db = _Recording(local_db.app)
+    service = MemorySearch(db, embedder)  # type: ignore[arg-type]
+    request = SearchRequest(query="note", mode="hybrid", limit=5)
+
+    # When the same population is searched twice
+    first = service.search_with_vector(tenant.tenant_id, request, vectors[9], LOCAL_EMBEDDING_MODEL)
+    second = service.search_with_vector(tenant.tenant_id, request, vectors[9], LOCAL_EMBEDDING_MODEL)
+
+    # Then only the first search counts it (and plans both ways); both find the same, in the same order
+    fused = [s for s in db.sent if s.startswith("WITH")]
+    assert ["population AS MATERIALIZED" in s for s in fused] == [True, False]
+    assert "::vector(384)" in fused[0] and "::vector(384)" not in fused[1]
+    assert [(r.id, r.score) for r in second.results] == [(r.id, r.score) for r in first.results]

@@ -107,3 +107,24 @@ def test_chunk_search_walks_the_hnsw_index_when_the_planner_says_so(
     with local_db.app.tenant(tenant.tenant_id) as cur:
         assert search_repo.index_rows(cur, "chunks", None, embedder.model_id, embedder.dimensions) is not None
     assert [r.id for r in walked] == [r.id for r in scanned] and walked[0].content == TEXT
+
+
+def test_a_tenants_first_document_is_found_by_the_next_search(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase, embedder: LocalEmbedder
+) -> None:
+    # Given a tenant with memories only, searched once over both kinds (the chunks are only checked)
+    api.post("/v1/memories", {"content": "The kraken mascot is purple."})
+    service = MemorySearch(local_db.app, embedder, chunks=CHUNKS)
+    request = SearchRequest(query="kraken certificate", scope="all")
+    before = service.search(tenant.tenant_id, request).results
+
+    # When its first document is added
+    doc = ingest(api, {"content": TEXT})
+
+    # Then the same service's next search finds its chunk beside the memory
+    after = service.search(tenant.tenant_id, request).results
+    assert [r.kind for r in before] == ["memory"]
+    assert {(r.kind, r.document_id and str(r.document_id)) for r in after} >= {
+        ("memory", None),
+        ("chunk", doc["id"]),
+    }

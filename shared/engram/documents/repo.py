@@ -475,6 +475,12 @@ def _chunk_population(plan: SearchPlan, n: sql.Composable) -> sql.Composable:
     )
 
 
+def _any_chunks(tenant_id: UUID) -> sql.Composable:
+    return sql.SQL("SELECT EXISTS (SELECT 1 FROM chunks c WHERE c.tenant_id = {}) AS any").format(
+        sql.Literal(tenant_id)
+    )
+
+
 def _chunks_can_match(filters: SearchFilters) -> bool:
     """Chunks have no memory type, agent, conversation or owner: a filter on one matches none."""
     return not (
@@ -503,6 +509,7 @@ CHUNKS = Corpus(
     graph_leg=_chunk_graph_leg,
     graph_hits=_chunk_graph_hits,
     can_match=_chunks_can_match,
+    any_rows=_any_chunks,
 )
 
 

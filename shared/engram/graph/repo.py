@@ -186,6 +186,13 @@ def entities_named_query(tenant_id: UUID, keys: Sequence[str], named_keys: Seque
     ).format(t=sql.Literal(tenant_id), keys=sql.Literal(list(keys)), named=sql.Literal(list(named_keys)))
 
 
+def any_entities_query(tenant_id: UUID) -> sql.Composable:
+    """(any): whether the tenant has any entity key (entities_named_query finds none without one)."""
+    return sql.SQL("SELECT EXISTS (SELECT 1 FROM entity_keys k WHERE k.tenant_id = {}) AS any").format(
+        sql.Literal(tenant_id)
+    )
+
+
 # --- mentions (observations) ------------------------------------------------------------------
 
 

@@ -98,10 +98,7 @@ class MemorySearch:
             plan = self._with_hints(plan, party, request.query, understand(request.query))
         rows: list[dict[str, Any]] = []
         if corpora:
-            statements = [repo.statement(corpus, self.planner.for_corpus(corpus, plan)) for corpus in corpora]
-            settings = self.planner.scan_settings(plan) if plan.vector is not None else None
-            for found in self.db.run(tenant_id, party, statements, settings):
-                rows += found
+            rows = self._run(tenant_id, party, plan, corpora)
         # The calibrated score reads the search's best fused score (fusion.calibrated): the first row
         # of one corpus's rows, of either corpus's with chunks, whatever the limit.
         best = max((float(row["fused"]) for row in rows), default=0.0)
@@ -113,6 +110,37 @@ class MemorySearch:
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
         return SearchResponse(query=request.query, results=results, total=len(results))
+
+    def _run(
+        self, tenant_id: UUID, party: Party, plan: SearchPlan, corpora: list[Corpus]
+    ) -> list[dict[str, Any]]:
+        """Each corpus's fused statement, in one round trip. What the tenant may have none of is only
+        checked in that round trip, and searched in a second one once it has some (then no longer
+        checked: SearchPlanner.has_rows): a corpus (Corpus.any_rows: chunks, for a tenant that never
+        added a document), and entities (the graph leg: without any, it adds nothing to any row)."""
+        probed = [c for c in corpora if self.planner.needs_probe(c, tenant_id)]
+        searched = [c for c in corpora if c not in probed]
+        graph_probe = plan.graph is not None and not self.planner.seen_rows(ENTITIES, tenant_id)
+        run_plan = replace(plan, graph=None) if graph_probe else plan
+        plans = [self.planner.for_corpus(corpus, run_plan, party) for corpus in searched]
+        statements = [repo.statement(corpus, p) for corpus, p in zip(searched, plans, strict=True)]
+        probes = [c.any_rows(tenant_id) for c in probed if c.any_rows is not None]
+        if graph_probe:
+            probes.append(repo.any_entities(tenant_id))
+        settings = self.planner.scan_settings(plan) if plan.vector is not None else None
+        found = self.db.run(tenant_id, party, statements + probes, settings)
+        answers = [bool(a[0]["any"]) for a in found[len(searched) :]]
+        late = [c for c, has in zip(probed, answers, strict=False) if has]
+        for corpus in late:
+            self.planner.has_rows(corpus.table, tenant_id)
+        if graph_probe and answers[-1]:
+            self.planner.has_rows(ENTITIES, tenant_id)
+            return self._run(tenant_id, party, plan, corpora)
+        rows: list[dict[str, Any]] = []
+        for corpus, corpus_plan, corpus_rows in zip(searched, plans, found, strict=False):
+            self.planner.counted(corpus, corpus_plan, party, corpus_rows)
+            rows += corpus_rows
+        return rows + (self._run(tenant_id, party, plan, late) if late else [])
 
     def _with_hints(self, plan: SearchPlan, party: Party, query: str, hints: Understanding) -> SearchPlan:
         """The plan with what the query says besides its words (engram.memories.search.understanding):
@@ -145,6 +173,10 @@ class MemorySearch:
         if scope != "memories" and self.chunks is not None:
             corpora.append(self.chunks)
         return corpora
+
+
+# What the graph leg needs the tenant to have (SearchPlanner.has_rows).
+ENTITIES = "entity_keys"
 
 
 def _matched_text(request: SearchRequest) -> str:
