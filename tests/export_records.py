@@ -37,7 +37,7 @@ def memory(
     content: str = "x", *, container: str = "default", id: str | None = None, **fields: Any
 ) -> dict[str, Any]:
     """One exported memory (a new random id unless given); `fields` replace the defaults."""
-    record = {
+    record: dict[str, Any] = {
         "record": "memory",
         "id": id or str(uuid.uuid4()),
         "container": container,
