@@ -9,3 +9,7 @@ MAX_REQUEST_MB = MAX_REQUEST_BYTES // (1024 * 1024)
 TOO_LARGE_MESSAGE = (
     f"request bodies are limited to {MAX_REQUEST_MB} MB; send larger files with POST /v1/documents/upload"
 )
+
+# Custom extraction instructions (a tenant's, a container's): longer ones are refused by the API and
+# cut by the extraction prompt.
+MAX_INSTRUCTION_CHARS = 2000
