@@ -25,9 +25,20 @@ STEP_MODULES: dict[str, str] = {
     "graph-link": "graph_link",
 }
 
+# The modules of the collaborators a step uses in every run, which the context builds only when a step
+# first asks (engram.pipeline.context): imported with the step's own, so that they too load in the init
+# phase. (What only some documents need, a type's reader library or the URL fetcher, is not here.)
+COLLABORATOR_MODULES: dict[str, tuple[str, ...]] = {
+    "llm-extract": ("engram.memories.writer",),
+    "graph-link": ("engram.memories.writer",),
+}
+
 
 def load_step(step: str) -> StepFunction:
-    """The step's function, its module imported now (a step's handler calls this as it is imported)."""
+    """The step's function, its module and those of the collaborators it always uses imported now (a
+    step's handler calls this as it is imported)."""
+    for collaborator in COLLABORATOR_MODULES.get(step, ()):
+        importlib.import_module(collaborator)
     module = STEP_MODULES[step]
     stage = importlib.import_module(f"engram.pipeline.stages.{module}")
     found: StepFunction = getattr(stage, f"{module}_step")
