@@ -49,8 +49,8 @@ LLM_FUNCTIONS = frozenset(
 )
 # Functions that log in to the cluster as its owner with the master secret (the others: RDS Proxy).
 OWNER_FUNCTIONS = frozenset({MIGRATE_FUNCTION, ADMIN_FUNCTION})
-# The step functions and finish share one context (engram.deps.pipeline_context), which builds every
-# client a step may need; only the step named uses each.
+# The step functions and finish share one context (engram.deps.pipeline_context), which can build every
+# client a step may need (each when a step first asks for it); only the step named uses each.
 PIPELINE_CONTEXT_FUNCTIONS = frozenset(
     PIPELINE_PREFIX + f for f in (*(s.function for s in steps.STEPS), "finish")
 )

@@ -318,6 +318,10 @@ class Functions(Construct):
             "POWERTOOLS_SERVICE_NAME": "engram",
             "POWERTOOLS_METRICS_NAMESPACE": "Engram",
             "POWERTOOLS_LOG_LEVEL": "INFO",
+            # Engram uses no pydantic plugins: without this, the first model a function builds makes pydantic
+            # read the entry points of every distribution on sys.path (the runtime's and the layers') to
+            # look for some, in every cold start.
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
         }
         if self._calls_llm(spec):
             env["ENGRAM_LLM_PROVIDER"] = self.llm.provider

@@ -198,13 +198,17 @@ def pipeline_starter() -> PipelineStarter:
 
 
 def pipeline_context() -> PipelineContext:
-    db, emb, blobs, model = database(), embedder(), blob_store(), llm()
+    """What the pipeline's steps use: the database and the blob store, and the embedder and the LLM
+    built when a step first asks (chunk's function builds neither)."""
+    db, blobs = database(), blob_store()
     deps = current()
     with deps._lock:
         if deps.pipeline is None:
-            from engram.pipeline.context import build_context
+            from engram.pipeline.context import PipelineContext
 
-            deps.pipeline = build_context(deps.settings, db, blobs, emb, boto_client, llm=model)
+            deps.pipeline = PipelineContext(
+                deps.settings, db, blobs, make_embedder=embedder, boto_client=boto_client, make_llm=llm
+            )
         return deps.pipeline
 
 

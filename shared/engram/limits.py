@@ -16,3 +16,7 @@ MAX_STREAMED_REQUEST_BYTES = 8 * 1024 * 1024 * 1024
 STREAMED_TOO_LARGE_MESSAGE = (
     f"this request's body is limited to {MAX_STREAMED_REQUEST_BYTES // 1024**3} GB here; split the file"
 )
+
+# Custom extraction instructions (a tenant's, a container's): longer ones are refused by the API and
+# cut by the extraction prompt.
+MAX_INSTRUCTION_CHARS = 2000

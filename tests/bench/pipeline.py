@@ -12,7 +12,7 @@ from pathlib import Path
 from engram import deps
 from engram.documents.runs import DocumentRef
 from engram.local.stack import LocalDatabase
-from engram.pipeline import run
+from engram.pipeline import finish, run
 from engram.providers.embeddings import Embedder
 from engram.tenants import service as tenants
 from tests.bench.harness import Handlers, check
@@ -65,7 +65,7 @@ def pipeline_throughput(
             run.STEP_FUNCTIONS[step](ctx, ref)
             seconds[step] = time.perf_counter() - started
         chunks = _embedded_chunks(local, ref, embedder.model_id)
-        run.mark_done(ctx, ref)
+        finish.mark_done(ctx, ref)
     finally:
         # The stored PDF and work files, then the rows (the tenant's delete cascades).
         deps.blob_store().delete_prefix(f"{local.settings.work_prefix}{tenant_id}/")

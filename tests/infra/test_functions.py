@@ -119,6 +119,11 @@ def test_no_password_or_secret_value_in_any_environment(dev: Synth) -> None:
         assert env["ENGRAM_EMBEDDING_PROVIDER"] == "bedrock"
 
 
+def test_no_function_looks_for_pydantic_plugins_in_its_cold_start(dev: Synth) -> None:
+    for name, logical in engram_functions(dev).items():
+        assert dev.props(logical)["Environment"]["Variables"]["PYDANTIC_DISABLE_PLUGINS"] == "__all__", name
+
+
 def test_every_function_verifies_the_database_server_against_the_bundle_in_its_layer(dev: Synth) -> None:
     for name, logical in engram_functions(dev).items():
         env = dev.props(logical)["Environment"]["Variables"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 from uuid import UUID
@@ -12,6 +13,8 @@ from engram.documents.blobs import sha256_hex
 from engram.documents.runs import DocumentRef
 from engram.documents.service import DocumentService, StoredObject
 from engram.local.functions import invoke_pipeline_step
+from engram.pipeline.context import PipelineContext
+from engram.pipeline.readers import Services
 from engram.pipeline.runner import LocalRunner
 
 
@@ -76,6 +79,13 @@ def leftovers(db: Database, ref: DocumentRef) -> dict[str, int]:
         ).fetchone()
     assert row is not None
     return dict(row)
+
+
+def with_services(ctx: PipelineContext, services: Services) -> PipelineContext:
+    """A copy of the context whose readers use these services (the rest it has built, it keeps)."""
+    changed = copy.copy(ctx)
+    changed.services = services
+    return changed
 
 
 def with_settings(**changes: Any) -> Any:

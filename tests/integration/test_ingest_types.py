@@ -5,7 +5,6 @@ clear code where OCR is absent. Against the embedded PostgreSQL and the local mo
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +18,7 @@ from engram.providers.llm_openai import OpenAILLM
 from tests import ingest_files as files
 from tests.conftest import Api
 from tests.integration.documents_helpers import ingest
+from tests.integration.pipeline_helpers import with_services
 from tests.llm_fakes import scripted_openai_server
 
 
@@ -46,7 +46,7 @@ def functions_run(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 def _services(monkeypatch: pytest.MonkeyPatch, **services: Any) -> None:
     ctx = deps.pipeline_context()
-    monkeypatch.setattr(deps.current(), "pipeline", dataclasses.replace(ctx, services=Services(**services)))
+    monkeypatch.setattr(deps.current(), "pipeline", with_services(ctx, Services(**services)))
 
 
 def _send(api: Api, data: bytes, filename: str) -> dict[str, Any]:

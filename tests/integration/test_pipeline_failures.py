@@ -13,13 +13,13 @@ from engram import deps
 from engram.documents.failures import TransientError
 from engram.documents.runs import DocumentRef
 from engram.local.stack import LocalDatabase
-from engram.pipeline import handlers, run
+from engram.pipeline import finish, run
 from engram.pipeline.context import PipelineContext
 from engram.pipeline.readers import Services
 from engram.pipeline.steps import STEPS
 from engram.tenants.service import IssuedKey
 from tests import files
-from tests.integration.pipeline_helpers import document, leftovers, with_settings
+from tests.integration.pipeline_helpers import document, leftovers, with_services, with_settings
 from tests.integration.pipeline_helpers import run as run_document
 
 GOOD = (
@@ -80,7 +80,7 @@ def test_a_failure_in_mark_done_also_leaves_nothing(
     def broken(ctx: PipelineContext, ref: DocumentRef) -> bool:
         raise Injected("mark-done broke")
 
-    monkeypatch.setattr(handlers, "mark_done", broken)
+    monkeypatch.setattr(finish, "mark_done", broken)
 
     ref, status = run_document(tenant.tenant_id, GOOD, "runbook.md")
 
@@ -198,6 +198,4 @@ def test_a_pdf_over_the_page_limit_fails(
 
 
 def _no_ocr(ctx: Any) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(ctx, services=Services(ocr=None, transcriber=None))
+    return with_services(ctx, Services(ocr=None, transcriber=None))

@@ -9,7 +9,7 @@ from uuid import UUID
 from engram import deps
 from engram.local.functions import invoke_pipeline_step
 from engram.local.stack import LocalDatabase
-from engram.pipeline.handlers import run_finish
+from engram.pipeline.finish import run_finish
 from engram.pipeline.runner import LocalRunner
 from engram.pipeline.sweep import resume, sweep
 from engram.tenants.service import IssuedKey

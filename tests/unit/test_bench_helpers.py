@@ -115,6 +115,24 @@ def test_import_time_lines_are_parsed_with_their_depth() -> None:
     assert heaviest(lines, 1) == [("pydantic", 5.0)]
 
 
+def test_the_heaviest_imports_are_the_handlers_own_not_the_interpreters_startup() -> None:
+    # Given site, which imported the dev venv's editable-install hook before the handler was imported
+    stderr = (
+        "import time:      9000 |       9000 |   __editable___engram_client_0_1_0_finder\n"
+        "import time:       100 |       9100 | site\n"
+        "import time:      5000 |       5000 |   pydantic\n"
+        "import time:       100 |        100 |     json.decoder\n"
+        "import time:       200 |        300 |   json\n"
+        "import time:       700 |       6000 | handler\n"
+    )
+
+    # When
+    top = heaviest(parse_importtime(stderr))
+
+    # Then
+    assert top == [("pydantic", 5.0), ("json", 0.3)]
+
+
 def test_counts_read_and_print_the_same() -> None:
     assert [parse_count(s) for s in ("10k", "100K", "1m", "2500")] == [10_000, 100_000, 1_000_000, 2500]
     assert [human_count(n) for n in (10_000, 1_000_000, 2500)] == ["10K", "1M", "2500"]

@@ -8,7 +8,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
 from engram.observability import logger
-from engram.pipeline.handlers import run_step
+from engram.pipeline.handlers import load_step, run_step
+
+load_step("embed")  # the step's own code, imported in the init phase, not by the first document
 
 
 @logger.inject_lambda_context

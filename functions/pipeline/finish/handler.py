@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
 from engram.observability import logger
-from engram.pipeline.handlers import run_finish
+from engram.pipeline.finish import run_finish
 
 
 @logger.inject_lambda_context

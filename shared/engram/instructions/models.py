@@ -9,8 +9,8 @@ from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
 
 from engram.fields import NoNul, not_blank
 from engram.lazymodel import LazyModel
+from engram.limits import MAX_INSTRUCTION_CHARS
 from engram.memories.models import ContainerName
-from engram.memory_extraction.base import MAX_INSTRUCTION_CHARS
 
 # Kept exactly as sent (whitespace included); blank instructions are refused.
 InstructionText = Annotated[

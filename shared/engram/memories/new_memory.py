@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from engram.memories.models import MemoryCreate, MemoryType, Visibility
-from engram.memory_extraction.schema import ExtractedEntity, ExtractedRelation
+
+if TYPE_CHECKING:  # only annotations: the repositories that store a NewMemory load no extraction code
+    from engram.memory_extraction.schema import ExtractedEntity, ExtractedRelation
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from engram.memories.models import ContainerQuery, SearchFilters
+if TYPE_CHECKING:  # only annotations: the cleanup function loads no API models
+    from engram.memories.models import ContainerQuery, SearchFilters
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from typing import Literal, Protocol
 
 from engram.memory_extraction.schema import ExtractedMemory, ExtractionResult
 
-MAX_INSTRUCTION_CHARS = 2000
 _CHUNK_MARK = re.compile(r"</?chunk\b", re.IGNORECASE)
 
 

@@ -7,7 +7,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from engram.memory_extraction.base import MAX_INSTRUCTION_CHARS, ExtractionContext
+from engram.limits import MAX_INSTRUCTION_CHARS
+from engram.memory_extraction.base import ExtractionContext
 
 # The example shown to the model. A test validates it against ExtractionPayload, so the prompt and
 # the schema cannot drift apart.

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.pipeline.readers.result import Extracted, Segment
+from engram.pipeline.extracted import Extracted, Segment
 from engram.pipeline.tokens import count_tokens, sentences, split_words
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")

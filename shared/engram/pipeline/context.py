@@ -1,23 +1,34 @@
-"""Everything a step needs, built once per process and passed in (nothing reads the environment)."""
+"""Everything a step needs, built once per process and passed in (nothing reads the environment).
+
+The settings, the database and the blob store, which every step uses, are built with the context.
+Each other collaborator (the embedder, the readers' services, the URL fetcher, the memory writer,
+the LLM) is built, and its module imported, when a step first asks for it: chunk's function loads
+no LLM, reader or writer, and finish's no embedder.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from engram.db.database import Database
-from engram.documents.blobs import BlobStore
-from engram.graph.link_rules import RuleLinker
-from engram.memories.writer import MemoryWriter
-from engram.pipeline.readers import Limits, Services
-from engram.pipeline.readers.audio import AwsTranscriber, OpenAITranscriber, Transcriber
-from engram.pipeline.readers.image import Describer, LlmImageDescriber, Ocr, TesseractOcr, TextractOcr
-from engram.pipeline.readers.url import UrlFetcher
-from engram.providers.embeddings import Embedder
-from engram.providers.llm import LLM
-from engram.settings import Settings
+if TYPE_CHECKING:
+    from engram.db.database import Database
+    from engram.documents.blobs import BlobStore
+    from engram.memories.writer import MemoryWriter
+    from engram.pipeline.readers import Limits, Services
+    from engram.pipeline.readers.audio import Transcriber
+    from engram.pipeline.readers.image import Describer, Ocr
+    from engram.pipeline.readers.url import UrlFetcher
+    from engram.providers.embeddings import Embedder
+    from engram.providers.llm import LLM
+    from engram.settings import Settings
+
+
+def _no_llm() -> LLM | None:
+    return None
 
 
 @dataclass
@@ -25,19 +36,58 @@ class PipelineContext:
     settings: Settings
     db: Database
     blobs: BlobStore
-    embedder: Embedder
-    services: Services
-    fetcher: UrlFetcher
-    writer: MemoryWriter  # stores what llm-extract found, and runs graph-link
-    llm: LLM | None = None  # for documents with extract=full
+    make_embedder: Callable[[], Embedder]
+    boto_client: Callable[[str], Any]  # for the readers' AWS services (Textract, Transcribe)
+    make_llm: Callable[[], LLM | None] = field(default=_no_llm)  # for documents with extract=full
     sleep: Callable[[float], None] = field(default=time.sleep)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return self.make_embedder()
+
+    @cached_property
+    def llm(self) -> LLM | None:
+        return self.make_llm()
+
+    @cached_property
+    def services(self) -> Services:
+        """OCR, transcription and the vision model, for the extract functions' readers."""
+        from engram.pipeline.readers import Services
+
+        return Services(
+            ocr=make_ocr(self.settings, self.boto_client),
+            transcriber=make_transcriber(self.settings, self.blobs, self.boto_client),
+            describer=make_describer(self.settings, self.llm) if self.settings.vision else None,
+        )
+
+    @cached_property
+    def fetcher(self) -> UrlFetcher:
+        from engram.pipeline.readers.url import UrlFetcher
+
+        return UrlFetcher(
+            max_bytes=self.settings.max_file_bytes,
+            timeout=self.settings.url_fetch_timeout_seconds,
+            allow_private=self.settings.allow_private_urls,
+        )
+
+    @cached_property
+    def writer(self) -> MemoryWriter:
+        """Stores what llm-extract found, and runs graph-link."""
+        from engram.graph.link_rules import RuleLinker
+        from engram.memories.writer import MemoryWriter
+
+        return MemoryWriter(self.embedder, RuleLinker(self.settings.link_similarity))
 
     @property
     def limits(self) -> Limits:
+        from engram.pipeline.readers import Limits
+
         return Limits.from_settings(self.settings)
 
 
 def make_ocr(settings: Settings, boto_client: Callable[[str], Any]) -> Ocr | None:
+    from engram.pipeline.readers.image import TesseractOcr, TextractOcr
+
     provider = settings.ocr_provider
     if provider == "none":
         return None
@@ -51,6 +101,8 @@ def make_describer(settings: Settings, llm: LLM | None) -> Describer | None:
     ENGRAM_VISION is on and there is an LLM; else None (images are read by OCR alone)."""
     if not settings.vision or llm is None:
         return None
+    from engram.pipeline.readers.image import LlmImageDescriber
+
     if settings.vision_model and settings.vision_model != llm.model_id:
         from engram.providers.llm_factory import make_llm
 
@@ -66,6 +118,8 @@ def make_transcriber(
     if settings.transcription_provider == "openai":
         import openai
 
+        from engram.pipeline.readers.audio import OpenAITranscriber
+
         if not settings.openai_api_key:
             return None
         client = openai.OpenAI(
@@ -73,6 +127,8 @@ def make_transcriber(
         )
         return OpenAITranscriber(client, settings.transcription_model)
     if settings.transcription_provider == "transcribe" and settings.documents_bucket:
+        from engram.pipeline.readers.audio import AwsTranscriber
+
         prefix = settings.work_prefix
         return AwsTranscriber(
             boto_client("transcribe"),
@@ -81,32 +137,3 @@ def make_transcriber(
             read_output=lambda key: blobs.get(key),
         )
     return None
-
-
-def build_context(
-    settings: Settings,
-    db: Database,
-    blobs: BlobStore,
-    embedder: Embedder,
-    boto_client: Callable[[str], Any],
-    *,
-    llm: LLM | None = None,
-) -> PipelineContext:
-    return PipelineContext(
-        settings=settings,
-        db=db,
-        blobs=blobs,
-        embedder=embedder,
-        services=Services(
-            ocr=make_ocr(settings, boto_client),
-            transcriber=make_transcriber(settings, blobs, boto_client),
-            describer=make_describer(settings, llm),
-        ),
-        fetcher=UrlFetcher(
-            max_bytes=settings.max_file_bytes,
-            timeout=settings.url_fetch_timeout_seconds,
-            allow_private=settings.allow_private_urls,
-        ),
-        writer=MemoryWriter(embedder, RuleLinker(settings.link_similarity)),
-        llm=llm,
-    )

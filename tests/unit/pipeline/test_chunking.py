@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 
 from engram.pipeline.chunking import chunk
+from engram.pipeline.extracted import Extracted, Segment
 from engram.pipeline.readers import Limits, Services, Source, read
-from engram.pipeline.readers.result import Extracted, Segment
 from engram.pipeline.tokens import count_tokens
 from tests import files
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from engram.pipeline.chunking import chunk
+from engram.pipeline.extracted import Extracted
 from engram.pipeline.readers import Limits, Services, Source, identify, read
 from engram.pipeline.readers.code import detect_language, language_from_content
-from engram.pipeline.readers.result import Extracted
 from tests import ingest_files as files
 
 

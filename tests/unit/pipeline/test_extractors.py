@@ -17,9 +17,9 @@ from engram.documents.failures import (
     TooLarge,
     UnsupportedType,
 )
+from engram.pipeline.extracted import Extracted
 from engram.pipeline.readers import Limits, Services, Source, read
 from engram.pipeline.readers.detect import detect
-from engram.pipeline.readers.result import Extracted
 from tests import files
 
 

@@ -9,7 +9,7 @@ import uuid
 from engram.graph.link_rules import LinkCandidate, LinkSubject, RuleLinker
 from engram.memory_extraction import HeuristicExtractor
 from engram.pipeline.document_memories import ChunkInfo, DocumentInfo, extract_memories
-from engram.pipeline.handlers import describe_failure
+from engram.pipeline.finish import describe_failure
 from engram.pipeline.steps import EXTRACT_FAMILIES, FINAL_STATUSES, STAGES, STATUSES, STEPS
 
 DOC = DocumentInfo(uuid.uuid4(), "kb", "handbook.md", "text/markdown", ["hr"])

@@ -14,10 +14,10 @@ from engram.documents.failures import (
     UnsupportedType,
 )
 from engram.pipeline.chunking import chunk
+from engram.pipeline.extracted import Extracted
 from engram.pipeline.readers import Limits, Services, Source, family_of, identify, read
 from engram.pipeline.readers.office import sheet_records
 from engram.pipeline.readers.packages import DOCX, PPTX, XLSX
-from engram.pipeline.readers.result import Extracted
 from tests import ingest_files as files
 
 

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from engram.documents.runs import DocumentRef
-from engram.pipeline.handlers import describe_failure
+from engram.pipeline.finish import describe_failure
 from engram.pipeline.runner import LocalRunner
 
 

@@ -13,9 +13,9 @@ from botocore.stub import ANY, Stubber
 
 from engram.documents.failures import EmptyContent, OcrUnavailable, TooLarge
 from engram.pipeline.chunking import chunk
+from engram.pipeline.extracted import Extracted
 from engram.pipeline.readers import Limits, Services, Source, read
 from engram.pipeline.readers.image import TesseractOcr, TextractOcr
-from engram.pipeline.readers.result import Extracted
 from tests import ingest_files as files
 
 

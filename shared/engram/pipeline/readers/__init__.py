@@ -15,6 +15,7 @@ from engram.documents.failures import (
     TooLarge,
     UnsupportedType,
 )
+from engram.pipeline.extracted import Extracted
 from engram.pipeline.readers.audio import AudioSource, Transcriber, read_audio
 from engram.pipeline.readers.code import is_code, read_code
 from engram.pipeline.readers.detect import OCTET, detect
@@ -23,7 +24,6 @@ from engram.pipeline.readers.image import Describer, Ocr, read_image
 from engram.pipeline.readers.office import OFFICE_TYPES, read_office
 from engram.pipeline.readers.pdf import read_pdf
 from engram.pipeline.readers.records import read_records
-from engram.pipeline.readers.result import Extracted
 from engram.pipeline.readers.text import decode_utf8, read_text
 from engram.settings import Settings
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engram.documents.failures import CorruptDocument, EmptyContent, TooLarge, TransientError, UnsupportedHere
-from engram.pipeline.readers.result import Extracted, Segment
+from engram.pipeline.extracted import Extracted, Segment
 
 OPENAI_MAX_BYTES = 25 * 1024 * 1024
 

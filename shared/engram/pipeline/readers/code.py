@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from engram.pipeline.readers.result import Extracted, Segment
+from engram.pipeline.extracted import Extracted, Segment
 
 LANGUAGE_BY_EXTENSION = {
     ".py": "python",

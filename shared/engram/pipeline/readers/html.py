@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 
 from engram.documents.failures import CorruptDocument, EmptyContent, UnsupportedHere
-from engram.pipeline.readers.result import Extracted, Segment
+from engram.pipeline.extracted import Extracted, Segment
 
 
 def read_html(data: bytes, *, url: str | None = None) -> Extracted:

@@ -23,7 +23,7 @@ from engram.documents.failures import (
     TransientError,
 )
 from engram.observability import logger
-from engram.pipeline.readers.result import Extracted, Segment
+from engram.pipeline.extracted import Extracted, Segment
 from engram.providers.llm import LLM, Image, Message
 
 OCR_HINT = (

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from engram.documents.failures import CorruptDocument, EmptyContent, PipelineFailure, TooLarge
+from engram.pipeline.extracted import Extracted, Segment
 from engram.pipeline.readers.packages import (
     DOCX,
     LEGACY_OFFICE,
@@ -30,7 +31,6 @@ from engram.pipeline.readers.packages import (
     check_zip,
     refuse_ole,
 )
-from engram.pipeline.readers.result import Extracted, Segment
 
 OFFICE_TYPES = (DOCX, XLSX, PPTX, OLE, *LEGACY_OFFICE)
 _NAMES = {DOCX: "Word document", XLSX: "Excel workbook", PPTX: "PowerPoint presentation"}

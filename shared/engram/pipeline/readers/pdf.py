@@ -17,8 +17,8 @@ from engram.documents.failures import (
     TooLarge,
     UnsupportedHere,
 )
+from engram.pipeline.extracted import Extracted, Segment
 from engram.pipeline.readers.image import OCR_HINT, Ocr
-from engram.pipeline.readers.result import Extracted, Segment
 
 TEXT_BLOCK = 0
 # Scanned pages are rendered at this resolution for OCR (300 dpi is the usual scan; 200 reads body

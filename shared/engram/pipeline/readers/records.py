@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from engram.documents.failures import CorruptDocument, EmptyContent, TooLarge
-from engram.pipeline.readers.result import Extracted, Segment
+from engram.pipeline.extracted import Extracted, Segment
 from engram.pipeline.readers.text import decode_utf8
 
 MAX_FIELD_CHARS = 2000

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from engram.pipeline.readers.result import Segment
+from engram.pipeline.extracted import Segment
 
 # Siblings that document the definition after them.
 _ATTACHED = frozenset({"comment", "line_comment", "block_comment", "attribute_item"})

@@ -6,7 +6,7 @@ import codecs
 import re
 
 from engram.documents.failures import InvalidEncoding
-from engram.pipeline.readers.result import Extracted, Segment
+from engram.pipeline.extracted import Extracted, Segment
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 

@@ -7,7 +7,7 @@ from engram.documents.failures import EmptyContent, TooLarge
 from engram.documents.runs import DocumentRef
 from engram.pipeline.chunking import chunk
 from engram.pipeline.context import PipelineContext
-from engram.pipeline.readers.result import Extracted
+from engram.pipeline.extracted import Extracted
 from engram.pipeline.stages.claims import claim, current, extracted_key
 
 
