@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 
@@ -35,7 +35,8 @@ from engram_client.client import NDJSON, Engram
 from engram_client.errors import ConflictError, EngramError, error_from_response
 
 _KIND = re.compile(rb'^\{"record":"([a-z_]+)"')
-_NOT_RECORDS = (b"header", b"end")
+_NOT_RECORDS = ("header", "end", "None")  # "None": a line that is no record (_kind_of)
+SEND_PIECE_BYTES = 64 * 1024  # an import's body is read from disk and sent in pieces of this size
 Progress = Callable[[Counter[str]], None]
 
 
@@ -56,9 +57,7 @@ def record_kinds(path: Path) -> Counter[str]:
     counts: Counter[str] = Counter()
     with path.open("rb") as handle:
         for line in handle:
-            found = _KIND.match(line)
-            if found and found.group(1) not in _NOT_RECORDS:
-                counts[found.group(1).decode()] += 1
+            counts.update(_kinds([line]))
     return counts
 
 
@@ -171,8 +170,9 @@ def _save(chunks: Iterator[bytes], out: Path, on_records: Progress | None) -> Co
 
 
 def _kinds(lines: list[bytes]) -> Counter[str]:
-    found = (_KIND.match(line) for line in lines)
-    return Counter(m.group(1).decode() for m in found if m and m.group(1) not in _NOT_RECORDS)
+    """The kinds of the records among `lines` (the header and the end record left out)."""
+    kinds = (_kind_of(line) for line in lines if line.strip())
+    return Counter(kind for kind in kinds if kind not in _NOT_RECORDS)
 
 
 # --- import ---------------------------------------------------------------------------------------------
@@ -216,11 +216,12 @@ def import_from(
 def _streamed(
     client: Engram, path: Path, new_ids: bool, on_records: Progress | None, timeout: float
 ) -> ImportSummary:
-    """The whole file as the body of one request, read from disk as it is sent (never held whole)."""
+    """The whole file as the body of one request, read from disk as it is sent (never held whole); the
+    server imports each record as it arrives, so the records sent are the progress."""
     params = {"new_ids": "true" if new_ids else "false"}
-    with path.open("rb") as handle:  # httpx reads it in 64 KB pieces, and sends its size as Content-Length
+    with path.open("rb") as handle:
         response = client._http.post(
-            "/v1/import", params=params, content=handle, headers=NDJSON, timeout=timeout
+            "/v1/import", params=params, content=_sent(handle, on_records), headers=NDJSON, timeout=timeout
         )
     if response.status_code == 413:
         raise TransferError(
@@ -232,8 +233,25 @@ def _streamed(
     if response.status_code != 200:
         raise error_from_response(response)
     summary = ImportSummary()
-    _add(summary, models.ImportReport.model_validate_json(response.content), on_records)
+    _add(summary, models.ImportReport.model_validate_json(response.content), None)  # heard as it was sent
     return summary
+
+
+def _sent(
+    handle: BinaryIO, on_records: Progress | None, piece_bytes: int = SEND_PIECE_BYTES
+) -> Iterator[bytes]:
+    """The file in pieces as they are sent; `on_records` hears the kinds of the records each completes."""
+    pending = b""
+    while piece := handle.read(piece_bytes):
+        yield piece
+        lines = (pending + piece).split(b"\n")
+        pending = lines.pop()
+        kinds = _kinds(lines)
+        if kinds and on_records is not None:
+            on_records(kinds)
+    last = _kinds([pending])
+    if last and on_records is not None:
+        on_records(last)
 
 
 def _add(summary: ImportSummary, report: models.ImportReport, on_records: Progress | None) -> None:
