@@ -24,6 +24,7 @@ from constructs import Construct
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
 from engram.pipeline import steps
+from engram.runtime import FUNCTION_ENVIRONMENT
 from engram.settings import DEFAULT_MODELS
 from infra.aws_services import (
     EMBEDDING_FUNCTIONS,
@@ -318,10 +319,7 @@ class Functions(Construct):
             "POWERTOOLS_SERVICE_NAME": "engram",
             "POWERTOOLS_METRICS_NAMESPACE": "Engram",
             "POWERTOOLS_LOG_LEVEL": "INFO",
-            # Engram uses no pydantic plugins: without this, the first model a function builds makes pydantic
-            # read the entry points of every distribution on sys.path (the runtime's and the layers') to
-            # look for some, in every cold start.
-            "PYDANTIC_DISABLE_PLUGINS": "__all__",
+            **FUNCTION_ENVIRONMENT,
         }
         if self._calls_llm(spec):
             env["ENGRAM_LLM_PROVIDER"] = self.llm.provider

@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from engram.runtime import FUNCTION_ENVIRONMENT
 from tests.bench.report import Figure, Target
 
 IMPORT_TARGET_MS = 300.0  # an API handler (issue 17)
@@ -80,9 +81,7 @@ def measure_handler(repo: Path, function: str, runs: int = 5) -> tuple[float, li
             "POWERTOOLS_SERVICE_NAME": "engram",
             "LAMBDA_TASK_ROOT": str(repo / "functions" / function),
             "AWS_LAMBDA_FUNCTION_NAME": function,
-            # as every function's environment has it (infra/functions.py): no scan of the entry points of
-            # every distribution in the dev venv (some 190, where a Lambda has a few dozen)
-            "PYDANTIC_DISABLE_PLUGINS": "__all__",
+            **FUNCTION_ENVIRONMENT,  # as every function's (infra/functions.py)
         }
     )
     code = f"import sys; sys.path.insert(0, {str(repo / 'functions' / function)!r}); import handler"

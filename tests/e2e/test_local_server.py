@@ -359,3 +359,13 @@ def test_kill_9_during_ingestion_then_restart_ends_every_document_once(
         assert status == 200 and len(contents) == len(set(contents))  # no memory stored twice
     finally:
         assert server.stop() == 0, server.output()
+
+
+def test_workers_start_with_the_environment_of_a_lambda(server: LocalServer) -> None:
+    # engram.runtime.FUNCTION_ENVIRONMENT, which infra/functions.py sets on every Lambda (no pydantic
+    # plugin scan in each worker that starts or restarts)
+    workers = server.worker_pids()
+
+    assert workers
+    for pid in workers:
+        assert psutil.Process(pid).environ().get("PYDANTIC_DISABLE_PLUGINS") == "__all__", pid

@@ -42,6 +42,7 @@ from engram.local.channel import (
     read_message,
 )
 from engram.observability import logger
+from engram.runtime import FUNCTION_ENVIRONMENT
 
 BootProvider = Callable[[], Awaitable[Boot]]
 READY_TIMEOUT_SECONDS = 180.0
@@ -204,6 +205,7 @@ class Worker:
                 str(child_end.fileno()),
                 str(os.getpid()),
                 pass_fds=(child_end.fileno(),),
+                env={**os.environ, **FUNCTION_ENVIRONMENT},  # as a Lambda's
                 start_new_session=True,  # the terminal's Ctrl-C goes to `engram local` alone
             )
         finally:
