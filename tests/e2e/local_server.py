@@ -12,10 +12,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psutil
+import psycopg
+from psycopg import sql
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_CACHE = REPO / ".engram" / "test-models"
@@ -95,6 +99,10 @@ class LocalServer:
         except psutil.NoSuchProcess:
             return []
 
+    def api_worker_pids(self) -> list[int]:
+        """The API workers among worker_pids (not the ingestion ones), in order."""
+        return sorted(pid for pid in self.worker_pids() if "api" in " ".join(psutil.Process(pid).cmdline()))
+
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-5000:] if self.log.exists() else ""
 
@@ -157,3 +165,24 @@ def postgres_processes(pg_dir: Path) -> list[psutil.Process]:
         if process.info["name"] == "postgres" and str(pg_dir.resolve()) in cmdline:
             found.append(process)
     return found
+
+
+@contextmanager
+def table_locked(admin_conninfo: str, table: str) -> Iterator[psycopg.Connection[Any]]:
+    """An exclusive lock on `table`, held in an open transaction of the connection yielded: a reader of the
+    table (an export) waits there until that transaction ends (ROLLBACK, then BEGIN to hold it no more)."""
+    with psycopg.connect(admin_conninfo, autocommit=True) as admin:
+        admin.execute("BEGIN")
+        admin.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.Identifier(table)))
+        try:
+            yield admin
+        finally:
+            admin.execute("ROLLBACK")
+
+
+def blocked_backends(admin: psycopg.Connection[Any]) -> list[int]:
+    """The PostgreSQL backends waiting on a lock `admin` holds."""
+    rows = admin.execute(
+        "SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
+    ).fetchall()
+    return [row[0] for row in rows]

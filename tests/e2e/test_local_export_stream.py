@@ -9,11 +9,9 @@ import json
 import os
 import signal
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
-import psutil
 import psycopg
 import pytest
 
@@ -22,7 +20,7 @@ from engram.local.stack import LocalDatabase
 from engram.tenants.service import IssuedKey
 from tests import export_records as records
 from tests.e2e.conftest import wait_for
-from tests.e2e.local_server import LocalServer, call
+from tests.e2e.local_server import LocalServer, blocked_backends, call, table_locked
 
 MEMORIES = 1500  # about 0.8 MB of JSON Lines: several pieces before the procedures
 
@@ -41,26 +39,6 @@ def _seed(base_url: str, key: str, memories: int = MEMORIES) -> None:
     assert status == 200 and report["inserted"]["memory"] == memories, report
 
 
-@contextmanager
-def procedures_locked(local_db: LocalDatabase) -> Iterator[psycopg.Connection[Any]]:
-    """An exclusive lock on the procedures table, which an export reads after the memories."""
-    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as admin:
-        admin.execute("BEGIN")
-        admin.execute("LOCK TABLE procedures IN ACCESS EXCLUSIVE MODE")
-        try:
-            yield admin
-        finally:
-            admin.execute("ROLLBACK")
-
-
-def _export_waiting_on_the_lock(admin: psycopg.Connection[Any]) -> list[int]:
-    """The PostgreSQL backends held by the lock (an export's, its transaction still open)."""
-    rows = admin.execute(
-        "SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
 def _exports_open(local_db: LocalDatabase) -> int:
     with psycopg.connect(local_db.admin_conninfo, autocommit=True) as admin:
         row = admin.execute(
@@ -69,10 +47,6 @@ def _exports_open(local_db: LocalDatabase) -> int:
         ).fetchone()
         assert row is not None
         return int(row[0])
-
-
-def _api_workers(server: LocalServer) -> list[int]:
-    return [pid for pid in server.worker_pids() if "api" in " ".join(psutil.Process(pid).cmdline())]
 
 
 def _read_at_least(pieces: Iterator[bytes], size: int) -> bytes:
@@ -91,7 +65,7 @@ def test_an_export_reaches_the_client_in_pieces_before_it_is_done(
     headers = {"x-api-key": key}
     # When
     with (
-        procedures_locked(local_db) as admin,
+        table_locked(local_db.admin_conninfo, "procedures") as admin,
         httpx.Client(base_url=server.url, timeout=30) as client,
         client.stream("POST", "/v1/export", json={}, headers=headers) as response,
     ):
@@ -102,7 +76,7 @@ def test_an_export_reaches_the_client_in_pieces_before_it_is_done(
         assert response.status_code == 200
         assert response.headers["transfer-encoding"] == "chunked"
         assert "content-length" not in response.headers
-        assert wait_for(lambda: _export_waiting_on_the_lock(admin) != [], timeout=10)
+        assert wait_for(lambda: blocked_backends(admin) != [], timeout=10)
         assert first.startswith(b'{"record":"header"') and b'"record":"end"' not in first
         admin.execute("ROLLBACK")  # the lock goes: the export ends
         admin.execute("BEGIN")
@@ -132,15 +106,15 @@ def test_an_export_whose_worker_dies_is_cut_short_detectably_and_the_pool_recove
     key = tenant.plaintext
     _seed(server.url, key)
     assert wait_for(lambda: len(server.worker_pids()) == 4, 30)
-    workers = _api_workers(server)
+    workers = server.api_worker_pids()
     with (
-        procedures_locked(local_db) as admin,
+        table_locked(local_db.admin_conninfo, "procedures") as admin,
         httpx.Client(base_url=server.url, timeout=30) as client,
         client.stream("POST", "/v1/export", json={}, headers={"x-api-key": key}) as response,
     ):
         pieces = response.iter_raw()
         first = _read_at_least(pieces, CHUNK_BYTES)
-        assert wait_for(lambda: _export_waiting_on_the_lock(admin) != [], timeout=10)
+        assert wait_for(lambda: blocked_backends(admin) != [], timeout=10)
 
         # When: the API workers (the exporting one among them) are killed outright
         for pid in workers:
@@ -154,7 +128,7 @@ def test_an_export_whose_worker_dies_is_cut_short_detectably_and_the_pool_recove
 
     # ... and new workers take their place, and serve a whole export
     assert wait_for(
-        lambda: len(_api_workers(server)) == 2 and not set(workers) & set(server.worker_pids()), 60
+        lambda: len(server.api_worker_pids()) == 2 and not set(workers) & set(server.worker_pids()), 60
     )
     assert wait_for(lambda: call(server.url, "GET", "/health")[0] == 200, 60)
     whole = httpx.post(f"{server.url}/v1/export", json={}, headers={"x-api-key": key}, timeout=60)
@@ -167,26 +141,26 @@ def test_an_export_that_fails_half_way_is_cut_short_and_its_worker_serves_on(
     # Given: an export held half way
     key = tenant.plaintext
     _seed(server.url, key)
-    assert wait_for(lambda: len(_api_workers(server)) == 2, 60)
-    workers = _api_workers(server)
+    assert wait_for(lambda: len(server.api_worker_pids()) == 2, 60)
+    workers = server.api_worker_pids()
     with (
-        procedures_locked(local_db) as admin,
+        table_locked(local_db.admin_conninfo, "procedures") as admin,
         httpx.Client(base_url=server.url, timeout=30) as client,
         client.stream("POST", "/v1/export", json={}, headers={"x-api-key": key}) as response,
     ):
         pieces = response.iter_raw()
         _read_at_least(pieces, CHUNK_BYTES)
-        assert wait_for(lambda: _export_waiting_on_the_lock(admin) != [], timeout=10)
+        assert wait_for(lambda: blocked_backends(admin) != [], timeout=10)
 
         # When: its database session ends under it
-        for pid in _export_waiting_on_the_lock(admin):
+        for pid in blocked_backends(admin):
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
         # Then: the body breaks off, and the worker stays
         with pytest.raises(httpx.RemoteProtocolError):
             for _ in pieces:
                 pass
-    assert _api_workers(server) == workers
+    assert server.api_worker_pids() == workers
     for _ in range(4):  # both workers serve (the pool reconnects the terminated session)
         assert call(server.url, "POST", "/v1/search", {"query": "fact"}, key)[0] == 200
 
@@ -197,21 +171,21 @@ def test_a_client_that_leaves_mid_export_frees_the_worker(
     # Given: an export held half way, whose client reads its first pieces
     key = tenant.plaintext
     _seed(server.url, key)
-    assert wait_for(lambda: len(_api_workers(server)) == 2, 60)
-    workers = _api_workers(server)
+    assert wait_for(lambda: len(server.api_worker_pids()) == 2, 60)
+    workers = server.api_worker_pids()
     with (
-        procedures_locked(local_db) as admin,
+        table_locked(local_db.admin_conninfo, "procedures") as admin,
         httpx.Client(base_url=server.url, timeout=30) as client,
         client.stream("POST", "/v1/export", json={}, headers={"x-api-key": key}) as response,
     ):
         pieces = response.iter_raw()
         _read_at_least(pieces, CHUNK_BYTES)
-        assert wait_for(lambda: _export_waiting_on_the_lock(admin) != [], timeout=10)
+        assert wait_for(lambda: blocked_backends(admin) != [], timeout=10)
     # When: the client goes away, then the lock
 
     # Then: the worker stops the export (its transaction ends) and serves again; none was killed
     assert wait_for(lambda: _exports_open(local_db) == 0, 20)
-    assert _api_workers(server) == workers
+    assert server.api_worker_pids() == workers
     for _ in range(4):
         status, body = call(server.url, "POST", "/v1/search", {"query": "fact"}, key)
         assert status == 200, body

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
 import psycopg
 import pytest
 
@@ -69,10 +68,6 @@ def _imports_open(local_db: LocalDatabase) -> int:
         return int(row[0])
 
 
-def _api_workers(server: LocalServer) -> list[int]:
-    return sorted(pid for pid in server.worker_pids() if "api" in " ".join(psutil.Process(pid).cmdline()))
-
-
 def _in_pieces(body: bytes, size: int = 256 * 1024) -> Iterator[bytes]:
     for start in range(0, len(body), size):
         yield body[start : start + size]
@@ -121,8 +116,8 @@ def test_a_client_that_leaves_mid_upload_leaves_nothing_and_the_worker_serves_on
 ) -> None:
     # Given: an import whose client has sent half its body, which the worker is importing already
     body = _file(2500)
-    assert wait_for(lambda: len(_api_workers(server)) == 2, 60)
-    workers = _api_workers(server)
+    assert wait_for(lambda: len(server.api_worker_pids()) == 2, 60)
+    workers = server.api_worker_pids()
     head = (
         f"POST /v1/import HTTP/1.1\r\nHost: x\r\nx-api-key: {tenant.plaintext}\r\n"
         f"Content-Type: application/x-ndjson\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -138,7 +133,7 @@ def test_a_client_that_leaves_mid_upload_leaves_nothing_and_the_worker_serves_on
     assert _memory_count(local_db, tenant) == 0
 
     # ... and the worker was not killed: it serves on, the whole file too
-    assert _api_workers(server) == workers
+    assert server.api_worker_pids() == workers
     status, report = call(
         server.url,
         "POST",
@@ -149,7 +144,7 @@ def test_a_client_that_leaves_mid_upload_leaves_nothing_and_the_worker_serves_on
         timeout=120,
     )
     assert status == 200 and report["inserted"] == {"container": 1, "memory": 2500}, report
-    assert _api_workers(server) == workers
+    assert server.api_worker_pids() == workers
 
 
 def test_a_record_larger_than_a_megabyte_imports(

@@ -9,40 +9,19 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import httpx
-import psycopg
 
 from engram.local.stack import LocalDatabase
 from engram.providers.local_embeddings import LOCAL_MODEL_NAME
 from engram.tenants.service import IssuedKey
 from tests import export_records as records
 from tests.e2e.conftest import wait_for
-from tests.e2e.local_server import LocalServer, call
+from tests.e2e.local_server import LocalServer, blocked_backends, call, table_locked
 
 MEMORIES = 300  # about 1.2 MB of JSON Lines (each with its vector, so the import embeds nothing)
 # In the order an export reads them, with the memories' pieces between them (a piece goes at 256 KB).
 HOLDS = (("sessions", 20.0), ("procedures", 15.0))
-
-
-@contextmanager
-def locked(local_db: LocalDatabase, table: str) -> Iterator[psycopg.Connection[Any]]:
-    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as admin:
-        admin.execute("BEGIN")
-        admin.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
-        try:
-            yield admin
-        finally:
-            admin.execute("ROLLBACK")
-
-
-def _blocked(admin: psycopg.Connection[Any]) -> bool:
-    query = "SELECT count(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
-    row = admin.execute(query).fetchone()
-    return row is not None and row[0] > 0
 
 
 def test_an_export_that_lasts_longer_than_30_seconds_arrives_whole(
@@ -68,15 +47,15 @@ def test_an_export_that_lasts_longer_than_30_seconds_arrives_whole(
     started = time.monotonic()
     (first_table, first_hold), (second_table, second_hold) = HOLDS
     with (
-        locked(local_db, first_table) as first,
-        locked(local_db, second_table) as second,
+        table_locked(local_db.admin_conninfo, first_table) as first,
+        table_locked(local_db.admin_conninfo, second_table) as second,
         httpx.Client(base_url=server.url, timeout=120) as client,
         client.stream("POST", "/v1/export", json={}, headers={"x-api-key": tenant.plaintext}) as response,
     ):
-        assert wait_for(lambda: _blocked(first), timeout=15)
+        assert wait_for(lambda: blocked_backends(first) != [], timeout=15)
         time.sleep(first_hold)
         first.execute("ROLLBACK")
-        assert wait_for(lambda: _blocked(second), timeout=15)
+        assert wait_for(lambda: blocked_backends(second) != [], timeout=15)
         time.sleep(second_hold)
         second.execute("ROLLBACK")
         exported = response.read()
