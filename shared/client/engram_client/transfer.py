@@ -10,7 +10,8 @@ file, `import_from` loads a file into a deployment. Both work against the local 
   transaction (all or nothing). An import is idempotent, so a run that failed is simply run again.
 
 `on_records` hears the kinds of the records moved so far (a Counter of the step), for progress bars: as they
-are written for an export, from the import's report for an import.
+are written for an export; as they are sent for an import locally (the server imports each as it arrives),
+from the job's report in AWS.
 
 An export of format version 3 ends with an `end` record that counts the records before it: `export_to`
 checks the file it wrote against it (an export whose stream broke off is an error, never a shorter file),
@@ -23,7 +24,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -145,28 +146,38 @@ def export_to(
 def _save(chunks: Iterator[bytes], out: Path, on_records: Progress | None) -> Counter[str]:
     """Write the body to `out` as it arrives; TransferError if it breaks off or is not whole."""
     counts: Counter[str] = Counter()
-    pending = b""
+
+    def heard(step: Counter[str]) -> None:
+        counts.update(step)
+        if on_records is not None:
+            on_records(step)
+
     with out.open("wb") as handle:
         try:
-            for chunk in chunks:
+            for chunk in _counted(chunks, heard):
                 handle.write(chunk)
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                step = _kinds(lines)
-                counts.update(step)
-                if on_records is not None and step:
-                    on_records(step)
         except httpx.TransportError as exc:  # the connection closed before the body's end
             raise TransferError(
                 f"the export broke off after {handle.tell()} bytes ({exc}); {out} is incomplete",
                 code="export_incomplete",
             ) from exc
-        step = _kinds([pending])
-        counts.update(step)
-        if on_records is not None and step:
-            on_records(step)
     check_complete(out)
     return counts
+
+
+def _counted(pieces: Iterable[bytes], on_records: Progress | None) -> Iterator[bytes]:
+    """Each piece of a JSON Lines body, passed on as it comes; after each, `on_records` hears the kinds of
+    the records it completed (the last line's at the end)."""
+    pending = b""
+    for piece in pieces:
+        yield piece
+        *lines, pending = (pending + piece).split(b"\n")
+        step = _kinds(lines)
+        if step and on_records is not None:
+            on_records(step)
+    step = _kinds([pending])
+    if step and on_records is not None:
+        on_records(step)
 
 
 def _kinds(lines: list[bytes]) -> Counter[str]:
@@ -241,17 +252,7 @@ def _sent(
     handle: BinaryIO, on_records: Progress | None, piece_bytes: int = SEND_PIECE_BYTES
 ) -> Iterator[bytes]:
     """The file in pieces as they are sent; `on_records` hears the kinds of the records each completes."""
-    pending = b""
-    while piece := handle.read(piece_bytes):
-        yield piece
-        lines = (pending + piece).split(b"\n")
-        pending = lines.pop()
-        kinds = _kinds(lines)
-        if kinds and on_records is not None:
-            on_records(kinds)
-    last = _kinds([pending])
-    if last and on_records is not None:
-        on_records(last)
+    return _counted(iter(lambda: handle.read(piece_bytes), b""), on_records)
 
 
 def _add(summary: ImportSummary, report: models.ImportReport, on_records: Progress | None) -> None:
