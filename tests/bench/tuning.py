@@ -48,8 +48,9 @@ from tests.bench.scifact import CONTAINER, Corpus, evaluate
 
 K1_GRID = (0.9, 1.2, 1.5)
 B_GRID = (0.3, 0.5, 0.75)
-VECTOR_WEIGHTS = (0.5, 0.6, 0.7)
-TEXT_SHARES = (0.0, 0.5, 1.0)  # of the non-vector weight that goes to BM25; the rest to coverage
+VECTOR_WEIGHTS = tuple(round(0.4 + 0.05 * i, 2) for i in range(9))  # 0.40 to 0.80
+# Of the non-vector weight, the share that goes to BM25 (0 to 1 by 1/8); the rest goes to coverage.
+TEXT_SHARES = tuple(i / 8 for i in range(9))
 RRF_KS = (1, 5, 10, 60)
 RRF_TEXT_WEIGHTS = (0.8, 1.0, 1.25, 1.5)
 PEOPLE_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.4)
@@ -211,6 +212,18 @@ def tune(
                     f"{np.round(relative, 2).tolist()}, floor {floor:.4f} on tune at loss {floor_loss}",
                 )
             )
+    # The floor the calibration in use (the fits above, rounded) gives at that loss: fusion.SCIFACT_FLOOR
+    # is this, rounded down to two significant digits.
+    tune_in_use = np.array([fusion.calibrated(fused, best) for fused, best, _ in tune_rows])
+    figures.append(
+        Figure(
+            key="tuning.calibration.in_use.floor",
+            section=section,
+            name="floor at that loss on tune, with the calibration in use",
+            value=_floor(tune_in_use, tune_rows[:, 2] == 1, floor_loss),
+            note=f"in use: {fusion.SCIFACT_FLOOR}",
+        )
+    )
     for name, rows in (("tune", tune_rows), ("dev", dev_rows)):
         in_use_scores = np.array([fusion.calibrated(fused, best) for fused, best, _ in rows])
         removed, lost = _removal(in_use_scores, rows[:, 2] == 1, fusion.SCIFACT_FLOOR)
