@@ -83,6 +83,10 @@ def test_an_array_body_is_refused(api: Api, route: Route) -> None:
     error = response.json["error"]
     assert (error["code"], error["field"]) == ("validation_error", "body")
     assert "not an array" in error["message"]
+    # the batch route is suggested where it is what the caller meant, not on every route
+    assert ("/v1/memories/batch" in error["message"]) == (
+        (route.method, route.path) == ("POST", "/v1/memories")
+    )
 
 
 @pytest.mark.parametrize("route", BODY_ROUTES, ids=lambda r: f"{r.method} {r.path}")

@@ -186,10 +186,11 @@ def resolve(
     return app.resolve(event, context)
 
 
-def decode_json_body(text: str) -> Any:
+def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
     """The body as JSON, strictly: NaN and Infinity are not JSON. What the decoder itself cannot take
     (nesting some 1,000 levels deep, an integer of more than 4,300 digits) is a 422 naming the field,
-    long before the validators would have refused it."""
+    long before the validators would have refused it. `route`: the request's (method, resource), for
+    the refusal's hint (_one_object)."""
 
     def no_constant(name: str) -> Any:
         raise json.JSONDecodeError(f"{name} is not JSON", text, text.find(name))
@@ -204,32 +205,35 @@ def decode_json_body(text: str) -> Any:
     except ValueError as exc:  # int() of too many digits: Python's guard against quadratic conversion
         field, problem = "body", f"holds a number too long to read ({exc})"
     else:
-        return _one_object(decoded)
+        return _one_object(decoded, route)
     raise RequestValidationError([{"type": "value_error", "loc": ("body", field), "msg": problem}])
 
 
 _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
 
 
-def _one_object(decoded: Any) -> Any:
+# Where an array body has a route of its own that takes several: (method, resource) -> the hint.
+_ARRAY_ROUTES = {("POST", "/v1/memories"): "to store several memories at once: POST /v1/memories/batch"}
+
+
+def _one_object(decoded: Any, route: tuple[str, str] | None) -> Any:
     """Every body the API reads is one JSON object. Anything else (null too) is refused here, once for every
     route: left to the resolver, an array would be read as its first element (Powertools'
-    validation takes a list's first item for a field that is not a list), and the rest dropped."""
+    validation takes a list's first item for a field that is not a list), and the rest dropped.
+    `route` (method, resource) names the route that takes an array instead, where there is one."""
     if isinstance(decoded, dict):
         return decoded
     # null too: it is not an object, and where a body may be left out (export), left out is no bytes
     kind = "null" if decoded is None else _JSON_KINDS.get(type(decoded), "not an object")
-    hint = (
-        " (to store several memories at once: POST /v1/memories/batch)" if isinstance(decoded, list) else ""
-    )
-    problem = f"must be one JSON object {{...}}, not {kind}{hint}"
+    hint = _ARRAY_ROUTES.get(route) if isinstance(decoded, list) and route else None
+    problem = f"must be one JSON object {{...}}, not {kind}" + (f" ({hint})" if hint else "")
     raise RequestValidationError([{"type": "object_type", "loc": ("body",), "msg": problem}])
 
 
 def read_body(model: type[M], raw: bytes) -> M:
     """A JSON body a route reads itself, decoded and refused exactly as the resolver's bodies are."""
     try:
-        payload = decode_json_body(raw.decode("utf-8")) if raw.strip() else {}
+        payload = decode_json_body(raw.decode("utf-8"), None) if raw.strip() else {}
         return model.model_validate(payload)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise MalformedJson(MALFORMED) from None
@@ -238,9 +242,11 @@ def read_body(model: type[M], raw: bytes) -> M:
 
 
 def build_resolver() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(
-        enable_validation=True, strip_prefixes=None, json_body_deserializer=decode_json_body
-    )
+    def decode(text: str) -> Any:
+        event = app.current_event
+        return decode_json_body(text, (event.http_method, event.resource))
+
+    app = APIGatewayRestResolver(enable_validation=True, strip_prefixes=None, json_body_deserializer=decode)
     register_error_handlers(app)
     return app
 
