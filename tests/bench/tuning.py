@@ -212,21 +212,23 @@ def tune(
                     f"{np.round(relative, 2).tolist()}, floor {floor:.4f} on tune at loss {floor_loss}",
                 )
             )
+    in_use_scores = {
+        name: np.array([fusion.calibrated(fused, best) for fused, best, _ in rows])
+        for name, rows in (("tune", tune_rows), ("dev", dev_rows))
+    }
     # The floor the calibration in use (the fits above, rounded) gives at that loss: fusion.SCIFACT_FLOOR
     # is this, rounded down to two significant digits.
-    tune_in_use = np.array([fusion.calibrated(fused, best) for fused, best, _ in tune_rows])
     figures.append(
         Figure(
             key="tuning.calibration.in_use.floor",
             section=section,
             name="floor at that loss on tune, with the calibration in use",
-            value=_floor(tune_in_use, tune_rows[:, 2] == 1, floor_loss),
+            value=_floor(in_use_scores["tune"], tune_rows[:, 2] == 1, floor_loss),
             note=f"in use: {fusion.SCIFACT_FLOOR}",
         )
     )
     for name, rows in (("tune", tune_rows), ("dev", dev_rows)):
-        in_use_scores = np.array([fusion.calibrated(fused, best) for fused, best, _ in rows])
-        removed, lost = _removal(in_use_scores, rows[:, 2] == 1, fusion.SCIFACT_FLOOR)
+        removed, lost = _removal(in_use_scores[name], rows[:, 2] == 1, fusion.SCIFACT_FLOOR)
         figures.append(
             Figure(
                 key=f"tuning.calibration.in_use.removed.{name}",
