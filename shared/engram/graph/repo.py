@@ -492,9 +492,9 @@ def walk(
     *,
     after: tuple[int, UUID] | None = None,
     wanted: int | None = None,
-) -> tuple[list[dict[str, Any]], bool]:
+) -> tuple[list[tuple[int, UUID]], bool]:
     """Breadth-first from `root`, relations followed both ways, up to `depth` hops: each reached
-    entity once, at its shortest distance, in (depth, id) order.
+    entity once, at its shortest distance, as (depth, id) in that order.
 
     One level per step of the recursion: the next level is the neighbours of this one minus every
     entity already seen, so an entity is expanded once however many paths reach it.
@@ -568,7 +568,9 @@ def walk(
             "wanted": wanted,
         },
     ).fetchall()
-    found = [{"entity_id": e, "depth": row["depth"]} for row in rows for e in row["ids"]]
+    # As they come (int, and uuid.UUID for each element of a uuid[]): a walk reaches hundreds of
+    # entities to page through fifty, so nothing is converted per entity.
+    found = [(row["depth"], e) for row in rows for e in row["ids"]]
     return found, any(row["cut"] for row in rows)
 
 

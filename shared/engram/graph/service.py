@@ -255,12 +255,11 @@ class GraphService:
         edges = repo.edge_filter(as_of, include_history)
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             root = self._root(cur, tenant_id, entity)
-            walked, truncated = repo.walk(
+            order, truncated = repo.walk(
                 cur, tenant_id, root, depth, max_rows, edges, after=after, wanted=limit
             )
-            if not walked:
+            if not order:
                 raise _entity_not_found(root)
-            order = [(int(r["depth"]), UUID(str(r["entity_id"]))) for r in walked]
             start = (
                 0 if after is None else next((i for i, mark in enumerate(order) if mark > after), len(order))
             )
