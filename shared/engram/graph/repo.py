@@ -608,15 +608,21 @@ def edges_among(
     edges: sql.Composable,
     limit: int,
 ) -> list[dict[str, Any]]:
-    """Relations between entities in `seen` that touch at least one entity of `page`."""
+    """Relations between entities in `seen` that touch at least one entity of `page` (the tail of
+    `seen`)."""
+    touches_page: sql.Composable = sql.SQL("")
+    # On a first page `page` is all of `seen`, and the clause holds for every relation among them. The
+    # planner weighs each element of each `= ANY(array)` against the statistics: leaving it out there
+    # halves the statement's planning (3.1 -> 1.5 ms at 50 entities, make bench's graph data).
+    if len(page) < len(seen):
+        touches_page = sql.SQL("AND (r.source_entity = ANY(%(page)s) OR r.target_entity = ANY(%(page)s))")
     return cur.execute(
         sql.SQL(
             """{select}
                WHERE r.tenant_id = %(t)s AND {edges}
-                 AND r.source_entity = ANY(%(seen)s) AND r.target_entity = ANY(%(seen)s)
-                 AND (r.source_entity = ANY(%(page)s) OR r.target_entity = ANY(%(page)s))
+                 AND r.source_entity = ANY(%(seen)s) AND r.target_entity = ANY(%(seen)s) {touches_page}
                ORDER BY r.created_at, r.id LIMIT %(n)s"""
-        ).format(select=_RELATION_SELECT, edges=edges),
+        ).format(select=_RELATION_SELECT, edges=edges, touches_page=touches_page),
         {"t": tenant_id, "seen": list(seen), "page": list(page), "n": limit},
     ).fetchall()
 
