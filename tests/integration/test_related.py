@@ -59,6 +59,34 @@ def test_related_walks_relationships_to_a_depth_and_shared_entities(api: Api, te
     assert all(r["related"] is None for r in plain)
 
 
+def test_memories_sharing_more_entities_come_first_with_every_shared_name(
+    api: Api, tenant: IssuedKey
+) -> None:
+    trip = _store(api, "Alice and Bob flew to Lisbon")
+    both = _store(api, "Bob and Alice booked the Lisbon hotel")
+    one = _store(api, "Alice likes green tea")
+    other = _store(api, "Carol runs the Porto office")
+    alice, bob, lisbon, carol = (
+        ExtractedEntity(name=n, type=t)
+        for n, t in (("Alice", "person"), ("Bob", "person"), ("Lisbon", "place"), ("Carol", "person"))
+    )
+    for memory, entities in (
+        (trip, [alice, bob, lisbon]),
+        (both, [bob, alice, lisbon]),
+        (one, [alice]),
+        (other, [carol]),
+    ):
+        with deps.database().tenant(tenant.tenant_id) as cur:
+            link_memory(cur, tenant.tenant_id, memory["id"], entities, [], memory["content"])
+
+    related = api.get(f"/v1/memories/{trip['id']}/related").json["related"]
+
+    assert [(r["id"], r["relationship"], r["shared_entities"]) for r in related] == [
+        (both["id"], "shares_entity", ["Alice", "Bob", "Lisbon"]),
+        (one["id"], "shares_entity", ["Alice"]),
+    ]
+
+
 def test_related_of_another_tenants_memory_is_not_found(api: Api, other_api: Api) -> None:
     memory = _store(api, "Alice lives in Paris")
 

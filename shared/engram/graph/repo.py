@@ -344,20 +344,26 @@ def memories_with_shared_entities(
     cur: TenantTx, tenant_id: UUID, memory_id: UUID, limit: int
 ) -> list[dict[str, Any]]:
     """Other memories that mention an entity `memory_id` mentions, with the names they share, most
-    shared first."""
+    shared first.
+
+    The shared entities are grouped by memory from the mentions alone (one per entity and memory:
+    the key), and their names read for each memory of the answer: with `entities` joined before the
+    grouping, the statement took 2.2-2.7 ms to plan and 0.4-0.7 to run (make bench's graph data)."""
     return cur.execute(
         sql.SQL(
-            """SELECT {columns}, array_agg(DISTINCT e.name ORDER BY e.name) AS shared_entities
-               FROM entity_mentions nm
-               JOIN entity_mentions om ON om.tenant_id = nm.tenant_id AND om.entity_id = nm.entity_id
-               JOIN entities e ON e.id = nm.entity_id
-               JOIN memories m ON m.id = om.memory_id AND m.tenant_id = nm.tenant_id
-               WHERE nm.tenant_id = %s AND nm.memory_id = %s AND om.memory_id <> nm.memory_id
-               GROUP BY m.id
-               ORDER BY count(DISTINCT e.id) DESC, m.created_at DESC, m.id
-               LIMIT %s"""
+            """SELECT {columns},
+                      (SELECT array_agg(DISTINCT e.name ORDER BY e.name) FROM entities e
+                       WHERE e.tenant_id = %(t)s AND e.id = ANY(s.entity_ids)) AS shared_entities
+               FROM (SELECT om.memory_id, array_agg(nm.entity_id) AS entity_ids
+                     FROM entity_mentions nm
+                     JOIN entity_mentions om ON om.tenant_id = nm.tenant_id AND om.entity_id = nm.entity_id
+                     WHERE nm.tenant_id = %(t)s AND nm.memory_id = %(m)s AND om.memory_id <> nm.memory_id
+                     GROUP BY om.memory_id) s
+               JOIN memories m ON m.id = s.memory_id AND m.tenant_id = %(t)s
+               ORDER BY cardinality(s.entity_ids) DESC, m.created_at DESC, m.id
+               LIMIT %(k)s"""
         ).format(columns=MEMORY_COLUMNS),
-        (tenant_id, memory_id, limit),
+        {"t": tenant_id, "m": memory_id, "k": limit},
     ).fetchall()
 
 
