@@ -256,7 +256,15 @@ class GraphService:
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             root = self._root(cur, tenant_id, entity)
             order, truncated = repo.walk(
-                cur, tenant_id, root, depth, max_rows, edges, after=after, wanted=limit
+                cur,
+                tenant_id,
+                root,
+                depth,
+                max_rows,
+                as_of=as_of,
+                include_history=include_history,
+                after=after,
+                wanted=limit,
             )
             if not order:
                 raise _entity_not_found(root)
