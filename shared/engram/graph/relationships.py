@@ -16,7 +16,7 @@ from psycopg.types.json import Jsonb
 from engram.db import restore as db_restore
 from engram.db.database import TenantTx
 from engram.graph.link_rules import RelationshipType
-from engram.memories.repo import MEMORY_COLUMNS
+from engram.memories.repo import LINK_COLUMNS, MEMORY_COLUMNS
 
 
 def add(
@@ -106,7 +106,8 @@ def related_memories(
 ) -> list[dict[str, Any]]:
     """Memories reached from `memory_id` over memory relationships (either direction), up to `depth`
     steps, each at its shortest distance; a path never visits a memory twice. Of paths of equal length
-    the answer names one by a rule, so the same graph always reads the same."""
+    the answer names one by a rule, so the same graph always reads the same. Each as a link
+    (LINK_COLUMNS), with its depth, via, relationship and direction."""
     return cur.execute(
         sql.SQL(
             """WITH RECURSIVE walk(id, depth, via, relationship, direction, path) AS (
@@ -129,7 +130,7 @@ def related_memories(
                    ORDER BY m.id, w.depth, w.relationship, w.direction DESC, w.via) found
                ORDER BY depth, created_at DESC, id
                LIMIT %(k)s"""
-        ).format(columns=MEMORY_COLUMNS),
+        ).format(columns=LINK_COLUMNS),
         {"m": memory_id, "t": tenant_id, "d": depth, "k": limit},
     ).fetchall()
 

@@ -24,7 +24,7 @@ from psycopg import sql
 from engram.db import restore
 from engram.db.database import TenantTx
 from engram.memories import predicates
-from engram.memories.repo import MEMORY_COLUMNS
+from engram.memories.repo import LINK_COLUMNS
 
 ENTITY_COLUMNS = sql.SQL(
     "e.id, e.name, e.normalized_name, e.entity_type, e.aliases, e.created_at, e.updated_at"
@@ -343,8 +343,8 @@ def memories_sharing_entities(
 def memories_with_shared_entities(
     cur: TenantTx, tenant_id: UUID, memory_id: UUID, limit: int
 ) -> list[dict[str, Any]]:
-    """Other memories that mention an entity `memory_id` mentions, with the names they share, most
-    shared first.
+    """Other memories that mention an entity `memory_id` mentions, as links (LINK_COLUMNS) with the
+    names they share, most shared first.
 
     The shared entities are grouped by memory from the mentions alone (one per entity and memory:
     the key), and their names read for each memory of the answer: with `entities` joined before the
@@ -362,7 +362,7 @@ def memories_with_shared_entities(
                JOIN memories m ON m.id = s.memory_id AND m.tenant_id = %(t)s
                ORDER BY cardinality(s.entity_ids) DESC, m.created_at DESC, m.id
                LIMIT %(k)s"""
-        ).format(columns=MEMORY_COLUMNS),
+        ).format(columns=LINK_COLUMNS),
         {"t": tenant_id, "m": memory_id, "k": limit},
     ).fetchall()
 
