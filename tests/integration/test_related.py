@@ -108,7 +108,7 @@ def test_a_memory_reached_by_paths_of_equal_length_names_one_of_them_every_time(
             (r["id"], r["via"], r["direction"])
             for r in api.get(f"/v1/memories/{start}/related?depth=2").json["related"]
         )
-        for _ in range(5)
+        for _ in range(8)  # past the five calls after which a session may keep one plan for the walk
     }
 
     # Then: one answer, by a rule rather than the plan's luck: of equal paths, the one whose last step
@@ -116,3 +116,21 @@ def test_a_memory_reached_by_paths_of_equal_length_names_one_of_them_every_time(
     assert len(answers) == 1
     reached = {memory_id: (via, direction) for memory_id, via, direction in answers.pop()}
     assert reached[goal] == (min(a, b), "outgoing")
+
+
+def test_a_private_memory_on_the_way_is_walked_through_and_shown_only_to_its_user(
+    api: Api, tenant: IssuedKey
+) -> None:
+    # Given: start -> middle -> end, `extends`, and the middle memory private to Carol
+    start, end = (_store(api, text)["id"] for text in ("start", "end"))
+    middle = _store(api, "middle", user_id="carol", visibility="private")["id"]
+    with deps.database().tenant(tenant.tenant_id) as cur:
+        for source, target in ((start, middle), (middle, end)):
+            relationships.add(cur, tenant.tenant_id, source, target, "extends", 0.9, {})
+
+    # When / Then: read again and again, past the calls after which a session may keep one plan
+    for _ in range(8):
+        others = api.get(f"/v1/memories/{start}/related?depth=2").json["related"]
+        carol = api.get(f"/v1/memories/{start}/related?depth=2&user_id=carol").json["related"]
+        assert [(r["id"], r["depth"]) for r in others] == [(end, 2)]
+        assert [(r["id"], r["depth"]) for r in carol] == [(middle, 1), (end, 2)]

@@ -107,28 +107,16 @@ def related_memories(
     """Memories reached from `memory_id` over memory relationships (either direction), up to `depth`
     steps, each at its shortest distance; a path never visits a memory twice. Of paths of equal length
     the answer names one by a rule, so the same graph always reads the same. Each as a link
-    (LINK_COLUMNS), with its depth, via, relationship and direction."""
+    (LINK_COLUMNS), with its depth, via, relationship and direction, nearest first.
+
+    The walk is the database's related_memory_walk (migrations/0027), which a session plans once;
+    the memories the request may see are joined here."""
     return cur.execute(
         sql.SQL(
-            """WITH RECURSIVE walk(id, depth, via, relationship, direction, path) AS (
-                   SELECT %(m)s::uuid, 0, NULL::uuid, NULL::text, NULL::text, ARRAY[%(m)s::uuid]
-                   UNION ALL
-                   SELECT n.id, w.depth + 1, w.id, r.relationship_type, n.direction, w.path || n.id
-                   FROM walk w
-                   JOIN memory_relationships r
-                     ON r.tenant_id = %(t)s AND (r.source_id = w.id OR r.target_id = w.id)
-                   CROSS JOIN LATERAL (
-                       SELECT CASE WHEN r.source_id = w.id THEN r.target_id ELSE r.source_id END AS id,
-                              CASE WHEN r.source_id = w.id THEN 'outgoing' ELSE 'incoming' END AS direction
-                   ) n
-                   WHERE w.depth < %(d)s AND NOT n.id = ANY(w.path))
-               SELECT * FROM (
-                   SELECT DISTINCT ON (m.id) {columns}, w.depth, w.via, w.relationship, w.direction
-                   FROM walk w JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
-                   WHERE w.depth > 0
-                   -- of equal paths, one by a rule: an outgoing last step, then the smaller via
-                   ORDER BY m.id, w.depth, w.relationship, w.direction DESC, w.via) found
-               ORDER BY depth, created_at DESC, id
+            """SELECT {columns}, w.depth, w.via, w.relationship, w.direction
+               FROM related_memory_walk(%(t)s, %(m)s, %(d)s) w
+               JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
+               ORDER BY w.depth, m.created_at DESC, m.id
                LIMIT %(k)s"""
         ).format(columns=LINK_COLUMNS),
         {"m": memory_id, "t": tenant_id, "d": depth, "k": limit},
