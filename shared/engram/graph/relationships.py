@@ -1,4 +1,5 @@
-"""The only code that runs SQL on memory_relationships: how memories relate to each other.
+"""The only code that runs SQL on memory_relationships (with the walk it calls, related_memory_walk in
+migrations/0027): how memories relate to each other.
 
 `updates` (the source is a newer version of the target, which stays as history), `extends`, `derives`.
 The memories themselves change through engram.memories.repo; engram.memories.writer does both in one

@@ -1,4 +1,5 @@
-"""The only code that runs SQL on entities, their keys, mentions and relations.
+"""The only code that runs SQL on entities, their keys, mentions and relations (with the database
+functions it calls: graph_walk, relation_counts and relation_end, migrations/0026).
 
 Every function takes a cursor from `Database.tenant(...)`, so RLS limits it to one tenant; the queries
 name the tenant too, which lets the planner use the (tenant_id, ...) indexes.
@@ -6,7 +7,7 @@ name the tenant too, which lets the planner use the (tenant_id, ...) indexes.
 A relation's effective end is the earliest of its own `valid_to` and, when it was extracted from a
 memory, that memory's `valid_to` and `expires_at`: when "Alice lives in Paris" is superseded, the
 lives_in edge it produced ends with it. It is current when that end is in the future and its memory
-(if any) is still the latest version.
+(if any) is still the latest version (relation_end and relation_counts say both).
 
 A relation extracted from a memory the request cannot see (another user's private memory) is not
 shown: `sm`, its source memory, is read under RLS like every memory.
