@@ -118,7 +118,7 @@ def test_a_memory_reached_by_paths_of_equal_length_names_one_of_them_every_time(
     assert reached[goal] == (min(a, b), "outgoing")
 
 
-def test_a_private_memory_on_the_way_is_walked_through_and_shown_only_to_its_user(
+def test_a_private_memory_on_the_way_is_walked_through_and_named_only_to_its_user(
     api: Api, tenant: IssuedKey
 ) -> None:
     # Given: start -> middle -> end, `extends`, and the middle memory private to Carol
@@ -132,5 +132,6 @@ def test_a_private_memory_on_the_way_is_walked_through_and_shown_only_to_its_use
     for _ in range(8):
         others = api.get(f"/v1/memories/{start}/related?depth=2").json["related"]
         carol = api.get(f"/v1/memories/{start}/related?depth=2&user_id=carol").json["related"]
-        assert [(r["id"], r["depth"]) for r in others] == [(end, 2)]
-        assert [(r["id"], r["depth"]) for r in carol] == [(middle, 1), (end, 2)]
+        # the private memory is not named to others, not even as the way to `end`
+        assert [(r["id"], r["depth"], r["via"]) for r in others] == [(end, 2, None)]
+        assert [(r["id"], r["depth"], r["via"]) for r in carol] == [(middle, 1, None), (end, 2, middle)]

@@ -1481,7 +1481,10 @@ class RelatedLink(BaseModel):
     ]
     via: Annotated[
         UUID | None,
-        Field(description="the memory one step closer, when depth > 1", title="Via"),
+        Field(
+            description="the memory one step closer, when depth > 1; null when it is one the request may not see",
+            title="Via",
+        ),
     ] = None
     shared_entities: Annotated[list[str] | None, Field(title="Shared Entities")] = None
 

@@ -111,10 +111,13 @@ def related_memories(
     (LINK_COLUMNS), with its depth, via, relationship and direction, nearest first.
 
     The walk is the database's related_memory_walk (migrations/0027), which a session plans once;
-    the memories the request may see are joined here."""
+    the memories the request may see are joined here. The walk passes through memories the request
+    may not see; such a memory is never named, not even as another's `via` (then null)."""
     return cur.execute(
         sql.SQL(
-            """SELECT {columns}, w.depth, w.via, w.relationship, w.direction
+            """SELECT {columns}, w.depth,
+                      (SELECT v.id FROM memories v WHERE v.id = w.via AND v.tenant_id = %(t)s) AS via,
+                      w.relationship, w.direction
                FROM related_memory_walk(%(t)s, %(m)s, %(d)s) w
                JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
                ORDER BY w.depth, m.created_at DESC, m.id

@@ -317,7 +317,10 @@ class RelatedLink(LazyModel):
     relationship: Literal["updates", "extends", "derives", "shares_entity"]
     direction: Literal["outgoing", "incoming", "shared"]
     depth: int = Field(description="steps from the memory (shared entities: always 1)")
-    via: UUID | None = Field(default=None, description="the memory one step closer, when depth > 1")
+    via: UUID | None = Field(
+        default=None,
+        description="the memory one step closer, when depth > 1; null when it is one the request may not see",
+    )
     shared_entities: list[str] = Field(default_factory=list)
 
 
