@@ -161,7 +161,7 @@ class Settings(BaseModel):
     llm_json_mode: bool = True
 
     # Search.
-    exact_scan_threshold: int = Field(default=5_000, ge=0)
+    exact_scan_threshold: int = Field(default=2_000, ge=0)
     hnsw_ef_search: int = Field(default=100, ge=10, le=1000)
     hnsw_max_scan_tuples: int = Field(default=40_000, ge=1000)
     # A tenant with this many vectors of the model gets its own HNSW index (engram.db.tenant_indexes);

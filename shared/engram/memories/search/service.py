@@ -34,7 +34,7 @@ class MemorySearch:
         db: Database,
         embedder: Embedder,
         *,
-        exact_scan_threshold: int = 5_000,
+        exact_scan_threshold: int = 2_000,
         ef_search: int = 100,
         max_scan_tuples: int = 40_000,
         chunks: Corpus | None = None,
