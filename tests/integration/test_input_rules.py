@@ -103,6 +103,16 @@ def test_a_vector_outside_float4_is_refused(api: Api) -> None:
     assert api.post("/v1/memories", largest).status == 201
 
 
+@pytest.mark.parametrize("element", [True, "0.5", None, {"x": 1}])
+def test_a_vector_element_that_is_not_a_number_is_refused_as_any_number_is(api: Api, element: Any) -> None:
+    body = {"content": "x", "embedding": [0.5, element, 0.5], "embedding_model": "m3"}
+    message = refused(api.post("/v1/memories", body), "embedding[1]")
+    assert message == "embedding[1]: must be a JSON number (not true/false, not a string)"
+    search = {"query": "x", "embedding": [element, 0.5, 0.5], "embedding_model": "m3"}
+    message = refused(api.post("/v1/search", search), "embedding[0]")
+    assert message == "embedding[0]: must be a JSON number (not true/false, not a string)"
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

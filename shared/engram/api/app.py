@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from engram.apikey import AmbiguousApiKey, api_key_from
 from engram.errors import EngramError, InvalidInput, MalformedJson, Unauthorized
-from engram.fields import MAX_JSON_DEPTH, field_nested_too_deep
+from engram.fields import MAX_JSON_DEPTH, NATIVE_MESSAGES, field_nested_too_deep
 from engram.observability import logger
 from engram.tenants.principal import Principal
 
@@ -78,11 +78,14 @@ def _described(errors: list[Any]) -> tuple[str, str, list[dict[str, str]]]:
     """(the field named first, its message, every problem) of pydantic's errors."""
     first = _first(errors)
     field = _field_of(tuple(first.get("loc", ())))
-    message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-    listed = [
-        {"field": _field_of(tuple(e.get("loc", ()))), "message": str(e.get("msg"))} for e in errors[:20]
-    ]
-    return field, message, listed
+    listed = [{"field": _field_of(tuple(e.get("loc", ()))), "message": _message(e)} for e in errors[:20]]
+    return field, _message(first), listed
+
+
+def _message(error: Any) -> str:
+    """A problem in the API's words, whichever validator found it (a vector's numbers: pydantic's own)."""
+    native = NATIVE_MESSAGES.get(str(error.get("type")))
+    return native or str(error.get("msg", "invalid value")).removeprefix("Value error, ")
 
 
 def _wrapped_first(errors: list[Any]) -> list[Any]:
