@@ -32,7 +32,9 @@ def weights_cte(tenant: sql.Composable, corpus: str, query: str) -> sql.Composab
     """`terms`: the query's terms; `weights`: each term's inverse document frequency (Lucene's
     always-positive form) and the corpus's average document length, from the folded statistics
     plus the deltas not yet folded (exact in this snapshot). A term no document has gets the idf of
-    df 0: it still counts towards the best score a document could reach."""
+    df 0: it still counts towards the best score a document could reach. The idf is float8: the sums
+    are numeric, and numeric arithmetic on every posting (scores_cte) cost a query with 9K postings
+    ~30 ms at 100K memories."""
     return sql.SQL(
         """terms AS MATERIALIZED (SELECT engram_query_terms({query}) AS terms),
            corpus_stats AS MATERIALIZED (
@@ -47,7 +49,8 @@ def weights_cte(tenant: sql.Composable, corpus: str, query: str) -> sql.Composab
                GROUP BY x.term),
            weights AS MATERIALIZED (
                SELECT q.term,
-                      ln(1 + (n.docs - coalesce(s.docs, 0) + 0.5) / (coalesce(s.docs, 0) + 0.5)) AS idf,
+                      ln(1 + (n.docs - coalesce(s.docs, 0) + 0.5) / (coalesce(s.docs, 0) + 0.5))::float8
+                        AS idf,
                       n.length::float8 / greatest(n.docs, 1) AS avgdl
                FROM unnest((SELECT terms FROM terms)) q(term)
                CROSS JOIN (SELECT docs, length FROM corpus_stats WHERE term = '' AND docs > 0) n
@@ -73,13 +76,17 @@ def scores_cte(tenant: sql.Composable, corpus: str, container: ContainerScope | 
                WHERE p.tenant_id = {tenant} AND p.corpus = {corpus} AND {scope}
                GROUP BY p.doc_id)"""
     ).format(
-        k1=sql.Literal(K1),
-        k1_1=sql.Literal(K1 + 1),
-        b=sql.Literal(B),
+        k1=_float8(K1),
+        k1_1=_float8(K1 + 1),
+        b=_float8(B),
         tenant=tenant,
         corpus=sql.Literal(corpus),
         scope=container_range(container),
     )
+
+
+def _float8(value: float) -> sql.Composable:
+    return sql.SQL("{}::float8").format(sql.Literal(value))
 
 
 def leg(table: str, alias: str, accepts: sql.Composable, candidates: int) -> sql.Composable:
