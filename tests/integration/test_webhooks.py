@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from engram import deps
+from engram.changes import repo
 from engram.changes.delivery import WebhookDelivery
 from engram.db.database import EVERYONE
 from engram.local.stack import LocalDatabase
@@ -265,3 +266,28 @@ def test_documents_that_finish_or_fail_send_their_outcome(
         ("document.done", {"document_id": done["id"]}),
         ("document.failed", {"document_id": failed["id"]}),
     ]
+
+
+def test_the_outbox_hands_events_over_oldest_first(local_db: LocalDatabase, tenant: IssuedKey) -> None:
+    # Given: events on the tenant's outbox whose rows do not lie in id order on disk (here the oldest
+    # one was rewritten into a later page, as reused space does in a busy table)
+    with local_db.admin.transaction() as cur:
+        cur.execute(
+            "INSERT INTO change_events (tenant_id, event_type, subject) "
+            "SELECT %s, 'memory.created', jsonb_build_object('memory_id', gen_random_uuid()) "
+            "FROM generate_series(1, 300)",
+            (tenant.tenant_id,),
+        )
+        cur.execute(
+            "UPDATE change_events SET subject = subject || jsonb_build_object('pad', repeat('x', 1000)) "
+            "WHERE id = (SELECT min(id) FROM change_events WHERE tenant_id = %s)",
+            (tenant.tenant_id,),
+        )
+
+    # When: the relay takes them in one pass
+    with local_db.app.tenant(tenant.tenant_id) as cur:
+        taken = repo.take_events(cur, tenant.tenant_id, 500)
+
+    # Then: in the order they were recorded
+    assert len(taken) == 300
+    assert [e["id"] for e in taken] == sorted(e["id"] for e in taken)

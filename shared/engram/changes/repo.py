@@ -84,11 +84,14 @@ def recent_failures(cur: TenantTx, tenant_id: UUID, webhook_id: UUID) -> list[di
 
 def take_events(cur: TenantTx, tenant_id: UUID, limit: int) -> list[dict[str, Any]]:
     """Take the tenant's oldest events off the outbox (rows another relay holds are skipped); they are
-    gone when the transaction commits, so whatever is done with them must happen in it."""
+    gone when the transaction commits, so whatever is done with them must happen in it. Oldest first:
+    RETURNING follows the delete's plan (the heap's order), not the subquery's ORDER BY."""
     return cur.execute(
-        "DELETE FROM change_events e WHERE e.id IN ("
-        "  SELECT id FROM change_events WHERE tenant_id = %s ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) "
-        "RETURNING e.id, e.event_id, e.event_type, e.subject, e.occurred_at",
+        "WITH taken AS ("
+        "  DELETE FROM change_events e WHERE e.id IN ("
+        "    SELECT id FROM change_events WHERE tenant_id = %s ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) "
+        "  RETURNING e.id, e.event_id, e.event_type, e.subject, e.occurred_at) "
+        "SELECT * FROM taken ORDER BY id",
         (tenant_id, limit),
     ).fetchall()
 
