@@ -252,7 +252,6 @@ class GraphService:
         the relations the request's user may see."""
         depth = max(1, min(depth, MAX_DEPTH))
         after = _graph_cursor(cursor) if cursor else None
-        edges = repo.edge_filter(as_of, include_history)
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             root = self._root(cur, tenant_id, entity)
             order, truncated = repo.walk(
@@ -278,7 +277,19 @@ class GraphService:
             # reported once, on the page of whichever end the walk reached later.
             seen_ids = [entity_id for _, entity_id in order[: start + len(page)]]
             edge_cap = limit * EDGES_PER_NODE
-            found = repo.edges_among(cur, tenant_id, seen_ids, page_ids, edges, edge_cap + 1) if page else []
+            found = (
+                repo.edges_among(
+                    cur,
+                    tenant_id,
+                    seen_ids,
+                    page_ids,
+                    as_of=as_of,
+                    include_history=include_history,
+                    limit=edge_cap + 1,
+                )
+                if page
+                else []
+            )
         more = start + limit < len(order)
         return Subgraph(
             root=root,
