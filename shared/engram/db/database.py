@@ -7,6 +7,7 @@ transaction, so a pooled connection never carries one tenant's id into another r
 
 from __future__ import annotations
 
+import select
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,6 +44,20 @@ def _set_scope(cur: TenantTx, tenant_id: UUID, party: Party) -> None:
     cur.execute(_scope(tenant_id, party))
 
 
+def _check(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check before it hands a connection out, with a round trip only when one is due. An
+    idle connection has nothing to read: one that has (the server's goodbye: a terminated session, a
+    restart, a proxy's idle timeout while a Lambda was frozen) or no socket left is checked with an
+    empty query, and replaced when that fails. The empty query every time cost 0.35-0.4 ms of a
+    17 ms search here, and one more round trip behind RDS Proxy."""
+    try:
+        unsound = conn.closed or bool(select.select([conn.fileno()], [], [], 0)[0])
+    except (OSError, ValueError, psycopg.Error):
+        unsound = True
+    if unsound:
+        ConnectionPool.check_connection(conn)
+
+
 def _configure(role: str | None) -> Callable[[psycopg.Connection[Any]], None]:
     def configure(conn: psycopg.Connection[Any]) -> None:
         # No pgvector adapters: the app sends vectors as text literals (`%s::vector`) and reads only
@@ -77,7 +92,7 @@ class Database:
             max_size=max_size,
             configure=_configure(set_role),
             open=False,
-            check=ConnectionPool.check_connection,
+            check=_check,
             name="engram",
         )
         self._opened = False
