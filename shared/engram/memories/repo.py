@@ -89,16 +89,24 @@ def insert_memory(cur: TenantTx, tenant_id: UUID, memory: NewMemory, embedding: 
     return row
 
 
-def replace_periods(
+def add_periods(
     cur: TenantTx, tenant_id: UUID, memory_id: UUID, periods: Sequence[tuple[Period, bool]]
 ) -> None:
-    """The periods a memory is about (migration 0021), replacing those it had."""
-    cur.execute("DELETE FROM memory_periods WHERE tenant_id = %s AND memory_id = %s", (tenant_id, memory_id))
+    """The periods a memory is about (migration 0021), for a memory that has none yet (most have none
+    at all: then no statement is sent)."""
     cur.executemany(
         "INSERT INTO memory_periods (tenant_id, memory_id, during, stated) "
         "VALUES (%s, %s, daterange(%s, %s), %s) ON CONFLICT DO NOTHING",
         [(tenant_id, memory_id, p.start, p.end, stated) for p, stated in periods],
     )
+
+
+def replace_periods(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, periods: Sequence[tuple[Period, bool]]
+) -> None:
+    """The periods a memory is about, replacing those it had."""
+    cur.execute("DELETE FROM memory_periods WHERE tenant_id = %s AND memory_id = %s", (tenant_id, memory_id))
+    add_periods(cur, tenant_id, memory_id, periods)
 
 
 def get_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, Any] | None:

@@ -175,7 +175,7 @@ class MemoryWriter:
         if row is None:
             raise _not_found(memory_id)
         if patch.content is not None or patch.metadata is not None:
-            _date(uow, row)
+            _redate(uow, row)
         return row
 
     def _new_version(
@@ -335,7 +335,13 @@ class MemoryWriter:
 
 
 def _date(uow: UnitOfWork, row: Mapping[str, Any]) -> None:
-    """Record the periods the memory is about (search's time leg: engram.memories.periods)."""
+    """Record the periods a new memory is about (search's time leg: engram.memories.periods)."""
+    periods = memory_periods(row["content"], row["metadata"], row["valid_from"])
+    repo.add_periods(uow.cur, uow.tenant_id, row["id"], periods)
+
+
+def _redate(uow: UnitOfWork, row: Mapping[str, Any]) -> None:
+    """The periods of a memory changed in place, in place of those it had."""
     periods = memory_periods(row["content"], row["metadata"], row["valid_from"])
     repo.replace_periods(uow.cur, uow.tenant_id, row["id"], periods)
 
