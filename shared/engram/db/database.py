@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import select
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -115,10 +115,28 @@ class Database:
     def tenant(self, tenant_id: UUID, party: Party = NOBODY, *, snapshot: bool = False) -> Iterator[TenantTx]:
         """A transaction in which RLS sees exactly one tenant's rows, as seen by `party` (by
         default: only what is shared across the tenant). `snapshot`: a read-only REPEATABLE READ
-        transaction, so that several queries (an export) see one consistent state."""
-        with self.transaction(snapshot=snapshot) as cur:
-            _set_scope(cur, tenant_id, party)
-            yield cur
+        transaction, so that several queries (an export) see one consistent state.
+
+        The transaction begins in the message that sets the tenant: one round trip where psycopg's
+        own BEGIN took two (each 0.1-0.2 ms here, more behind RDS Proxy). It commits when the block
+        ends, and rolls back when it raises."""
+        self.open()
+        begin = _BEGIN_SNAPSHOT if snapshot else _BEGIN
+        with self._pool.connection() as conn:
+            conn.autocommit = True  # the transaction is begun and ended here, not by psycopg
+            try:
+                with conn.cursor(row_factory=dict_row) as cur:
+                    cur.execute(psycopg.sql.SQL("; ").join([begin, _scope(tenant_id, party)]))
+                    try:
+                        yield cur
+                    except BaseException:
+                        with suppress(psycopg.Error):
+                            conn.execute("ROLLBACK")
+                        raise
+                    conn.execute("COMMIT")
+            finally:
+                with suppress(psycopg.Error):
+                    conn.autocommit = False
 
     def run(
         self,
@@ -171,6 +189,10 @@ class Database:
             finally:
                 if snapshot:
                     conn.isolation_level, conn.read_only = None, None
+
+
+_BEGIN = psycopg.sql.SQL("BEGIN")
+_BEGIN_SNAPSHOT = psycopg.sql.SQL("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
 
 
 def _scope(tenant_id: UUID, party: Party) -> psycopg.sql.Composed:

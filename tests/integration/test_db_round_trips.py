@@ -1,0 +1,95 @@
+"""Round trips to the database, counted by the cutting proxy (tests/integration/db_cut.py), which sees
+each message clients send: the pool hands out a sound connection without one and replaces a connection
+the server has ended; a tenant transaction begins in the message that sets its tenant."""
+
+from __future__ import annotations
+
+import time
+from uuid import uuid4
+
+import psycopg
+import pytest
+
+from engram.db.database import NOBODY, Database
+from engram.local.stack import LocalDatabase
+from tests.integration.db_cut import proxied_database
+
+
+def _app_conninfo(local_db: LocalDatabase) -> str:
+    assert local_db.embedded is not None
+    return local_db.embedded.app_conninfo(local_db.settings.app_role)
+
+
+def test_a_sound_connection_is_handed_out_without_a_round_trip(local_db: LocalDatabase) -> None:
+    with proxied_database(_app_conninfo(local_db)) as (proxy, db):
+        db.run(uuid4(), NOBODY, [])  # the pool's connection is made and used once
+        before = proxy.statements
+
+        db.run(uuid4(), NOBODY, [])
+
+        assert proxy.statements - before == 1  # the run's one message, no check before it
+
+
+def test_a_connection_the_server_ended_is_replaced_before_use(local_db: LocalDatabase) -> None:
+    # Straight to the server, not through the proxy: a backend that is gone from pg_stat_activity has
+    # sent its goodbye by then, where the proxy's threads might still be passing it on.
+    db = Database(_app_conninfo(local_db), max_size=1).open()
+    try:
+        with db.transaction() as cur:
+            first = cur.execute("SELECT pg_backend_pid() AS pid").fetchone()
+        assert first is not None
+        with local_db.admin.transaction() as cur:
+            cur.execute("SELECT pg_terminate_backend(%s)", (first["pid"],))
+        _wait_gone(local_db, first["pid"])
+
+        with db.transaction() as cur:
+            second = cur.execute("SELECT pg_backend_pid() AS pid").fetchone()
+
+        assert second is not None and second["pid"] != first["pid"]
+    finally:
+        db.close()
+
+
+def _wait_gone(local_db: LocalDatabase, pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with local_db.admin.transaction() as cur:
+            if cur.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() is None:
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"backend {pid} still there")
+
+
+def test_a_tenant_transaction_begins_with_its_tenant_in_one_message(local_db: LocalDatabase) -> None:
+    tenant = uuid4()
+    with proxied_database(_app_conninfo(local_db)) as (proxy, db):
+        with db.tenant(tenant) as cur:
+            cur.execute("SELECT 1")
+        before = proxy.statements
+
+        with db.tenant(tenant) as cur:
+            row = cur.execute(
+                "SELECT current_setting('engram.tenant_id') AS tenant, "
+                "now() = statement_timestamp() AS first_statement_of_its_transaction"
+            ).fetchone()
+
+        assert proxy.statements - before == 3  # BEGIN with the tenant, the SELECT, COMMIT
+        assert row == {"tenant": str(tenant), "first_statement_of_its_transaction": False}
+
+
+def test_a_tenant_transaction_that_raises_keeps_nothing_and_leaves_no_tenant(local_db: LocalDatabase) -> None:
+    with proxied_database(_app_conninfo(local_db)) as (_, db):
+        with pytest.raises(RuntimeError), db.tenant(uuid4()) as cur:
+            cur.execute("SELECT set_config('engram.probe', 'kept?', false)")
+            raise RuntimeError("the caller's work failed")
+
+        with db.transaction() as cur:
+            row = cur.execute(
+                "SELECT current_setting('engram.probe', true) AS probe, "
+                "current_setting('engram.tenant_id', true) AS tenant"
+            ).fetchone()
+
+        assert row is not None and row["probe"] in (None, "") and row["tenant"] in (None, "")
+        # A failing statement's own error reaches the caller (the ROLLBACK after it does not hide it).
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), db.tenant(uuid4()) as cur:
+            cur.execute("CREATE TABLE not_for_the_app (x int)")
