@@ -576,7 +576,7 @@ def edges_among(
     limit: int,
 ) -> list[dict[str, Any]]:
     """Relations between entities in `seen` that touch at least one entity of `page` (the tail of
-    `seen`), over the relations that count (edge_filter's), oldest first.
+    `seen`), over the relations that count (relation_counts, as edge_filter says it), oldest first.
 
     The statement is the database's graph_edges_among (migrations/0028), which a session plans once:
     sent each time, its planning weighed every element of its id arrays (1.6 ms at 50 entities)."""
