@@ -5,6 +5,7 @@ the server has ended; a tenant transaction begins in the message that sets its t
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 from uuid import uuid4
 
 import psycopg
@@ -93,3 +94,16 @@ def test_a_tenant_transaction_that_raises_keeps_nothing_and_leaves_no_tenant(loc
         # A failing statement's own error reaches the caller (the ROLLBACK after it does not hide it).
         with pytest.raises(psycopg.errors.InsufficientPrivilege), db.tenant(uuid4()) as cur:
             cur.execute("CREATE TABLE not_for_the_app (x int)")
+
+
+def test_a_transaction_whose_statement_failed_raises_instead_of_committing(local_db: LocalDatabase) -> None:
+    with proxied_database(_app_conninfo(local_db)) as (_, db):
+        with pytest.raises(psycopg.errors.InFailedSqlTransaction), db.tenant(uuid4()) as cur:
+            cur.execute("SELECT set_config('engram.probe', 'kept?', false)")
+            with suppress(psycopg.errors.UndefinedTable):
+                cur.execute("SELECT * FROM no_such_table")  # the caller swallows the error and ends the block
+
+        with db.transaction() as cur:
+            row = cur.execute("SELECT current_setting('engram.probe', true) AS probe").fetchone()
+
+        assert row is not None and row["probe"] in (None, "")  # the block's setting was rolled back

@@ -15,6 +15,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -119,7 +120,7 @@ class Database:
 
         The transaction begins in the message that sets the tenant: one round trip where psycopg's
         own BEGIN took two (each 0.1-0.2 ms here, more behind RDS Proxy). It commits when the block
-        ends, and rolls back when it raises."""
+        ends, and rolls back when it raises, or when one of its statements failed (then it raises)."""
         self.open()
         begin = _BEGIN_SNAPSHOT if snapshot else _BEGIN
         with self._pool.connection() as conn:
@@ -133,6 +134,13 @@ class Database:
                         with suppress(psycopg.Error):
                             conn.execute("ROLLBACK")
                         raise
+                    if conn.info.transaction_status == TransactionStatus.INERROR:
+                        # A statement failed and its caller carried on: PostgreSQL would answer COMMIT
+                        # with a silent ROLLBACK, dropping the block's writes unseen.
+                        conn.execute("ROLLBACK")
+                        raise psycopg.errors.InFailedSqlTransaction(
+                            "a statement of this transaction failed, so none of it was committed"
+                        )
                     conn.execute("COMMIT")
             finally:
                 with suppress(psycopg.Error):
