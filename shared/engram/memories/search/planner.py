@@ -64,10 +64,11 @@ class SearchPlanner:
         self,
         db: Database,
         *,
-        exact_scan_threshold: int = 2_000,
-        ef_search: int = 100,
-        max_scan_tuples: int = 40_000,
+        exact_scan_threshold: int,
+        ef_search: int,
+        max_scan_tuples: int,
     ) -> None:
+        # No defaults here: MemorySearch, its one maker, passes its own (engram.settings' in the app).
         self.db = db
         self.exact_scan_threshold = exact_scan_threshold
         self.ef_search = ef_search
