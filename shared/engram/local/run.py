@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram import deps
 from engram.db.database import Database
@@ -39,6 +39,9 @@ from engram.local.workers import (
 from engram.observability import logger
 from engram.settings import Settings
 from engram.tenants import service
+
+if TYPE_CHECKING:
+    from engram.relay import Relay
 
 DEV_TENANT = "dev"
 # API Gateway ends an integration after 29 s; the worker is then killed, as Lambda would end it.
@@ -150,6 +153,7 @@ class LocalStack:
         server: asyncio.Task[None] | None = None
         watcher: asyncio.Task[None] | None = None
         watch: PostgresWatch | None = None
+        made_relay: asyncio.Future[Relay] | None = None
         ingest = WorkerPool("ingest", settings.ingest_workers, lambda: self._boot("ingest"), fair=True)
         coordinator = IngestCoordinator(
             ingest,
@@ -159,6 +163,9 @@ class LocalStack:
         )
         try:
             deps.install(deps.Deps(settings=settings, database=local.app, starter=coordinator))
+            # Made while the API workers boot: its imports (httpx and what httpx loads) would otherwise
+            # hold the GIL from the event loop just as the first requests come in.
+            made_relay = asyncio.ensure_future(asyncio.to_thread(deps.relay))
             key = await asyncio.to_thread(ensure_dev_key, local.admin, settings)
             app = GatewayApp(lambda call, body: self._http(api, coordinator, call, body))
             config = server_config(f"fd://{sock.detach()}")  # the server owns (and closes) it now
@@ -171,7 +178,7 @@ class LocalStack:
                 watcher = loop.create_task(watch.run())
             drop = await asyncio.to_thread(start_drop_folder, settings, local.admin, DEV_TENANT)
             relay = threading.Thread(
-                target=deps.relay().run_until,
+                target=(await made_relay).run_until,
                 args=(relay_stop, settings.relay_interval_seconds),
                 name="relay",
                 daemon=True,
@@ -186,6 +193,8 @@ class LocalStack:
             if drop is not None:
                 drop.stop()
             relay_stop.set()
+            if made_relay is not None:  # not awaited if the start failed before
+                await asyncio.gather(made_relay, return_exceptions=True)
             if relay is not None:
                 await asyncio.to_thread(relay.join, GRACE_SECONDS)
             coordinator.stop()
