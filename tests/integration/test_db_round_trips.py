@@ -107,3 +107,33 @@ def test_a_transaction_whose_statement_failed_raises_instead_of_committing(local
             row = cur.execute("SELECT current_setting('engram.probe', true) AS probe").fetchone()
 
         assert row is not None and row["probe"] in (None, "")  # the block's setting was rolled back
+
+
+def test_a_transaction_with_no_tenant_also_raises_when_its_statement_failed(local_db: LocalDatabase) -> None:
+    """The admin side (tenants, keys, sweeps) ends its transactions as `tenant` does."""
+    with pytest.raises(psycopg.errors.InFailedSqlTransaction), local_db.admin.transaction() as cur:
+        cur.execute("SELECT set_config('engram.probe', 'kept?', false)")
+        with suppress(psycopg.errors.UndefinedTable):
+            cur.execute("SELECT * FROM no_such_table")
+
+    with local_db.admin.transaction() as cur:
+        row = cur.execute("SELECT current_setting('engram.probe', true) AS probe").fetchone()
+
+    assert row is not None and row["probe"] in (None, "")
+
+
+def test_a_snapshot_transaction_is_read_only_and_repeatable(local_db: LocalDatabase) -> None:
+    snapshots = (
+        lambda: local_db.admin.transaction(snapshot=True),
+        lambda: local_db.app.tenant(uuid4(), snapshot=True),
+    )
+    for snapshot in snapshots:
+        with snapshot() as cur:
+            row = cur.execute(
+                "SELECT current_setting('transaction_isolation') AS isolation, "
+                "current_setting('transaction_read_only') AS read_only"
+            ).fetchone()
+        assert row == {"isolation": "repeatable read", "read_only": "on"}
+    with local_db.admin.transaction() as cur:  # and the next one on the connection is not
+        row = cur.execute("SELECT current_setting('transaction_read_only') AS read_only").fetchone()
+    assert row == {"read_only": "off"}

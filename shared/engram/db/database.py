@@ -119,32 +119,9 @@ class Database:
         transaction, so that several queries (an export) see one consistent state.
 
         The transaction begins in the message that sets the tenant: one round trip where psycopg's
-        own BEGIN took two (each 0.1-0.2 ms here, more behind RDS Proxy). It commits when the block
-        ends, and rolls back when it raises, or when one of its statements failed (then it raises)."""
-        self.open()
-        begin = _BEGIN_SNAPSHOT if snapshot else _BEGIN
-        with self._pool.connection() as conn:
-            conn.autocommit = True  # the transaction is begun and ended here, not by psycopg
-            try:
-                with conn.cursor(row_factory=dict_row) as cur:
-                    cur.execute(psycopg.sql.SQL("; ").join([begin, _scope(tenant_id, party)]))
-                    try:
-                        yield cur
-                    except BaseException:
-                        with suppress(psycopg.Error):
-                            conn.execute("ROLLBACK")
-                        raise
-                    if conn.info.transaction_status == TransactionStatus.INERROR:
-                        # A statement failed and its caller carried on: PostgreSQL would answer COMMIT
-                        # with a silent ROLLBACK, dropping the block's writes unseen.
-                        conn.execute("ROLLBACK")
-                        raise psycopg.errors.InFailedSqlTransaction(
-                            "a statement of this transaction failed, so none of it was committed"
-                        )
-                    conn.execute("COMMIT")
-            finally:
-                with suppress(psycopg.Error):
-                    conn.autocommit = False
+        own BEGIN took two (each 0.1-0.2 ms here, more behind RDS Proxy)."""
+        with self._transaction(snapshot, _scope(tenant_id, party)) as cur:
+            yield cur
 
     def run(
         self,
@@ -187,16 +164,37 @@ class Database:
     @contextmanager
     def transaction(self, *, snapshot: bool = False) -> Iterator[TenantTx]:
         """A transaction with no tenant set: tenant tables show no rows in it."""
+        with self._transaction(snapshot) as cur:
+            yield cur
+
+    @contextmanager
+    def _transaction(self, snapshot: bool, *prelude: psycopg.sql.Composable) -> Iterator[TenantTx]:
+        """BEGIN (read-only REPEATABLE READ if `snapshot`) and `prelude` in one message. It commits when
+        the block ends, and rolls back when it raises, or when one of its statements failed (then it
+        raises: PostgreSQL would answer COMMIT with a silent ROLLBACK, dropping the block's writes unseen
+        if its caller caught the error and carried on)."""
         self.open()
+        begin = _BEGIN_SNAPSHOT if snapshot else _BEGIN
         with self._pool.connection() as conn:
-            if snapshot:
-                conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+            conn.autocommit = True  # the transaction is begun and ended here, not by psycopg
             try:
-                with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-                    yield cur
+                with conn.cursor(row_factory=dict_row) as cur:
+                    cur.execute(psycopg.sql.SQL("; ").join([begin, *prelude]))
+                    try:
+                        yield cur
+                    except BaseException:
+                        with suppress(psycopg.Error):
+                            conn.execute("ROLLBACK")
+                        raise
+                    if conn.info.transaction_status == TransactionStatus.INERROR:
+                        conn.execute("ROLLBACK")
+                        raise psycopg.errors.InFailedSqlTransaction(
+                            "a statement of this transaction failed, so none of it was committed"
+                        )
+                    conn.execute("COMMIT")
             finally:
-                if snapshot:
-                    conn.isolation_level, conn.read_only = None, None
+                with suppress(psycopg.Error):
+                    conn.autocommit = False
 
 
 _BEGIN = psycopg.sql.SQL("BEGIN")
