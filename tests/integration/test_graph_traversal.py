@@ -106,3 +106,21 @@ def test_an_entity_with_no_relations_is_a_graph_of_one(api: Api) -> None:
 
     assert [n["name"] for n in graph["nodes"]] == ["Hermit"] and graph["edges"] == []
     assert graph["next_cursor"] is None and graph["root"] == alone["id"]
+
+
+def test_a_graph_page_reads_relations_with_the_columns_other_relation_reads_have(tenant: IssuedKey) -> None:
+    """A relation's output columns are written twice: graph.repo's _RELATION_SELECT, and the function
+    graph_edges_among (migrations/0028) that GET /v1/graph reads a page's relations with. A column added
+    to one and not the other would differ here."""
+    from engram.graph import repo
+
+    relate(tenant, "Ada", "Bob")
+    relate(tenant, "Bob", "Cyd", "works_with")
+    with deps.database().tenant(tenant.tenant_id) as cur:
+        ids = [row["id"] for row in cur.execute("SELECT id FROM entities").fetchall()]
+        among = repo.edges_among(cur, tenant.tenant_id, ids, ids, as_of=None, include_history=False, limit=10)
+        listed = repo.get_relations(cur, tenant.tenant_id, [row["id"] for row in among])
+
+    assert len(among) == 2
+    assert among == listed  # the same keys, in the same order, with the same values
+    assert [list(row) for row in among] == [list(row) for row in listed]
