@@ -123,17 +123,26 @@ def test_a_transaction_with_no_tenant_also_raises_when_its_statement_failed(loca
 
 
 def test_a_snapshot_transaction_is_read_only_and_repeatable(local_db: LocalDatabase) -> None:
-    snapshots = (
-        lambda: local_db.admin.transaction(snapshot=True),
-        lambda: local_db.app.tenant(uuid4(), snapshot=True),
-    )
-    for snapshot in snapshots:
-        with snapshot() as cur:
-            row = cur.execute(
-                "SELECT current_setting('transaction_isolation') AS isolation, "
-                "current_setting('transaction_read_only') AS read_only"
-            ).fetchone()
-        assert row == {"isolation": "repeatable read", "read_only": "on"}
-    with local_db.admin.transaction() as cur:  # and the next one on the connection is not
-        row = cur.execute("SELECT current_setting('transaction_read_only') AS read_only").fetchone()
-    assert row == {"read_only": "off"}
+    # One connection each, so that the plain transaction after the snapshot runs on the same connection.
+    admin = Database(local_db.admin_conninfo, max_size=1).open()
+    app = Database(_app_conninfo(local_db), max_size=1).open()
+    try:
+        for snapshot, plain in (
+            (lambda: admin.transaction(snapshot=True), admin.transaction),
+            (lambda: app.tenant(uuid4(), snapshot=True), lambda: app.tenant(uuid4())),
+        ):
+            with snapshot() as cur:
+                row = cur.execute(
+                    "SELECT current_setting('transaction_isolation') AS isolation, "
+                    "current_setting('transaction_read_only') AS read_only"
+                ).fetchone()
+            assert row == {"isolation": "repeatable read", "read_only": "on"}
+            with plain() as cur:
+                row = cur.execute(
+                    "SELECT current_setting('transaction_isolation') AS isolation, "
+                    "current_setting('transaction_read_only') AS read_only"
+                ).fetchone()
+            assert row == {"isolation": "read committed", "read_only": "off"}
+    finally:
+        admin.close()
+        app.close()
