@@ -5,13 +5,15 @@ the server has ended; a tenant transaction begins in the message that sets its t
 from __future__ import annotations
 
 import time
-from contextlib import suppress
+from collections.abc import Callable
+from contextlib import AbstractContextManager, suppress
+from typing import Any
 from uuid import uuid4
 
 import psycopg
 import pytest
 
-from engram.db.database import NOBODY, Database
+from engram.db.database import NOBODY, Database, TenantTx
 from engram.local.stack import LocalDatabase
 from tests.integration.db_cut import proxied_database
 
@@ -96,9 +98,19 @@ def test_a_tenant_transaction_that_raises_keeps_nothing_and_leaves_no_tenant(loc
             cur.execute("CREATE TABLE not_for_the_app (x int)")
 
 
-def test_a_transaction_whose_statement_failed_raises_instead_of_committing(local_db: LocalDatabase) -> None:
+# A tenant's transaction, and one with no tenant (the admin side: tenants, keys, sweeps), end alike.
+BEGINS: dict[str, Callable[[Database], AbstractContextManager[TenantTx]]] = {
+    "tenant": lambda db: db.tenant(uuid4()),
+    "no tenant": lambda db: db.transaction(),
+}
+
+
+@pytest.mark.parametrize("begin", BEGINS.values(), ids=BEGINS.keys())
+def test_a_transaction_whose_statement_failed_raises_instead_of_committing(
+    local_db: LocalDatabase, begin: Callable[[Database], AbstractContextManager[TenantTx]]
+) -> None:
     with proxied_database(_app_conninfo(local_db)) as (_, db):
-        with pytest.raises(psycopg.errors.InFailedSqlTransaction), db.tenant(uuid4()) as cur:
+        with pytest.raises(psycopg.errors.InFailedSqlTransaction), begin(db) as cur:
             cur.execute("SELECT set_config('engram.probe', 'kept?', false)")
             with suppress(psycopg.errors.UndefinedTable):
                 cur.execute("SELECT * FROM no_such_table")  # the caller swallows the error and ends the block
@@ -109,17 +121,11 @@ def test_a_transaction_whose_statement_failed_raises_instead_of_committing(local
         assert row is not None and row["probe"] in (None, "")  # the block's setting was rolled back
 
 
-def test_a_transaction_with_no_tenant_also_raises_when_its_statement_failed(local_db: LocalDatabase) -> None:
-    """The admin side (tenants, keys, sweeps) ends its transactions as `tenant` does."""
-    with pytest.raises(psycopg.errors.InFailedSqlTransaction), local_db.admin.transaction() as cur:
-        cur.execute("SELECT set_config('engram.probe', 'kept?', false)")
-        with suppress(psycopg.errors.UndefinedTable):
-            cur.execute("SELECT * FROM no_such_table")
-
-    with local_db.admin.transaction() as cur:
-        row = cur.execute("SELECT current_setting('engram.probe', true) AS probe").fetchone()
-
-    assert row is not None and row["probe"] in (None, "")
+def _isolation(cur: TenantTx) -> dict[str, Any] | None:
+    return cur.execute(
+        "SELECT current_setting('transaction_isolation') AS isolation, "
+        "current_setting('transaction_read_only') AS read_only"
+    ).fetchone()
 
 
 def test_a_snapshot_transaction_is_read_only_and_repeatable(local_db: LocalDatabase) -> None:
@@ -132,17 +138,9 @@ def test_a_snapshot_transaction_is_read_only_and_repeatable(local_db: LocalDatab
             (lambda: app.tenant(uuid4(), snapshot=True), lambda: app.tenant(uuid4())),
         ):
             with snapshot() as cur:
-                row = cur.execute(
-                    "SELECT current_setting('transaction_isolation') AS isolation, "
-                    "current_setting('transaction_read_only') AS read_only"
-                ).fetchone()
-            assert row == {"isolation": "repeatable read", "read_only": "on"}
+                assert _isolation(cur) == {"isolation": "repeatable read", "read_only": "on"}
             with plain() as cur:
-                row = cur.execute(
-                    "SELECT current_setting('transaction_isolation') AS isolation, "
-                    "current_setting('transaction_read_only') AS read_only"
-                ).fetchone()
-            assert row == {"isolation": "read committed", "read_only": "off"}
+                assert _isolation(cur) == {"isolation": "read committed", "read_only": "off"}
     finally:
         admin.close()
         app.close()
