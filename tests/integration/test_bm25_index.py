@@ -15,7 +15,8 @@ import pytest
 from engram.db.database import EVERYONE
 from engram.local.stack import LocalDatabase
 from engram.memories.repo import ensure_container
-from engram.memories.search.text import K1, B
+from engram.memories.search.plan import candidates_for
+from engram.memories.search.text import FIRST_CHECKED_PER_CANDIDATE, K1, B
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api
@@ -203,6 +204,33 @@ def test_text_search_honours_every_filter_and_the_owner(api: Api) -> None:
     assert mine not in text()
     assert set(text(user_id="ann", filters={"tags": ["ops"]})) == {mine, shared}
     assert text(filters={"tags": ["ops"]}) == [shared]
+
+
+def test_a_filter_rejecting_the_first_checked_run_still_finds_the_matches_below_it(api: Api) -> None:
+    # The text leg checks its best rows against the filters in two sorted runs (text.leg): the first
+    # run is all short, high-scoring "noise"; the two "keep" documents are longer, so they score below
+    # every one of them and only the second run reaches them, in score order.
+    first_run = FIRST_CHECKED_PER_CANDIDATE * candidates_for(10)
+    noise = [
+        {"content": f"osprey tern {i}", "tags": ["noise"], "container": "runs"} for i in range(first_run + 5)
+    ]
+    for start in range(0, len(noise), 100):
+        stored = api.post("/v1/memories/batch", {"memories": noise[start : start + 100]})
+        assert stored.status == 201, stored.json
+    nearer = _store(api, "osprey " + _filler(10), tags=["keep"], container="runs")
+    farther = _store(api, "osprey " + _filler(30), tags=["keep"], container="runs")
+
+    found = api.post(
+        "/v1/search",
+        {"query": "osprey", "mode": "text", "container": "runs", "filters": {"tags": ["keep"]}, "limit": 10},
+    )
+
+    assert found.status == 200, found.json
+    assert [r["id"] for r in found.json["results"]] == [nearer, farther]
+
+
+def _filler(words: int) -> str:
+    return " ".join(f"filler{i}" for i in range(words))
 
 
 @pytest.mark.parametrize(

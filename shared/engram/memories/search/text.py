@@ -26,6 +26,11 @@ B = 0.5
 # rejects nearly every text match in the container scope yields fewer text candidates rather than an
 # unbounded scan (the vector and graph legs are not affected).
 MAX_CHECKED = 4000
+# The first rows checked come from a sort bounded by this many times the candidates wanted; the rest
+# of the MAX_CHECKED from a second sort that runs only when filters reject most of the first. A
+# top-N sort's cost grows with its bound: at 100K memories a query's 9K scored documents cost ~4 ms
+# to sort into the best 4000, against a fraction of that for the best 200.
+FIRST_CHECKED_PER_CANDIDATE = 5
 
 
 def weights_cte(tenant: sql.Composable, corpus: str, query: str) -> sql.Composable:
@@ -94,15 +99,22 @@ def leg(table: str, alias: str, accepts: sql.Composable, candidates: int) -> sql
     `table`: the search's tenant, time, owner and filters), checked one by one in score order. A
     LATERAL with LIMIT 1 cannot be flattened into a join: it runs as a nested loop, which keeps the
     sorted order of its outer side, so the LIMIT stops the checks at `candidates` (an ORDER BY here
-    would check every row first)."""
+    would check every row first). The rows to check are the best MAX_CHECKED in two sorted runs, one
+    after the other (ties broken by id, so the second starts where the first ended): an Append
+    starts its second child only once the first is exhausted, so the larger sort runs only for a
+    search whose filters reject most of the first run."""
     a = sql.Identifier(alias)
+    first = min(MAX_CHECKED, FIRST_CHECKED_PER_CANDIDATE * candidates)
     return sql.SQL(
         """SELECT b.id, b.score AS text_rank
-           FROM (SELECT id, score FROM bm25 ORDER BY score DESC, id LIMIT {checked}) b
+           FROM ((SELECT id, score FROM bm25 ORDER BY score DESC, id LIMIT {first})
+                 UNION ALL
+                 (SELECT id, score FROM bm25 ORDER BY score DESC, id OFFSET {first} LIMIT {rest})) b
            CROSS JOIN LATERAL (SELECT 1 FROM {table} {a} WHERE {a}.id = b.id AND {accepts} LIMIT 1) ok
            LIMIT {k}"""
     ).format(
-        checked=sql.Literal(MAX_CHECKED),
+        first=sql.Literal(first),
+        rest=sql.Literal(MAX_CHECKED - first),
         table=sql.Identifier(table),
         a=a,
         accepts=accepts,
