@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engram import deps
+from engram.graph import repo
 from engram.graph.models import EntityRef, RelationCreate
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api
@@ -112,8 +113,6 @@ def test_a_graph_page_reads_relations_with_the_columns_other_relation_reads_have
     """A relation's output columns are written twice: graph.repo's _RELATION_SELECT, and the function
     graph_edges_among (migrations/0028) that GET /v1/graph reads a page's relations with. A column added
     to one and not the other would differ here."""
-    from engram.graph import repo
-
     relate(tenant, "Ada", "Bob")
     relate(tenant, "Bob", "Cyd", "works_with")
     with deps.database().tenant(tenant.tenant_id) as cur:
