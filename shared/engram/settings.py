@@ -167,6 +167,9 @@ class Settings(BaseModel):
     # A tenant with this many vectors of the model gets its own HNSW index (engram.db.tenant_indexes);
     # 0: never.
     tenant_index_min_rows: int = Field(default=10_000, ge=0)
+    # Those tenants are left out of the model's shared index by rebuilding it, unless it would then hold
+    # more vectors than this: the rebuild runs in the migrate function, within its timeout.
+    shared_index_max_rows: int = Field(default=250_000, ge=0)
 
     # Documents and the ingestion pipeline. Without a bucket, raw bytes live under data_dir/blobs and
     # the pipeline runs in-process (the local runner); without a state machine ARN, likewise.

@@ -1,21 +1,32 @@
 """Per-tenant HNSW indexes: made for tenants past the threshold, idempotent, rebuilt when invalid, and
-chosen by the planner for that tenant's vector search (run as the app role, under RLS)."""
+chosen by the planner for that tenant's vector search (run as the app role, under RLS); those tenants
+left out of the model's shared index, which other tenants' searches still use."""
 
 from __future__ import annotations
 
 import random
+import uuid
+from collections.abc import Iterator
 
 import psycopg
+import pytest
 from psycopg import sql
 
 from engram.db.database import EVERYONE
-from engram.db.tenant_indexes import ensure_tenant_indexes, tenant_index_name
+from engram.db.migrate import embedding_index_name, ensure_embedding_index
+from engram.db.tenant_indexes import (
+    MAX_LEFT_OUT,
+    ensure_tenant_indexes,
+    tenant_index_name,
+    tenants_to_leave_out,
+)
 from engram.local.stack import LocalDatabase
 from engram.memories import repo
 from engram.memories.new_memory import Embedding, NewMemory
 from engram.tenants.service import IssuedKey
 
 MODEL, DIMS = "test-model-8", 8
+NO_BOUND = 10**9
 
 
 def _vector(rng: random.Random) -> list[float]:
@@ -36,20 +47,20 @@ def _index_exists(local_db: LocalDatabase, name: str) -> bool:
         return conn.execute("SELECT 1 FROM pg_class WHERE relname = %s", (name,)).fetchone() is not None
 
 
-def test_large_tenants_get_an_index_that_their_searches_use(
-    local_db: LocalDatabase, tenant: IssuedKey, other_tenant: IssuedKey
-) -> None:
-    _store(local_db, tenant, 60, seed=1)
-    _store(local_db, other_tenant, 5, seed=2)
-    big = tenant_index_name(tenant.tenant_id, MODEL, DIMS)
-    small = tenant_index_name(other_tenant.tenant_id, MODEL, DIMS)
+def _index(local_db: LocalDatabase, name: str) -> tuple[int, str]:
+    """(oid, predicate) of a valid index `name`."""
+    with psycopg.connect(local_db.admin_conninfo) as conn:
+        row = conn.execute(
+            "SELECT i.indexrelid::int, pg_get_expr(i.indpred, i.indrelid) FROM pg_index i "
+            "WHERE i.indexrelid = to_regclass(%s) AND i.indisvalid",
+            (name,),
+        ).fetchone()
+    assert row is not None, f"no valid index {name}"
+    return row[0], row[1]
 
-    created = ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50)
-    again = ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50)
 
-    assert created == [big] and again == []
-    assert _index_exists(local_db, big) and not _index_exists(local_db, small)
-    assert ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=0) == []
+def _search_plan(local_db: LocalDatabase, tenant: IssuedKey) -> str:
+    """The plan of the vector search's shape for `tenant`, as the app role under RLS."""
     query = sql.SQL(
         "EXPLAIN SELECT m.id FROM memories m WHERE m.tenant_id = {t} AND m.embedding_model = {model} "
         "ORDER BY m.embedding::vector(8) <=> {q}::vector(8) LIMIT 5"
@@ -61,17 +72,41 @@ def test_large_tenants_get_an_index_that_their_searches_use(
     with local_db.app.tenant(tenant.tenant_id, EVERYONE) as cur:
         # Whether a scan of the tenant's rows plus a sort looks cheaper than the walk depends on the
         # table's statistics, which the other tests' rows and autovacuum's timing decide (it once
-        # estimated 1 row for the tenant and sorted). Without those paths, the plan shows whether the
-        # tenant's index serves the search's shape (its predicate, its expression, its order).
+        # estimated 1 row for the tenant and sorted). Without those paths, the plan shows which index
+        # serves the search's shape (its predicate, its expression, its order).
         cur.execute("SET LOCAL enable_seqscan = off")
         cur.execute("SET LOCAL enable_sort = off")
-        plan = "\n".join(str(row["QUERY PLAN"]) for row in cur.execute(query).fetchall())
+        return "\n".join(str(row["QUERY PLAN"]) for row in cur.execute(query).fetchall())
+
+
+def test_large_tenants_get_an_index_that_their_searches_use(
+    local_db: LocalDatabase, tenant: IssuedKey, other_tenant: IssuedKey
+) -> None:
+    _store(local_db, tenant, 60, seed=1)
+    _store(local_db, other_tenant, 5, seed=2)
+    big = tenant_index_name(tenant.tenant_id, MODEL, DIMS)
+    small = tenant_index_name(other_tenant.tenant_id, MODEL, DIMS)
+
+    created = ensure_tenant_indexes(
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND
+    )
+    again = ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND)
+
+    assert created == [big] and again == []
+    assert _index_exists(local_db, big) and not _index_exists(local_db, small)
+    assert (
+        ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=0, shared_max_rows=NO_BOUND)
+        == []
+    )
+    plan = _search_plan(local_db, tenant)
     assert big in plan, plan
 
 
 def test_an_index_left_invalid_is_built_again(local_db: LocalDatabase, tenant: IssuedKey) -> None:
     _store(local_db, tenant, 55, seed=4)
-    (name,) = ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50)
+    (name,) = ensure_tenant_indexes(
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND
+    )
     with psycopg.connect(local_db.admin_conninfo, autocommit=True) as conn:
         # What an interrupted CREATE INDEX CONCURRENTLY leaves behind.
         conn.execute(
@@ -80,11 +115,69 @@ def test_an_index_left_invalid_is_built_again(local_db: LocalDatabase, tenant: I
             (name,),
         )
 
-    assert ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50) == [name]
-    with psycopg.connect(local_db.admin_conninfo) as conn:
-        row = conn.execute(
-            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            "WHERE c.relname = %s",
-            (name,),
-        ).fetchone()
-    assert row == (True,)
+    assert ensure_tenant_indexes(
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND
+    ) == [name]
+    _index(local_db, name)  # valid again
+
+
+@pytest.fixture
+def shared_index(local_db: LocalDatabase) -> Iterator[str]:
+    """The test model's shared index (migrations make one for the configured model only)."""
+    name = embedding_index_name(MODEL, DIMS)
+    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as conn:
+        ensure_embedding_index(conn, MODEL, DIMS)
+    yield name
+    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(name)))
+
+
+def test_tenants_with_their_own_index_are_left_out_of_the_shared_one(
+    local_db: LocalDatabase, tenant: IssuedKey, other_tenant: IssuedKey, shared_index: str
+) -> None:
+    _store(local_db, tenant, 60, seed=5)
+    _store(local_db, other_tenant, 5, seed=6)
+    before, _ = _index(local_db, shared_index)
+
+    ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND)
+
+    rebuilt, predicate = _index(local_db, shared_index)
+    assert rebuilt != before
+    assert str(tenant.tenant_id) in predicate and str(other_tenant.tenant_id) not in predicate
+    assert not _index_exists(local_db, f"{shared_index}_next")
+    assert not _index_exists(local_db, f"{shared_index}_prev")
+    # The small tenant's search can still prove the predicate and use the shared index; the large
+    # tenant's uses its own (the shared one no longer holds its rows, so may not serve it).
+    assert shared_index in _search_plan(local_db, other_tenant)
+    plan = _search_plan(local_db, tenant)
+    assert tenant_index_name(tenant.tenant_id, MODEL, DIMS) in plan and shared_index not in plan
+    # Nothing changed since: no rebuild.
+    ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND)
+    assert _index(local_db, shared_index) == (rebuilt, predicate)
+
+
+def test_the_shared_index_is_not_rebuilt_past_its_row_bound(
+    local_db: LocalDatabase, tenant: IssuedKey, other_tenant: IssuedKey, shared_index: str
+) -> None:
+    _store(local_db, tenant, 60, seed=7)
+    _store(local_db, other_tenant, 5, seed=8)
+    before = _index(local_db, shared_index)
+
+    ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=4)
+
+    assert _index(local_db, shared_index) == before
+    assert _index_exists(local_db, tenant_index_name(tenant.tenant_id, MODEL, DIMS))
+
+
+def test_who_is_left_out_changes_only_when_it_must() -> None:
+    a, b, c, gone = (uuid.uuid4() for _ in range(4))
+    rows = {a: 500, b: 900, c: 700}
+    # Already left out and still indexed: kept; no longer indexed: back in; new ones: added.
+    assert tenants_to_leave_out({a, gone}, {a, b, c}, rows) == {a, b, c}
+    many = {uuid.uuid4(): 1_000 + i for i in range(MAX_LEFT_OUT + 5)}
+    chosen = tenants_to_leave_out(set(), set(many), many)
+    assert chosen == set(sorted(many, key=many.__getitem__, reverse=True)[:MAX_LEFT_OUT])
+    # At the cap, the ones left out stay left out, even if a newcomer is larger.
+    newcomer = uuid.uuid4()
+    grown = {**many, newcomer: 10**6}
+    assert tenants_to_leave_out(chosen, set(grown), grown) == chosen

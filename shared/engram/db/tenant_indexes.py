@@ -10,18 +10,33 @@ Indexes are made CONCURRENTLY (writes go on) by the owner: after migrations (`en
 deploy-time migrate function and its daily schedule, `engram local`). A tenant gets one once it holds
 `tenant_index_min_rows` vectors of the model. Many partial indexes cost the planner time on every
 query, so the threshold keeps them for the tenants that need them.
+
+Such a tenant is then left out of the model's shared index (its predicate gains `tenant_id <> ALL(...)`),
+rebuilt CONCURRENTLY under a new name and swapped in. Otherwise each of its writes pays two HNSW inserts,
+the slower one into an index of everyone's vectors that none of its searches reads. The planner proves
+that a search naming another tenant satisfies the predicate, so small tenants keep the shared index.
+The rebuild is skipped (and logged) when the shared index would hold more than `shared_max_rows`
+vectors: the migrate function must finish within its timeout.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
 import psycopg
 from psycopg import sql
 
+from engram.db.migrate import embedding_index_name
 from engram.observability import logger
+
+# PostgreSQL's predicate prover gives up on an ALL(array) of more than 100 elements (predtest.c,
+# MAX_SAOP_ARRAY_SIZE): past that, no search could prove it may use the shared index.
+MAX_LEFT_OUT = 100
+_LEFT_OUT = re.compile(r"tenant_id <> ALL \('\{([^}]*)\}'")
 
 
 def tenant_index_name(tenant_id: UUID, model: str, dimensions: int) -> str:
@@ -29,38 +44,97 @@ def tenant_index_name(tenant_id: UUID, model: str, dimensions: int) -> str:
     return f"memories_t{tenant_id.hex}_{digest}_hnsw"  # 56 characters, under PostgreSQL's 63
 
 
-def ensure_tenant_indexes(conninfo: str, model: str, dimensions: int, min_rows: int) -> list[str]:
+def ensure_tenant_indexes(
+    conninfo: str, model: str, dimensions: int, min_rows: int, shared_max_rows: int
+) -> list[str]:
     """Create the missing indexes of tenants with at least `min_rows` vectors of `model` (and rebuild
-    any left invalid by an interrupted build). Returns the names created. `min_rows` 0: none."""
+    any left invalid by an interrupted build), then leave those tenants out of the shared index.
+    Returns the names created. `min_rows` 0: none."""
     if min_rows <= 0:
         return []
     created: list[str] = []
     with psycopg.connect(conninfo, autocommit=True) as conn:  # CONCURRENTLY: outside a transaction
-        tenants = conn.execute(
-            "SELECT tenant_id FROM memories WHERE embedding_model = %s "
-            "GROUP BY tenant_id HAVING count(*) >= %s ORDER BY tenant_id",
-            (model, min_rows),
+        counted = conn.execute(
+            "SELECT tenant_id, count(*) FROM memories WHERE embedding_model = %s "
+            "GROUP BY tenant_id ORDER BY tenant_id",
+            (model,),
         ).fetchall()
-        for (tenant_id,) in tenants:
+        rows: dict[UUID, int] = {tenant_id: n for tenant_id, n in counted}
+        for tenant_id in (t for t, n in rows.items() if n >= min_rows):
             name = tenant_index_name(tenant_id, model, dimensions)
             if _valid(conn, name):
                 continue
             conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
-            conn.execute(
-                sql.SQL(
-                    "CREATE INDEX CONCURRENTLY {name} ON memories USING hnsw "
-                    "((embedding::vector({dims})) vector_cosine_ops) "
-                    "WHERE tenant_id = {tenant} AND embedding_model = {model}"
-                ).format(
-                    name=sql.Identifier(name),
-                    dims=sql.Literal(int(dimensions)),
-                    tenant=sql.Literal(tenant_id),
-                    model=sql.Literal(model),
-                )
+            where = sql.SQL("tenant_id = {} AND embedding_model = {}").format(
+                sql.Literal(tenant_id), sql.Literal(model)
             )
+            _create_index(conn, name, dimensions, where)
             logger.info("tenant vector index created", extra={"index": name, "tenant_id": str(tenant_id)})
             created.append(name)
+        _leave_out_of_shared_index(conn, model, dimensions, rows, shared_max_rows)
     return created
+
+
+def tenants_to_leave_out(
+    left_out: set[UUID], with_own_index: set[UUID], rows: Mapping[UUID, int]
+) -> set[UUID]:
+    """Who the shared index should leave out: those it leaves out now that still have a valid index of
+    their own (so the set changes, and the index is rebuilt, only when it must), then the largest of
+    the others, up to MAX_LEFT_OUT."""
+    kept = left_out & with_own_index
+    others = sorted(with_own_index - kept, key=lambda t: (-rows.get(t, 0), str(t)))
+    return kept | set(others[: max(MAX_LEFT_OUT - len(kept), 0)])
+
+
+def _leave_out_of_shared_index(
+    conn: psycopg.Connection[Any], model: str, dimensions: int, rows: Mapping[UUID, int], max_rows: int
+) -> None:
+    shared = embedding_index_name(model, dimensions)
+    building, retired = f"{shared}_next", f"{shared}_prev"
+    for leftover in (building, retired):  # from a run stopped between its steps
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(leftover)))
+    predicate = conn.execute(
+        "SELECT pg_get_expr(i.indpred, i.indrelid) FROM pg_index i "
+        "WHERE i.indexrelid = to_regclass(%s) AND i.indisvalid",
+        (shared,),
+    ).fetchone()
+    if predicate is None:
+        return  # no shared index for this model: nothing to leave anyone out of
+    found = _LEFT_OUT.search(predicate[0] or "")
+    left_out = {UUID(t) for t in found.group(1).split(",")} if found else set()
+    with_own_index = {t for t in rows if _valid(conn, tenant_index_name(t, model, dimensions))}
+    wanted = tenants_to_leave_out(left_out, with_own_index, rows)
+    if wanted == left_out:
+        return
+    remaining = sum(n for t, n in rows.items() if t not in wanted)
+    if remaining > max_rows:
+        logger.warning(
+            "shared vector index not rebuilt: it would hold more vectors than shared_index_max_rows",
+            extra={"index": shared, "rows": remaining, "max_rows": max_rows},
+        )
+        return
+    where = sql.SQL("embedding_model = {}").format(sql.Literal(model))
+    if wanted:
+        where = sql.SQL("{} AND tenant_id <> ALL ({}::uuid[])").format(
+            where, sql.Literal(sorted(wanted, key=str))
+        )
+    _create_index(conn, building, dimensions, where)
+    with conn.transaction():  # renaming takes a lock that lets reads and writes go on
+        conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(*map(sql.Identifier, (shared, retired))))
+        conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(*map(sql.Identifier, (building, shared))))
+    conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(retired)))
+    logger.info(
+        "shared vector index rebuilt", extra={"index": shared, "left_out": len(wanted), "rows": remaining}
+    )
+
+
+def _create_index(conn: psycopg.Connection[Any], name: str, dimensions: int, where: sql.Composable) -> None:
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX CONCURRENTLY {name} ON memories USING hnsw "
+            "((embedding::vector({dims})) vector_cosine_ops) WHERE {where}"
+        ).format(name=sql.Identifier(name), dims=sql.Literal(int(dimensions)), where=where)
+    )
 
 
 def _valid(conn: psycopg.Connection[Any], name: str) -> bool:
