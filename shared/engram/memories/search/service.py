@@ -23,6 +23,7 @@ from engram.memories.search.understanding import Understanding, event_period, un
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions
 from engram.providers.tenant_models import TenantEmbedders, embedder_for
+from engram.settings import HNSW_EF_SEARCH
 
 
 class MemorySearch:
@@ -35,7 +36,7 @@ class MemorySearch:
         embedder: Embedder,
         *,
         exact_scan_threshold: int = 2_000,
-        ef_search: int = 100,
+        ef_search: int = HNSW_EF_SEARCH,
         max_scan_tuples: int = 40_000,
         chunks: Corpus | None = None,
     ) -> None:
