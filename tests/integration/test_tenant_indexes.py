@@ -15,6 +15,7 @@ from psycopg import sql
 from engram.db.database import EVERYONE
 from engram.db.migrate import embedding_index_name, ensure_embedding_index
 from engram.db.tenant_indexes import (
+    INDEX_LOCK_KEY,
     MAX_LEFT_OUT,
     ensure_tenant_indexes,
     tenant_index_name,
@@ -181,3 +182,21 @@ def test_who_is_left_out_changes_only_when_it_must() -> None:
     newcomer = uuid.uuid4()
     grown = {**many, newcomer: 10**6}
     assert tenants_to_leave_out(chosen, set(grown), grown) == chosen
+
+
+def test_a_run_that_finds_another_at_work_leaves_the_indexes_to_it(
+    local_db: LocalDatabase, tenant: IssuedKey
+) -> None:
+    _store(local_db, tenant, 55, seed=9)
+    name = tenant_index_name(tenant.tenant_id, MODEL, DIMS)
+    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as other_run:
+        other_run.execute("SELECT pg_advisory_lock(%s)", (INDEX_LOCK_KEY,))
+        assert (
+            ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND)
+            == []
+        )
+        assert not _index_exists(local_db, name)
+    # That run's connection is gone, and its lock with it.
+    assert ensure_tenant_indexes(
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND
+    ) == [name]

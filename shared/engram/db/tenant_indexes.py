@@ -30,12 +30,13 @@ from uuid import UUID
 import psycopg
 from psycopg import sql
 
-from engram.db.migrate import embedding_index_name
+from engram.db.migrate import MIGRATION_LOCK_KEY, embedding_index_name
 from engram.observability import logger
 
 # PostgreSQL's predicate prover gives up on an ALL(array) of more than 100 elements (predtest.c,
 # MAX_SAOP_ARRAY_SIZE): past that, no search could prove it may use the shared index.
 MAX_LEFT_OUT = 100
+INDEX_LOCK_KEY = MIGRATION_LOCK_KEY + 1
 _LEFT_OUT = re.compile(r"tenant_id <> ALL \('\{([^}]*)\}'")
 
 
@@ -52,26 +53,39 @@ def ensure_tenant_indexes(
     Returns the names created. `min_rows` 0: none."""
     if min_rows <= 0:
         return []
-    created: list[str] = []
     with psycopg.connect(conninfo, autocommit=True) as conn:  # CONCURRENTLY: outside a transaction
-        counted = conn.execute(
-            "SELECT tenant_id, count(*) FROM memories WHERE embedding_model = %s "
-            "GROUP BY tenant_id ORDER BY tenant_id",
-            (model,),
-        ).fetchall()
-        rows: dict[UUID, int] = {tenant_id: n for tenant_id, n in counted}
-        for tenant_id in (t for t, n in rows.items() if n >= min_rows):
-            name = tenant_index_name(tenant_id, model, dimensions)
-            if _valid(conn, name):
-                continue
-            conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
-            where = sql.SQL("tenant_id = {} AND embedding_model = {}").format(
-                sql.Literal(tenant_id), sql.Literal(model)
-            )
-            _create_index(conn, name, dimensions, where)
-            logger.info("tenant vector index created", extra={"index": name, "tenant_id": str(tenant_id)})
-            created.append(name)
-        _leave_out_of_shared_index(conn, model, dimensions, rows, shared_max_rows)
+        # One run at a time (the deploy's migrate, its daily schedule, `engram local`): two would build
+        # the same index names. A run that finds another at work leaves the indexes to it. The lock is
+        # the session's: closing the connection releases it, whatever happened.
+        locked = conn.execute("SELECT pg_try_advisory_lock(%s)", (INDEX_LOCK_KEY,)).fetchone()
+        if not (locked and locked[0]):
+            logger.info("vector indexes: another run is making them; leaving them to it")
+            return []
+        return _ensure(conn, model, dimensions, min_rows, shared_max_rows)
+
+
+def _ensure(
+    conn: psycopg.Connection[Any], model: str, dimensions: int, min_rows: int, shared_max_rows: int
+) -> list[str]:
+    created: list[str] = []
+    counted = conn.execute(
+        "SELECT tenant_id, count(*) FROM memories WHERE embedding_model = %s "
+        "GROUP BY tenant_id ORDER BY tenant_id",
+        (model,),
+    ).fetchall()
+    rows: dict[UUID, int] = {tenant_id: n for tenant_id, n in counted}
+    for tenant_id in (t for t, n in rows.items() if n >= min_rows):
+        name = tenant_index_name(tenant_id, model, dimensions)
+        if _valid(conn, name):
+            continue
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+        where = sql.SQL("tenant_id = {} AND embedding_model = {}").format(
+            sql.Literal(tenant_id), sql.Literal(model)
+        )
+        _create_index(conn, name, dimensions, where)
+        logger.info("tenant vector index created", extra={"index": name, "tenant_id": str(tenant_id)})
+        created.append(name)
+    _leave_out_of_shared_index(conn, model, dimensions, rows, shared_max_rows)
     return created
 
 
