@@ -120,16 +120,25 @@ def ensure_embedding_index(
     Search uses exactly this expression and predicate, so the planner can pick the index; vectors of
     other models never meet in one index or one distance computation."""
     conn.execute(
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
-            "((embedding::vector({dims})) vector_cosine_ops) WHERE embedding_model = {model}"
-        ).format(
+        sql.SQL("CREATE INDEX IF NOT EXISTS {name} {body} WHERE {model}").format(
             name=sql.Identifier(embedding_index_name(model, dimensions, table)),
-            table=sql.Identifier(table),
-            dims=sql.Literal(int(dimensions)),
-            model=sql.Literal(model),
+            body=hnsw_index_body(dimensions, table),
+            model=of_model(model),
         )
     )
+
+
+def hnsw_index_body(dimensions: int, table: str = "memories") -> sql.Composed:
+    """`ON <table> USING hnsw (...)`: every vector index's table, expression and operator class (the
+    model's shared ones here, large tenants' in engram.db.tenant_indexes), the shape search orders by."""
+    return sql.SQL("ON {table} USING hnsw ((embedding::vector({dims})) vector_cosine_ops)").format(
+        table=sql.Identifier(table), dims=sql.Literal(int(dimensions))
+    )
+
+
+def of_model(model: str) -> sql.Composed:
+    """The shared index's predicate: one model's vectors."""
+    return sql.SQL("embedding_model = {}").format(sql.Literal(model))
 
 
 def applied_versions(conninfo: str) -> list[str]:

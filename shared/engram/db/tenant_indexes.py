@@ -30,7 +30,7 @@ from uuid import UUID
 import psycopg
 from psycopg import sql
 
-from engram.db.migrate import MIGRATION_LOCK_KEY, embedding_index_name
+from engram.db.migrate import MIGRATION_LOCK_KEY, embedding_index_name, hnsw_index_body, of_model
 from engram.observability import logger
 
 # PostgreSQL's predicate prover gives up on an ALL(array) of more than 100 elements (predtest.c,
@@ -74,18 +74,16 @@ def _ensure(
         (model,),
     ).fetchall()
     rows: dict[UUID, int] = {tenant_id: n for tenant_id, n in counted}
-    for tenant_id in (t for t, n in rows.items() if n >= min_rows):
+    with_own_index = _with_valid_index(conn, rows, model, dimensions)
+    for tenant_id in (t for t, n in rows.items() if n >= min_rows and t not in with_own_index):
         name = tenant_index_name(tenant_id, model, dimensions)
-        if _valid(conn, name):
-            continue
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
-        where = sql.SQL("tenant_id = {} AND embedding_model = {}").format(
-            sql.Literal(tenant_id), sql.Literal(model)
-        )
+        where = sql.SQL("tenant_id = {} AND {}").format(sql.Literal(tenant_id), of_model(model))
         _create_index(conn, name, dimensions, where)
         logger.info("tenant vector index created", extra={"index": name, "tenant_id": str(tenant_id)})
         created.append(name)
-    _leave_out_of_shared_index(conn, model, dimensions, rows, shared_max_rows)
+        with_own_index.add(tenant_id)
+    _leave_out_of_shared_index(conn, model, dimensions, rows, with_own_index, shared_max_rows)
     return created
 
 
@@ -101,7 +99,12 @@ def tenants_to_leave_out(
 
 
 def _leave_out_of_shared_index(
-    conn: psycopg.Connection[Any], model: str, dimensions: int, rows: Mapping[UUID, int], max_rows: int
+    conn: psycopg.Connection[Any],
+    model: str,
+    dimensions: int,
+    rows: Mapping[UUID, int],
+    with_own_index: set[UUID],
+    max_rows: int,
 ) -> None:
     shared = embedding_index_name(model, dimensions)
     building, retired = f"{shared}_next", f"{shared}_prev"
@@ -116,7 +119,6 @@ def _leave_out_of_shared_index(
         return  # no shared index for this model: nothing to leave anyone out of
     found = _LEFT_OUT.search(predicate[0] or "")
     left_out = {UUID(t) for t in found.group(1).split(",")} if found else set()
-    with_own_index = {t for t in rows if _valid(conn, tenant_index_name(t, model, dimensions))}
     wanted = tenants_to_leave_out(left_out, with_own_index, rows)
     if wanted == left_out:
         return
@@ -127,7 +129,7 @@ def _leave_out_of_shared_index(
             extra={"index": shared, "rows": remaining, "max_rows": max_rows},
         )
         return
-    where = sql.SQL("embedding_model = {}").format(sql.Literal(model))
+    where = of_model(model)
     if wanted:
         where = sql.SQL("{} AND tenant_id <> ALL ({}::uuid[])").format(
             where, sql.Literal(sorted(wanted, key=str))
@@ -144,16 +146,20 @@ def _leave_out_of_shared_index(
 
 def _create_index(conn: psycopg.Connection[Any], name: str, dimensions: int, where: sql.Composable) -> None:
     conn.execute(
-        sql.SQL(
-            "CREATE INDEX CONCURRENTLY {name} ON memories USING hnsw "
-            "((embedding::vector({dims})) vector_cosine_ops) WHERE {where}"
-        ).format(name=sql.Identifier(name), dims=sql.Literal(int(dimensions)), where=where)
+        sql.SQL("CREATE INDEX CONCURRENTLY {name} {body} WHERE {where}").format(
+            name=sql.Identifier(name), body=hnsw_index_body(dimensions), where=where
+        )
     )
 
 
-def _valid(conn: psycopg.Connection[Any], name: str) -> bool:
-    row = conn.execute(
-        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
-        (name,),
-    ).fetchone()
-    return bool(row and row[0])
+def _with_valid_index(
+    conn: psycopg.Connection[Any], tenants: Mapping[UUID, int], model: str, dimensions: int
+) -> set[UUID]:
+    """The tenants whose own index exists and is valid (one catalog query for all of them)."""
+    names = {tenant_index_name(t, model, dimensions): t for t in tenants}
+    valid = conn.execute(
+        "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "WHERE c.relname = ANY(%s) AND i.indisvalid",
+        (list(names),),
+    ).fetchall()
+    return {names[name] for (name,) in valid}
