@@ -48,7 +48,8 @@ class Maintenance(Construct):
             targets=[failures.target(functions[CLEANUP_FUNCTION])],
         )
         # The migrate function (the owner) also makes the HNSW index of each tenant that has grown
-        # past ENGRAM_TENANT_INDEX_MIN_ROWS (engram.db.tenant_indexes): daily, not only on deploys.
+        # past ENGRAM_TENANT_INDEX_MIN_ROWS (engram.db.tenant_indexes), and of such a tenant's large
+        # containers (engram.db.container_indexes): daily, not only on deploys.
         self.tenant_index_rule = events.Rule(
             self,
             "TenantIndexSchedule",

@@ -204,6 +204,11 @@ def main(argv: list[str] | None = None) -> int:
                         log,
                     )
                 )
+                result.extend(
+                    recall.container_recall(
+                        handlers, world, dataset, local.admin_conninfo, args.options["recall_queries"], log
+                    )
+                )
             if "writes" in args.sections and not wrote:
                 result.extend(
                     writes.write_latency(

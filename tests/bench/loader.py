@@ -133,6 +133,7 @@ def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Datase
         settings.resolved_embedding_dimensions,
         settings.tenant_index_min_rows,
         settings.shared_index_max_rows,
+        settings.container_index_min_rows,
     )
     load["tenant_index_seconds"] = round(time.perf_counter() - started, 2)
     log(f"  {len(created)} per-tenant HNSW indexes in {load['tenant_index_seconds']} s")

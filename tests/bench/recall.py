@@ -15,7 +15,7 @@ from engram.memories.models import SearchFilters, SearchRequest
 from engram.memories.search.service import MemorySearch
 from engram.settings import LOCAL_EMBEDDING_MODEL
 from tests.bench.harness import Handlers, check
-from tests.bench.latency import search_body
+from tests.bench.latency import SCOPES, search_body
 from tests.bench.loader import Dataset
 from tests.bench.report import Figure, Target, percentiles
 from tests.bench.synthetic import SELECTIVITY_TAGS, World
@@ -33,15 +33,21 @@ def recall_at_k(found: Sequence[UUID], truth: Sequence[UUID], k: int = K) -> flo
 
 
 def exact_top_k(
-    conn: psycopg.Connection[Any], tenant_id: UUID, vector: np.ndarray, tags: list[str], k: int = K
+    conn: psycopg.Connection[Any],
+    tenant_id: UUID,
+    vector: np.ndarray,
+    tags: list[str],
+    container: str | None = None,
+    k: int = K,
 ) -> list[UUID]:
     """The true top-k, computed apart from the app: the admin connection, every row of the tenant that
-    passes the filters, and the distance to each, sorted."""
+    passes the filters (`container`: that one, by its exact name), and the distance to each, sorted."""
     rows = conn.execute(
         "SELECT id FROM memories WHERE tenant_id = %s AND embedding_model = %s AND is_latest "
         "AND (expires_at IS NULL OR expires_at > now()) AND tags @> %s::text[] "
+        "AND (%s::text IS NULL OR container = %s) "
         "ORDER BY embedding <=> %s::vector, id LIMIT %s",
-        (tenant_id, LOCAL_EMBEDDING_MODEL, tags, vector, k),
+        (tenant_id, LOCAL_EMBEDDING_MODEL, tags, container, container, vector, k),
     ).fetchall()
     return [row[0] for row in rows]
 
@@ -122,4 +128,46 @@ def filtered_recall(
         f"  {scale}: recall over {queries} queries x {len(SELECTIVITY_TAGS)} selectivities "
         f"in {time.perf_counter() - started:.0f}s"
     )
+    return figures
+
+
+def container_recall(
+    handlers: Handlers,
+    world: World,
+    dataset: Dataset,
+    admin_conninfo: str,
+    queries: int,
+    log: Callable[[str], None],
+) -> list[Figure]:
+    """Recall@10 of a search of one container (each of the latency section's scopes named exactly), as
+    configured: the search walks the container's own index where it has one (engram.db.container_indexes),
+    else the tenant's, or scans the container exactly."""
+    scale = dataset.spec.name
+    tenant_ids = list(dataset.tenants.values())
+    section = f"container recall@10 vs exact scan @ {scale}/tenant (vector mode, as configured)"
+    figures: list[Figure] = []
+    started = time.perf_counter()
+    conn = psycopg.connect(admin_conninfo, autocommit=True)
+    register_vector(conn)
+    containers = [scope for scope, _ in SCOPES if scope is not None and not scope.endswith(".*")]
+    for n, container in enumerate(containers):
+        found = []
+        for i, query in enumerate(world.queries(queries, stream=20 + n)):
+            tenant_id = tenant_ids[i % len(tenant_ids)]
+            truth = exact_top_k(conn, tenant_id, query.vector, [], container)
+            body = search_body(query.text, query.vector, "vector", container)
+            reply = check(handlers.call("POST", "/v1/search", tenant_id, body))
+            found.append(recall_at_k([UUID(r["id"]) for r in reply.body["results"]], truth))
+        figures.append(
+            Figure(
+                key=f"recall.container.{container}@{scale}",
+                section=section,
+                name=f"container {container}",
+                value=float(np.mean(found)),
+                target=Target(">=", RECALL_TARGET),
+            )
+        )
+    conn.close()
+    seconds = time.perf_counter() - started
+    log(f"  {scale}: recall over {queries} queries x {len(containers)} containers in {seconds:.0f}s")
     return figures

@@ -105,7 +105,10 @@ def test_chunk_search_walks_the_hnsw_index_when_the_planner_says_so(
 
     # Then both find the same chunks in the same order (and there was an index to walk)
     with local_db.app.tenant(tenant.tenant_id) as cur:
-        assert search_repo.index_rows(cur, "chunks", None, embedder.model_id, embedder.dimensions) is not None
+        assert (
+            search_repo.index_rows(cur, "chunks", None, embedder.model_id, embedder.dimensions, None)
+            is not None
+        )
     assert [r.id for r in walked] == [r.id for r in scanned] and walked[0].content == TEXT
 
 

@@ -22,8 +22,10 @@ from engram.db.tenant_indexes import (
     tenants_to_leave_out,
 )
 from engram.local.stack import LocalDatabase
-from engram.memories import repo
+from engram.memories import predicates, repo
+from engram.memories.models import SearchFilters
 from engram.memories.new_memory import Embedding, NewMemory
+from engram.memories.predicates import ContainerScope
 from engram.tenants.service import IssuedKey
 
 MODEL, DIMS = "test-model-8", 8
@@ -60,13 +62,14 @@ def _index(local_db: LocalDatabase, name: str) -> tuple[int, str]:
     return row[0], row[1]
 
 
-def _search_plan(local_db: LocalDatabase, tenant: IssuedKey) -> str:
-    """The plan of the vector search's shape for `tenant`, as the app role under RLS."""
+def search_plan(local_db: LocalDatabase, tenant: IssuedKey, container: ContainerScope | None = None) -> str:
+    """The plan of the vector search's shape for `tenant` (in `container`), with the search's own
+    predicates, as the app role under RLS."""
     query = sql.SQL(
-        "EXPLAIN SELECT m.id FROM memories m WHERE m.tenant_id = {t} AND m.embedding_model = {model} "
+        "EXPLAIN SELECT m.id FROM memories m WHERE {where} AND m.embedding_model = {model} "
         "ORDER BY m.embedding::vector(8) <=> {q}::vector(8) LIMIT 5"
     ).format(
-        t=sql.Literal(tenant.tenant_id),
+        where=predicates.where(tenant.tenant_id, container, SearchFilters()),
         model=sql.Literal(MODEL),
         q=sql.Literal(str(_vector(random.Random(3)))),
     )
@@ -89,24 +92,28 @@ def test_large_tenants_get_an_index_that_their_searches_use(
     small = tenant_index_name(other_tenant.tenant_id, MODEL, DIMS)
 
     created = ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
     )
-    again = ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND)
+    again = ensure_tenant_indexes(
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
+    )
 
     assert created == [big] and again == []
     assert _index_exists(local_db, big) and not _index_exists(local_db, small)
     assert (
-        ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=0, shared_max_rows=NO_BOUND)
+        ensure_tenant_indexes(
+            local_db.admin_conninfo, MODEL, DIMS, min_rows=0, shared_max_rows=NO_BOUND, container_min_rows=0
+        )
         == []
     )
-    plan = _search_plan(local_db, tenant)
+    plan = search_plan(local_db, tenant)
     assert big in plan, plan
 
 
 def test_an_index_left_invalid_is_built_again(local_db: LocalDatabase, tenant: IssuedKey) -> None:
     _store(local_db, tenant, 55, seed=4)
     (name,) = ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
     )
     with psycopg.connect(local_db.admin_conninfo, autocommit=True) as conn:
         # What an interrupted CREATE INDEX CONCURRENTLY leaves behind.
@@ -117,7 +124,7 @@ def test_an_index_left_invalid_is_built_again(local_db: LocalDatabase, tenant: I
         )
 
     assert ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
     ) == [name]
     _index(local_db, name)  # valid again
 
@@ -140,7 +147,9 @@ def test_tenants_with_their_own_index_are_left_out_of_the_shared_one(
     _store(local_db, other_tenant, 5, seed=6)
     before, _ = _index(local_db, shared_index)
 
-    ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND)
+    ensure_tenant_indexes(
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
+    )
 
     rebuilt, predicate = _index(local_db, shared_index)
     assert rebuilt != before
@@ -149,11 +158,13 @@ def test_tenants_with_their_own_index_are_left_out_of_the_shared_one(
     assert not _index_exists(local_db, f"{shared_index}_prev")
     # The small tenant's search can still prove the predicate and use the shared index; the large
     # tenant's uses its own (the shared one no longer holds its rows, so may not serve it).
-    assert shared_index in _search_plan(local_db, other_tenant)
-    plan = _search_plan(local_db, tenant)
+    assert shared_index in search_plan(local_db, other_tenant)
+    plan = search_plan(local_db, tenant)
     assert tenant_index_name(tenant.tenant_id, MODEL, DIMS) in plan and shared_index not in plan
     # Nothing changed since: no rebuild.
-    ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND)
+    ensure_tenant_indexes(
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
+    )
     assert _index(local_db, shared_index) == (rebuilt, predicate)
 
 
@@ -164,7 +175,9 @@ def test_the_shared_index_is_not_rebuilt_past_its_row_bound(
     _store(local_db, other_tenant, 5, seed=8)
     before = _index(local_db, shared_index)
 
-    ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=4)
+    ensure_tenant_indexes(
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=4, container_min_rows=0
+    )
 
     assert _index(local_db, shared_index) == before
     assert _index_exists(local_db, tenant_index_name(tenant.tenant_id, MODEL, DIMS))
@@ -192,11 +205,18 @@ def test_a_run_that_finds_another_at_work_leaves_the_indexes_to_it(
     with psycopg.connect(local_db.admin_conninfo, autocommit=True) as other_run:
         other_run.execute("SELECT pg_advisory_lock(%s)", (INDEX_LOCK_KEY,))
         assert (
-            ensure_tenant_indexes(local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND)
+            ensure_tenant_indexes(
+                local_db.admin_conninfo,
+                MODEL,
+                DIMS,
+                min_rows=50,
+                shared_max_rows=NO_BOUND,
+                container_min_rows=0,
+            )
             == []
         )
         assert not _index_exists(local_db, name)
     # That run's connection is gone, and its lock with it.
     assert ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND
+        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
     ) == [name]

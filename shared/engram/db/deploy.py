@@ -59,6 +59,7 @@ def migrate_for_deploy(settings: Settings, secrets_client: Any = None) -> Deploy
         settings.resolved_embedding_dimensions,
         settings.tenant_index_min_rows,
         settings.shared_index_max_rows,
+        settings.container_index_min_rows,
     )
     report = replace(report, tenant_indexes=created)
     logger.info("migrations done", extra=report.as_dict())

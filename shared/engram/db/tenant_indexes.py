@@ -30,6 +30,7 @@ from uuid import UUID
 import psycopg
 from psycopg import sql
 
+from engram.db.container_indexes import ensure_container_indexes
 from engram.db.migrate import MIGRATION_LOCK_KEY, embedding_index_name, hnsw_index_body, of_model
 from engram.observability import logger
 
@@ -46,11 +47,17 @@ def tenant_index_name(tenant_id: UUID, model: str, dimensions: int) -> str:
 
 
 def ensure_tenant_indexes(
-    conninfo: str, model: str, dimensions: int, min_rows: int, shared_max_rows: int
+    conninfo: str,
+    model: str,
+    dimensions: int,
+    min_rows: int,
+    shared_max_rows: int,
+    container_min_rows: int,
 ) -> list[str]:
     """Create the missing indexes of tenants with at least `min_rows` vectors of `model` (and rebuild
-    any left invalid by an interrupted build), then leave those tenants out of the shared index.
-    Returns the names created. `min_rows` 0: none."""
+    any left invalid by an interrupted build), and of their large containers (engram.db.container_indexes,
+    `container_min_rows`), then leave those tenants out of the shared index. Returns the names created.
+    `min_rows` 0: none."""
     if min_rows <= 0:
         return []
     with psycopg.connect(conninfo, autocommit=True) as conn:  # CONCURRENTLY: outside a transaction
@@ -61,19 +68,27 @@ def ensure_tenant_indexes(
         if not (locked and locked[0]):
             logger.info("vector indexes: another run is making them; leaving them to it")
             return []
-        return _ensure(conn, model, dimensions, min_rows, shared_max_rows)
+        return _ensure(conn, model, dimensions, min_rows, shared_max_rows, container_min_rows)
 
 
 def _ensure(
-    conn: psycopg.Connection[Any], model: str, dimensions: int, min_rows: int, shared_max_rows: int
+    conn: psycopg.Connection[Any],
+    model: str,
+    dimensions: int,
+    min_rows: int,
+    shared_max_rows: int,
+    container_min_rows: int,
 ) -> list[str]:
     created: list[str] = []
     counted = conn.execute(
-        "SELECT tenant_id, count(*) FROM memories WHERE embedding_model = %s "
-        "GROUP BY tenant_id ORDER BY tenant_id",
+        "SELECT tenant_id, container, count(*) FROM memories WHERE embedding_model = %s "
+        "GROUP BY tenant_id, container ORDER BY tenant_id, container",
         (model,),
     ).fetchall()
-    rows: dict[UUID, int] = {tenant_id: n for tenant_id, n in counted}
+    in_containers: dict[tuple[UUID, str], int] = {(t, c): n for t, c, n in counted}
+    rows: dict[UUID, int] = {}
+    for (tenant_id, _), n in in_containers.items():
+        rows[tenant_id] = rows.get(tenant_id, 0) + n
     with_own_index = _with_valid_index(conn, rows, model, dimensions)
     for tenant_id in (t for t, n in rows.items() if n >= min_rows and t not in with_own_index):
         name = tenant_index_name(tenant_id, model, dimensions)
@@ -83,6 +98,9 @@ def _ensure(
         logger.info("tenant vector index created", extra={"index": name, "tenant_id": str(tenant_id)})
         created.append(name)
         with_own_index.add(tenant_id)
+    created += ensure_container_indexes(
+        conn, model, dimensions, in_containers, with_own_index, container_min_rows
+    )
     _leave_out_of_shared_index(conn, model, dimensions, rows, with_own_index, shared_max_rows)
     return created
 

@@ -53,6 +53,7 @@ def open_database(settings: Settings, *, cleanup_mode: str = "stop", app_pool_si
         settings.resolved_embedding_dimensions,
         settings.tenant_index_min_rows,
         settings.shared_index_max_rows,
+        settings.container_index_min_rows,
     )
     admin = Database(admin_conninfo, max_size=2)
     return LocalDatabase(settings, admin_conninfo, app.open(), admin, embedded)

@@ -21,7 +21,8 @@ from engram.memories.search.repo import Corpus
 HNSW_COST_RATIO = 8
 # Index sizes change slowly: look each up at most this often per process.
 INDEX_ROWS_TTL_S = 300.0
-_INDEX_ROWS: dict[tuple[int, str, UUID | None, str, int], tuple[float | None, float]] = {}
+# Per (database, table, tenant, model, dimensions, container); at most POPULATIONS_MAX of them.
+_INDEX_ROWS: dict[tuple[int, str, UUID | None, str, int, str | None], tuple[float | None, float]] = {}
 # A population's count (what the statement's count found, and the limit it counted to), per tenant,
 # party, corpus, model and scope: it only picks exact scan or index walk, and a population changes
 # slowly, so a search whose population is known skips the count (~2 ms for 5K rows) and plans only
@@ -81,7 +82,7 @@ class SearchPlanner:
         count is not kept."""
         if plan.vector is None:
             return plan
-        indexed = self._index_rows(corpus, plan.tenant_id, plan.vector.model, len(plan.vector.vector))
+        indexed = self._index_rows(corpus, plan)
         if indexed is None:
             return replace(plan, vector=replace(plan.vector, exact=True), exact_cap=None)
         cap = exact_scan_cap(self.exact_scan_threshold, indexed, plan.candidates, self.max_scan_tuples)
@@ -137,18 +138,32 @@ class SearchPlanner:
         """The HNSW scan's settings for this plan (transaction-local; read only by an index walk)."""
         return repo.scan_settings(max(self.ef_search, plan.candidates), self.max_scan_tuples)
 
-    def _index_rows(self, corpus: Corpus, tenant_id: UUID, model: str, dimensions: int) -> float | None:
-        """Rows of the index this tenant's search walks: its own, when it has one, else the model's."""
-        own = self._cached(corpus, tenant_id, model, dimensions) if corpus.tenant_indexes else None
-        return own if own is not None else self._cached(corpus, None, model, dimensions)
+    def _index_rows(self, corpus: Corpus, plan: SearchPlan) -> float | None:
+        """Rows of the index this search walks: its container's own, when it searches one container
+        (not its children) that has one; else its tenant's own, when it has one; else the model's."""
+        assert plan.vector is not None
+        model, dimensions = plan.vector.model, len(plan.vector.vector)
+        own = self._cached(corpus, plan.tenant_id, model, dimensions, None) if corpus.tenant_indexes else None
+        if own is None:
+            return self._cached(corpus, None, model, dimensions, None)
+        scope = plan.container  # only tenants with an index of their own have container indexes
+        if scope is not None and not scope.include_children:
+            in_container = self._cached(corpus, plan.tenant_id, model, dimensions, scope.name)
+            if in_container is not None:
+                return in_container
+        return own
 
-    def _cached(self, corpus: Corpus, tenant_id: UUID | None, model: str, dimensions: int) -> float | None:
-        key = (id(self.db), corpus.table, tenant_id, model, dimensions)
+    def _cached(
+        self, corpus: Corpus, tenant_id: UUID | None, model: str, dimensions: int, container: str | None
+    ) -> float | None:
+        key = (id(self.db), corpus.table, tenant_id, model, dimensions, container)
         cached = _INDEX_ROWS.get(key)
         now = time.monotonic()
         if cached is None or now - cached[1] > INDEX_ROWS_TTL_S:
             with self.db.transaction() as cur:
-                cached = (repo.index_rows(cur, corpus.table, tenant_id, model, dimensions), now)
+                cached = (repo.index_rows(cur, corpus.table, tenant_id, model, dimensions, container), now)
+            if len(_INDEX_ROWS) >= POPULATIONS_MAX:
+                _INDEX_ROWS.clear()
             _INDEX_ROWS[key] = cached
         return cached[0]
 

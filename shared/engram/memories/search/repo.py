@@ -16,6 +16,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engram.db.container_indexes import container_index_name
 from engram.db.database import TenantTx
 from engram.db.migrate import embedding_index_name
 from engram.db.tenant_indexes import tenant_index_name
@@ -317,15 +318,17 @@ def _vector_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) ->
 
 
 def index_rows(
-    cur: TenantTx, table: str, tenant_id: UUID | None, model: str, dimensions: int
+    cur: TenantTx, table: str, tenant_id: UUID | None, model: str, dimensions: int, container: str | None
 ) -> float | None:
-    """Rows in an HNSW index on `table`, from planner statistics (no scan): the tenant's own (with
-    `tenant_id`) or the model's shared one; None if there is no such index."""
-    name = (
-        tenant_index_name(tenant_id, model, dimensions)
-        if tenant_id is not None
-        else embedding_index_name(model, dimensions, table)
-    )
+    """Rows in an HNSW index on `table`, from planner statistics (no scan): a container's own (with
+    `tenant_id` and `container`), the tenant's own (with `tenant_id`) or the model's shared one; None if
+    there is no such index."""
+    if tenant_id is None:
+        name = embedding_index_name(model, dimensions, table)
+    elif container is None:
+        name = tenant_index_name(tenant_id, model, dimensions)
+    else:
+        name = container_index_name(tenant_id, model, dimensions, container)
     row = cur.execute(
         "SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = to_regclass(%s)", (name,)
     ).fetchone()
