@@ -174,8 +174,9 @@ class Settings(BaseModel):
     # Those tenants are left out of the model's shared index by rebuilding it, unless it would then hold
     # more vectors than this: the rebuild runs in the migrate function, within its timeout.
     shared_index_max_rows: int = Field(default=250_000, ge=0)
-    # In those tenants, a container with this many vectors of the model (and at most a fifth of the
-    # tenant's) gets its own HNSW index too (engram.db.container_indexes); 0: never.
+    # In those tenants, a container (or a name with its children, 'a.*') with this many vectors of the
+    # model, and at most a fifth of the tenant's, gets its own HNSW index too (engram.db.container_indexes);
+    # 0: never.
     container_index_min_rows: int = Field(default=2_000, ge=0)
 
     # Documents and the ingestion pipeline. Without a bucket, raw bytes live under data_dir/blobs and

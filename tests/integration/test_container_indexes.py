@@ -9,7 +9,12 @@ import uuid
 
 import psycopg
 
-from engram.db.container_indexes import MAX_CONTAINER_INDEXES, container_index_name, containers_to_index
+from engram.db.container_indexes import (
+    MAX_CONTAINER_INDEXES,
+    container_index_name,
+    scope_rows,
+    scopes_to_index,
+)
 from engram.db.database import EVERYONE
 from engram.db.tenant_indexes import ensure_tenant_indexes, tenant_index_name
 from engram.local.stack import LocalDatabase
@@ -78,28 +83,41 @@ def test_a_large_containers_searches_use_an_index_of_its_own(
     local_db: LocalDatabase, tenant: IssuedKey
 ) -> None:
     _store(local_db, tenant, 130, "inbox", seed=1)  # too large a share of the tenant's: its walk is fine
-    _store(local_db, tenant, 30, "notes", seed=2)  # at least CONTAINER_MIN, at most a fifth of 168
+    _store(local_db, tenant, 30, "notes", seed=2)  # at least CONTAINER_MIN, at most a fifth of 192
     _store(local_db, tenant, 8, "tiny", seed=3)  # too few
+    _store(local_db, tenant, 12, "crm.a", seed=4)  # too few each, but "crm.*" holds 24
+    _store(local_db, tenant, 12, "crm.b", seed=5)
     notes = container_index_name(tenant.tenant_id, MODEL, DIMS, "notes")
+    crm = container_index_name(tenant.tenant_id, MODEL, DIMS, "crm.*")
     own = tenant_index_name(tenant.tenant_id, MODEL, DIMS)
 
     created = _ensure(local_db)
 
-    assert own in created and notes in created
+    assert {own, notes, crm} <= set(created)
     assert _ensure(local_db) == []
-    for other in ("inbox", "tiny"):
+    for other in ("inbox", "tiny", "crm.a", "notes.*", "inbox.*"):  # "notes.*" is no more than "notes"
         assert not _valid(local_db, container_index_name(tenant.tenant_id, MODEL, DIMS, other))
     in_notes = search_plan(local_db, tenant, ContainerScope("notes", include_children=False))
     assert notes in in_notes and own not in in_notes, in_notes
     in_inbox = search_plan(local_db, tenant, ContainerScope("inbox", include_children=False))
     assert own in in_inbox and notes not in in_inbox, in_inbox
-    # "notes.*" may hold rows outside the index's container: it cannot serve that search.
+    # The search's predicate for "crm.*" implies the range of that index's.
+    in_crm = search_plan(local_db, tenant, ContainerScope("crm", include_children=True))
+    assert crm in in_crm and own not in in_crm, in_crm
+    # "notes.*" may hold rows outside the "notes" index: it cannot serve that search.
     with_children = search_plan(local_db, tenant, ContainerScope("notes", include_children=True))
     assert notes not in with_children, with_children
     # The search planner sizes the exact scan's cap by the index the search walks.
-    assert _exact_cap(local_db, tenant, ContainerScope("notes", False)) == exact_scan_cap(1, 30, 40, 20_000)
-    assert _exact_cap(local_db, tenant, ContainerScope("inbox", False)) == exact_scan_cap(1, 168, 40, 20_000)
-    assert _exact_cap(local_db, tenant, ContainerScope("notes", True)) == exact_scan_cap(1, 168, 40, 20_000)
+    caps = {
+        scope: _exact_cap(local_db, tenant, scope)
+        for scope in (
+            ContainerScope("notes", False),
+            ContainerScope("inbox", False),
+            ContainerScope("notes", True),
+            ContainerScope("crm", True),
+        )
+    }
+    assert list(caps.values()) == [exact_scan_cap(1, rows, 40, 20_000) for rows in (30, 192, 192, 24)]
 
 
 def test_a_container_index_goes_when_its_container_no_longer_qualifies(
@@ -131,21 +149,38 @@ def test_a_container_index_left_invalid_is_built_again(local_db: LocalDatabase, 
     assert _valid(local_db, notes)
 
 
-def test_which_containers_get_an_index() -> None:
+def test_the_scopes_of_a_tenants_containers() -> None:
+    t = uuid.uuid4()
+    rows = {(t, "a.b"): 5, (t, "a.c"): 3, (t, "a"): 2, (t, "x"): 4, (t, "p.q.r"): 7}
+    # "x.*", "a.b.*" and "p.*" (all in "p.q.r") are no more than one of their parts.
+    assert scope_rows(rows) == {
+        (t, "a.b"): 5,
+        (t, "a.c"): 3,
+        (t, "a"): 2,
+        (t, "x"): 4,
+        (t, "p.q.r"): 7,
+        (t, "a.*"): 10,
+    }
+
+
+def test_which_scopes_get_an_index() -> None:
     big, small = uuid.uuid4(), uuid.uuid4()
     rows = {(big, "inbox"): 1_000, (big, "notes"): 250, (big, "crm"): 100, (small, "notes"): 150}
     # `small` has no index of its own; "inbox" is most of `big`; "crm" is one too few.
-    assert containers_to_index(rows, {big}, set(), min_rows=101) == {(big, "notes")}
-    # An index made stays while its container keeps half of min_rows and twice the share.
-    assert containers_to_index(rows, {big}, {(big, "crm")}, min_rows=200) == {(big, "crm"), (big, "notes")}
-    assert containers_to_index(rows, {big}, {(big, "crm")}, min_rows=202) == {(big, "notes")}
+    assert scopes_to_index(rows, {big}, set(), min_rows=101) == {(big, "notes")}
+    # An index made stays while its scope keeps half of min_rows and twice the share.
+    assert scopes_to_index(rows, {big}, {(big, "crm")}, min_rows=200) == {(big, "crm"), (big, "notes")}
+    assert scopes_to_index(rows, {big}, {(big, "crm")}, min_rows=202) == {(big, "notes")}
+    # A name with its children.
+    grouped = {(big, "inbox"): 2_000, (big, "crm.a"): 150, (big, "crm.b"): 150}
+    assert scopes_to_index(grouped, {big}, set(), min_rows=200) == {(big, "crm.*")}
     # At the cap, the ones made stay, even if a newcomer is larger.
     many = {(big, f"c{i}"): 1_000 + i for i in range(MAX_CONTAINER_INDEXES + 5)}
     many[(big, "rest")] = 10**7
-    made = containers_to_index(many, {big}, set(), min_rows=500)
+    made = scopes_to_index(many, {big}, set(), min_rows=500)
     assert len(made) == MAX_CONTAINER_INDEXES and (big, "c0") not in made
     newcomer = {**many, (big, "new"): 5_000}
-    assert containers_to_index(newcomer, {big}, made, min_rows=500) == made
+    assert scopes_to_index(newcomer, {big}, made, min_rows=500) == made
 
 
 def _move(local_db: LocalDatabase, tenant: IssuedKey, source: str, target: str, count: int) -> None:

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
+from engram.db.container_indexes import index_scope
 from engram.db.database import Database, Party
 from engram.memories.search import repo
 from engram.memories.search.plan import SearchPlan
@@ -21,7 +22,7 @@ from engram.memories.search.repo import Corpus
 HNSW_COST_RATIO = 8
 # Index sizes change slowly: look each up at most this often per process.
 INDEX_ROWS_TTL_S = 300.0
-# Per (database, table, tenant, model, dimensions, container); at most POPULATIONS_MAX of them.
+# Per (database, table, tenant, model, dimensions, container scope); at most POPULATIONS_MAX of them.
 _INDEX_ROWS: dict[tuple[int, str, UUID | None, str, int, str | None], tuple[float | None, float]] = {}
 # A population's count (what the statement's count found, and the limit it counted to), per tenant,
 # party, corpus, model and scope: it only picks exact scan or index walk, and a population changes
@@ -139,29 +140,30 @@ class SearchPlanner:
         return repo.scan_settings(max(self.ef_search, plan.candidates), self.max_scan_tuples)
 
     def _index_rows(self, corpus: Corpus, plan: SearchPlan) -> float | None:
-        """Rows of the index this search walks: its container's own, when it searches one container
-        (not its children) that has one; else its tenant's own, when it has one; else the model's."""
+        """Rows of the index this search walks: its container scope's own ('a' or 'a.*'), when it has
+        one (engram.db.container_indexes); else its tenant's own, when it has one; else the model's."""
         assert plan.vector is not None
         model, dimensions = plan.vector.model, len(plan.vector.vector)
         own = self._cached(corpus, plan.tenant_id, model, dimensions, None) if corpus.tenant_indexes else None
         if own is None:
             return self._cached(corpus, None, model, dimensions, None)
-        scope = plan.container  # only tenants with an index of their own have container indexes
-        if scope is not None and not scope.include_children:
-            in_container = self._cached(corpus, plan.tenant_id, model, dimensions, scope.name)
-            if in_container is not None:
-                return in_container
+        container = plan.container  # only tenants with an index of their own have container indexes
+        if container is not None:
+            scope = index_scope(container.name, container.include_children)
+            in_scope = self._cached(corpus, plan.tenant_id, model, dimensions, scope)
+            if in_scope is not None:
+                return in_scope
         return own
 
     def _cached(
-        self, corpus: Corpus, tenant_id: UUID | None, model: str, dimensions: int, container: str | None
+        self, corpus: Corpus, tenant_id: UUID | None, model: str, dimensions: int, scope: str | None
     ) -> float | None:
-        key = (id(self.db), corpus.table, tenant_id, model, dimensions, container)
+        key = (id(self.db), corpus.table, tenant_id, model, dimensions, scope)
         cached = _INDEX_ROWS.get(key)
         now = time.monotonic()
         if cached is None or now - cached[1] > INDEX_ROWS_TTL_S:
             with self.db.transaction() as cur:
-                cached = (repo.index_rows(cur, corpus.table, tenant_id, model, dimensions, container), now)
+                cached = (repo.index_rows(cur, corpus.table, tenant_id, model, dimensions, scope), now)
             if len(_INDEX_ROWS) >= POPULATIONS_MAX:
                 _INDEX_ROWS.clear()
             _INDEX_ROWS[key] = cached

@@ -318,17 +318,17 @@ def _vector_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) ->
 
 
 def index_rows(
-    cur: TenantTx, table: str, tenant_id: UUID | None, model: str, dimensions: int, container: str | None
+    cur: TenantTx, table: str, tenant_id: UUID | None, model: str, dimensions: int, scope: str | None
 ) -> float | None:
-    """Rows in an HNSW index on `table`, from planner statistics (no scan): a container's own (with
-    `tenant_id` and `container`), the tenant's own (with `tenant_id`) or the model's shared one; None if
-    there is no such index."""
+    """Rows in an HNSW index on `table`, from planner statistics (no scan): a container scope's own (with
+    `tenant_id` and `scope`, engram.db.container_indexes), the tenant's own (with `tenant_id`) or the
+    model's shared one; None if there is no such index."""
     if tenant_id is None:
         name = embedding_index_name(model, dimensions, table)
-    elif container is None:
+    elif scope is None:
         name = tenant_index_name(tenant_id, model, dimensions)
     else:
-        name = container_index_name(tenant_id, model, dimensions, container)
+        name = container_index_name(tenant_id, model, dimensions, scope)
     row = cur.execute(
         "SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = to_regclass(%s)", (name,)
     ).fetchone()
