@@ -41,13 +41,16 @@ def exact_top_k(
     k: int = K,
 ) -> list[UUID]:
     """The true top-k, computed apart from the app: the admin connection, every row of the tenant that
-    passes the filters (`container`: that one, by its exact name), and the distance to each, sorted."""
+    passes the filters (`container`: that one, or with 'a.*' a and everything below it), and the
+    distance to each, sorted."""
+    name = container.removesuffix(".*") if container else None
+    below = f"{name}." if container and container.endswith(".*") else None
     rows = conn.execute(
         "SELECT id FROM memories WHERE tenant_id = %s AND embedding_model = %s AND is_latest "
         "AND (expires_at IS NULL OR expires_at > now()) AND tags @> %s::text[] "
-        "AND (%s::text IS NULL OR container = %s) "
+        "AND (%s::text IS NULL OR container = %s OR starts_with(container, %s)) "
         "ORDER BY embedding <=> %s::vector, id LIMIT %s",
-        (tenant_id, LOCAL_EMBEDDING_MODEL, tags, container, container, vector, k),
+        (tenant_id, LOCAL_EMBEDDING_MODEL, tags, name, name, below, vector, k),
     ).fetchall()
     return [row[0] for row in rows]
 
@@ -139,9 +142,9 @@ def container_recall(
     queries: int,
     log: Callable[[str], None],
 ) -> list[Figure]:
-    """Recall@10 of a search of one container (each of the latency section's scopes named exactly), as
-    configured: the search walks the container's own index where it has one (engram.db.container_indexes),
-    else the tenant's, or scans the container exactly."""
+    """Recall@10 of a search of one container scope (each of the latency section's), as configured: the
+    search walks the scope's own index where it has one (engram.db.container_indexes), else the tenant's,
+    or scans the scope exactly."""
     scale = dataset.spec.name
     tenant_ids = list(dataset.tenants.values())
     section = f"container recall@10 vs exact scan @ {scale}/tenant (vector mode, as configured)"
@@ -149,7 +152,7 @@ def container_recall(
     started = time.perf_counter()
     conn = psycopg.connect(admin_conninfo, autocommit=True)
     register_vector(conn)
-    containers = [scope for scope, _ in SCOPES if scope is not None and not scope.endswith(".*")]
+    containers = [scope for scope, _ in SCOPES if scope is not None]
     for n, container in enumerate(containers):
         found = []
         for i, query in enumerate(world.queries(queries, stream=20 + n)):
