@@ -31,7 +31,7 @@ from uuid import UUID
 import psycopg
 from psycopg import sql
 
-from engram.db.migrate import hnsw_index_body, of_model
+from engram.db.migrate import create_partial_hnsw_index, of_model
 from engram.observability import logger
 
 MAX_SHARE = 5
@@ -122,11 +122,7 @@ def ensure_container_indexes(
         where = sql.SQL("tenant_id = {} AND {} AND {}").format(
             sql.Literal(tenant_id), of_model(model), _in_scope(scope)
         )
-        conn.execute(
-            sql.SQL("CREATE INDEX CONCURRENTLY {name} {body} WHERE {where}").format(
-                name=sql.Identifier(name), body=hnsw_index_body(dimensions), where=where
-            )
-        )
+        create_partial_hnsw_index(conn, name, dimensions, where)
         logger.info("container vector index created", extra={"index": name, "tenant_id": str(tenant_id)})
         created.append(name)
     for tenant_id, scope in sorted(set(existing) - wanted):

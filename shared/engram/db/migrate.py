@@ -128,9 +128,23 @@ def ensure_embedding_index(
     )
 
 
+def create_partial_hnsw_index(
+    conn: psycopg.Connection[Any], name: str, dimensions: int, where: sql.Composable
+) -> None:
+    """Build an HNSW index of memories over the rows `where` selects, without blocking writes
+    (CONCURRENTLY: `conn` in autocommit): a large tenant's or container's own, or the model's shared one
+    rebuilt (engram.db.tenant_indexes, engram.db.container_indexes)."""
+    conn.execute(
+        sql.SQL("CREATE INDEX CONCURRENTLY {name} {body} WHERE {where}").format(
+            name=sql.Identifier(name), body=hnsw_index_body(dimensions), where=where
+        )
+    )
+
+
 def hnsw_index_body(dimensions: int, table: str = "memories") -> sql.Composed:
     """`ON <table> USING hnsw (...)`: every vector index's table, expression and operator class (the
-    model's shared ones here, large tenants' in engram.db.tenant_indexes), the shape search orders by."""
+    model's shared ones here, large tenants' and containers' in engram.db.tenant_indexes and
+    engram.db.container_indexes), the shape search orders by."""
     return sql.SQL("ON {table} USING hnsw ((embedding::vector({dims})) vector_cosine_ops)").format(
         table=sql.Identifier(table), dims=sql.Literal(int(dimensions))
     )

@@ -31,7 +31,7 @@ import psycopg
 from psycopg import sql
 
 from engram.db.container_indexes import ensure_container_indexes
-from engram.db.migrate import MIGRATION_LOCK_KEY, embedding_index_name, hnsw_index_body, of_model
+from engram.db.migrate import MIGRATION_LOCK_KEY, create_partial_hnsw_index, embedding_index_name, of_model
 from engram.observability import logger
 
 # PostgreSQL's predicate prover gives up on an ALL(array) of more than 100 elements (predtest.c,
@@ -94,7 +94,7 @@ def _ensure(
         name = tenant_index_name(tenant_id, model, dimensions)
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
         where = sql.SQL("tenant_id = {} AND {}").format(sql.Literal(tenant_id), of_model(model))
-        _create_index(conn, name, dimensions, where)
+        create_partial_hnsw_index(conn, name, dimensions, where)
         logger.info("tenant vector index created", extra={"index": name, "tenant_id": str(tenant_id)})
         created.append(name)
         with_own_index.add(tenant_id)
@@ -152,21 +152,13 @@ def _leave_out_of_shared_index(
         where = sql.SQL("{} AND tenant_id <> ALL ({}::uuid[])").format(
             where, sql.Literal(sorted(wanted, key=str))
         )
-    _create_index(conn, building, dimensions, where)
+    create_partial_hnsw_index(conn, building, dimensions, where)
     with conn.transaction():  # renaming takes a lock that lets reads and writes go on
         conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(*map(sql.Identifier, (shared, retired))))
         conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(*map(sql.Identifier, (building, shared))))
     conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(retired)))
     logger.info(
         "shared vector index rebuilt", extra={"index": shared, "left_out": len(wanted), "rows": remaining}
-    )
-
-
-def _create_index(conn: psycopg.Connection[Any], name: str, dimensions: int, where: sql.Composable) -> None:
-    conn.execute(
-        sql.SQL("CREATE INDEX CONCURRENTLY {name} {body} WHERE {where}").format(
-            name=sql.Identifier(name), body=hnsw_index_body(dimensions), where=where
-        )
     )
 
 
