@@ -1,10 +1,10 @@
 """The deploy-time migration: run by the migrate Lambda (a CDK Trigger) on every deploy that changes it.
 
 It connects as the master user (from Secrets Manager), applies `migrations/` with the same runner as
-`engram local`, makes sure the embedding model's HNSW index exists (and those of large tenants:
-engram.db.tenant_indexes; a daily schedule runs this function for them too), and checks what the app needs:
-the pgvector extension and the `engram_app` role, which on RDS must hold `rds_iam` so RDS Proxy can
-log it in with IAM tokens. Every step is idempotent, so running it again changes nothing.
+`engram local`, makes sure the embedding model's HNSW index exists (and those of large tenants and their
+large containers: engram.db.tenant_indexes; a daily schedule runs this function for them too), and checks
+what the app needs: the pgvector extension and the `engram_app` role, which on RDS must hold `rds_iam` so
+RDS Proxy can log it in with IAM tokens. Every step is idempotent, so running it again changes nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ class DeployReport:
     vector_version: str
     app_role: str
     app_role_iam: bool  # True when rds_iam exists (RDS/Aurora) and the app role holds it
-    tenant_indexes: list[str] = field(default_factory=list)  # per-tenant HNSW indexes created now
+    # HNSW indexes of large tenants and of their large containers created now.
+    tenant_indexes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
