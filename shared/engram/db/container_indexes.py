@@ -57,6 +57,14 @@ def container_index_name(tenant_id: UUID, model: str, dimensions: int, scope: st
     return f"memories_c{digest[:24]}_hnsw"  # 39 characters: any container name fits PostgreSQL's 63
 
 
+def per_tenant(rows: Mapping[Key, int]) -> dict[UUID, int]:
+    """The vectors per tenant, from those per tenant and container."""
+    totals: dict[UUID, int] = {}
+    for (tenant_id, _), n in rows.items():
+        totals[tenant_id] = totals.get(tenant_id, 0) + n
+    return totals
+
+
 def scope_rows(rows: Mapping[Key, int]) -> dict[Key, int]:
     """The vectors per tenant and scope, from those per tenant and container: each container, and each
     name on a container's path with everything below it, unless one part of it holds all of its rows."""
@@ -85,9 +93,7 @@ def scopes_to_index(
     """Which scopes should have an index, from the vectors per tenant and container (`rows`): those that
     have one and still qualify (the looser bounds), then the largest of the others that qualify, up to
     MAX_CONTAINER_INDEXES."""
-    tenant_rows: dict[UUID, int] = {}
-    for (tenant_id, _), n in rows.items():
-        tenant_rows[tenant_id] = tenant_rows.get(tenant_id, 0) + n
+    tenant_rows = per_tenant(rows)
     scopes = scope_rows(rows)
 
     def qualifies(key: Key, least: int, share: float) -> bool:

@@ -30,7 +30,7 @@ from uuid import UUID
 import psycopg
 from psycopg import sql
 
-from engram.db.container_indexes import ensure_container_indexes
+from engram.db.container_indexes import ensure_container_indexes, per_tenant
 from engram.db.migrate import MIGRATION_LOCK_KEY, create_partial_hnsw_index, embedding_index_name, of_model
 from engram.observability import logger
 
@@ -86,9 +86,7 @@ def _ensure(
         (model,),
     ).fetchall()
     in_containers: dict[tuple[UUID, str], int] = {(t, c): n for t, c, n in counted}
-    rows: dict[UUID, int] = {}
-    for (tenant_id, _), n in in_containers.items():
-        rows[tenant_id] = rows.get(tenant_id, 0) + n
+    rows = per_tenant(in_containers)
     with_own_index = _with_valid_index(conn, rows, model, dimensions)
     for tenant_id in (t for t, n in rows.items() if n >= min_rows and t not in with_own_index):
         name = tenant_index_name(tenant_id, model, dimensions)
