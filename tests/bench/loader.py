@@ -23,7 +23,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from engram.db.embedded import apply_settings, tuned_settings
-from engram.db.tenant_indexes import ensure_tenant_indexes
+from engram.db.tenant_indexes import IndexPolicy, ensure_tenant_indexes
 from engram.errors import MigrationError
 from engram.local.stack import LocalDatabase, open_database
 from engram.memories import repo
@@ -127,14 +127,7 @@ def ensure_dataset(local: LocalDatabase, spec: Spec, log: Any = print) -> Datase
     load = _load(local, spec, ids, log)
     started = time.perf_counter()
     settings = local.settings
-    created = ensure_tenant_indexes(
-        local.admin_conninfo,
-        settings.resolved_embedding_model,
-        settings.resolved_embedding_dimensions,
-        settings.tenant_index_min_rows,
-        settings.shared_index_max_rows,
-        settings.container_index_min_rows,
-    )
+    created = ensure_tenant_indexes(local.admin_conninfo, IndexPolicy.of(settings))
     load["tenant_index_seconds"] = round(time.perf_counter() - started, 2)
     log(f"  {len(created)} per-tenant HNSW indexes in {load['tenant_index_seconds']} s")
     dataset = Dataset(spec, ids, load)

@@ -16,7 +16,7 @@ from engram.db.container_indexes import (
     scopes_to_index,
 )
 from engram.db.database import EVERYONE
-from engram.db.tenant_indexes import ensure_tenant_indexes, tenant_index_name
+from engram.db.tenant_indexes import IndexPolicy, ensure_tenant_indexes, tenant_index_name
 from engram.local.stack import LocalDatabase
 from engram.memories import repo
 from engram.memories.models import SearchFilters
@@ -48,11 +48,13 @@ def _store(local_db: LocalDatabase, tenant: IssuedKey, count: int, container: st
 def _ensure(local_db: LocalDatabase) -> list[str]:
     return ensure_tenant_indexes(
         local_db.admin_conninfo,
-        MODEL,
-        DIMS,
-        min_rows=TENANT_MIN,
-        shared_max_rows=NO_BOUND,
-        container_min_rows=CONTAINER_MIN,
+        IndexPolicy(
+            MODEL,
+            DIMS,
+            tenant_min_rows=TENANT_MIN,
+            shared_max_rows=NO_BOUND,
+            container_min_rows=CONTAINER_MIN,
+        ),
     )
 
 

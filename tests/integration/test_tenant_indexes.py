@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 
 import psycopg
 import pytest
@@ -17,6 +18,7 @@ from engram.db.migrate import embedding_index_name, ensure_embedding_index
 from engram.db.tenant_indexes import (
     INDEX_LOCK_KEY,
     MAX_LEFT_OUT,
+    IndexPolicy,
     ensure_tenant_indexes,
     tenant_index_name,
     tenants_to_leave_out,
@@ -30,6 +32,8 @@ from engram.tenants.service import IssuedKey
 
 MODEL, DIMS = "test-model-8", 8
 NO_BOUND = 10**9
+# Tenants of 50 vectors or more get their own index; no bound on the shared one; no container indexes.
+POLICY = IndexPolicy(MODEL, DIMS, tenant_min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0)
 
 
 def _vector(rng: random.Random) -> list[float]:
@@ -91,30 +95,19 @@ def test_large_tenants_get_an_index_that_their_searches_use(
     big = tenant_index_name(tenant.tenant_id, MODEL, DIMS)
     small = tenant_index_name(other_tenant.tenant_id, MODEL, DIMS)
 
-    created = ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
-    )
-    again = ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
-    )
+    created = ensure_tenant_indexes(local_db.admin_conninfo, POLICY)
+    again = ensure_tenant_indexes(local_db.admin_conninfo, POLICY)
 
     assert created == [big] and again == []
     assert _index_exists(local_db, big) and not _index_exists(local_db, small)
-    assert (
-        ensure_tenant_indexes(
-            local_db.admin_conninfo, MODEL, DIMS, min_rows=0, shared_max_rows=NO_BOUND, container_min_rows=0
-        )
-        == []
-    )
+    assert ensure_tenant_indexes(local_db.admin_conninfo, replace(POLICY, tenant_min_rows=0)) == []
     plan = search_plan(local_db, tenant)
     assert big in plan, plan
 
 
 def test_an_index_left_invalid_is_built_again(local_db: LocalDatabase, tenant: IssuedKey) -> None:
     _store(local_db, tenant, 55, seed=4)
-    (name,) = ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
-    )
+    (name,) = ensure_tenant_indexes(local_db.admin_conninfo, POLICY)
     with psycopg.connect(local_db.admin_conninfo, autocommit=True) as conn:
         # What an interrupted CREATE INDEX CONCURRENTLY leaves behind.
         conn.execute(
@@ -123,9 +116,7 @@ def test_an_index_left_invalid_is_built_again(local_db: LocalDatabase, tenant: I
             (name,),
         )
 
-    assert ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
-    ) == [name]
+    assert ensure_tenant_indexes(local_db.admin_conninfo, POLICY) == [name]
     _index(local_db, name)  # valid again
 
 
@@ -147,9 +138,7 @@ def test_tenants_with_their_own_index_are_left_out_of_the_shared_one(
     _store(local_db, other_tenant, 5, seed=6)
     before, _ = _index(local_db, shared_index)
 
-    ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
-    )
+    ensure_tenant_indexes(local_db.admin_conninfo, POLICY)
 
     rebuilt, predicate = _index(local_db, shared_index)
     assert rebuilt != before
@@ -162,9 +151,7 @@ def test_tenants_with_their_own_index_are_left_out_of_the_shared_one(
     plan = search_plan(local_db, tenant)
     assert tenant_index_name(tenant.tenant_id, MODEL, DIMS) in plan and shared_index not in plan
     # Nothing changed since: no rebuild.
-    ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
-    )
+    ensure_tenant_indexes(local_db.admin_conninfo, POLICY)
     assert _index(local_db, shared_index) == (rebuilt, predicate)
 
 
@@ -175,9 +162,7 @@ def test_the_shared_index_is_not_rebuilt_past_its_row_bound(
     _store(local_db, other_tenant, 5, seed=8)
     before = _index(local_db, shared_index)
 
-    ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=4, container_min_rows=0
-    )
+    ensure_tenant_indexes(local_db.admin_conninfo, replace(POLICY, shared_max_rows=4))
 
     assert _index(local_db, shared_index) == before
     assert _index_exists(local_db, tenant_index_name(tenant.tenant_id, MODEL, DIMS))
@@ -204,19 +189,7 @@ def test_a_run_that_finds_another_at_work_leaves_the_indexes_to_it(
     name = tenant_index_name(tenant.tenant_id, MODEL, DIMS)
     with psycopg.connect(local_db.admin_conninfo, autocommit=True) as other_run:
         other_run.execute("SELECT pg_advisory_lock(%s)", (INDEX_LOCK_KEY,))
-        assert (
-            ensure_tenant_indexes(
-                local_db.admin_conninfo,
-                MODEL,
-                DIMS,
-                min_rows=50,
-                shared_max_rows=NO_BOUND,
-                container_min_rows=0,
-            )
-            == []
-        )
+        assert ensure_tenant_indexes(local_db.admin_conninfo, POLICY) == []
         assert not _index_exists(local_db, name)
     # That run's connection is gone, and its lock with it.
-    assert ensure_tenant_indexes(
-        local_db.admin_conninfo, MODEL, DIMS, min_rows=50, shared_max_rows=NO_BOUND, container_min_rows=0
-    ) == [name]
+    assert ensure_tenant_indexes(local_db.admin_conninfo, POLICY) == [name]

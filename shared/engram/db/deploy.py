@@ -17,7 +17,7 @@ from psycopg import sql
 
 from engram.db.connect import master_conninfo_factory, wait_for_database
 from engram.db.migrate import migrate
-from engram.db.tenant_indexes import ensure_tenant_indexes
+from engram.db.tenant_indexes import IndexPolicy, ensure_tenant_indexes
 from engram.errors import MigrationError
 from engram.observability import logger
 from engram.settings import Settings
@@ -54,14 +54,7 @@ def migrate_for_deploy(settings: Settings, secrets_client: Any = None) -> Deploy
     )
     with psycopg.connect(conninfo, autocommit=True) as conn:
         report = _ensure_app_prerequisites(conn, settings.app_role, applied)
-    created = ensure_tenant_indexes(
-        conninfo,
-        settings.resolved_embedding_model,
-        settings.resolved_embedding_dimensions,
-        settings.tenant_index_min_rows,
-        settings.shared_index_max_rows,
-        settings.container_index_min_rows,
-    )
+    created = ensure_tenant_indexes(conninfo, IndexPolicy.of(settings))
     report = replace(report, tenant_indexes=created)
     logger.info("migrations done", extra=report.as_dict())
     return report

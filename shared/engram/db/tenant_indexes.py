@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -33,6 +34,7 @@ from psycopg import sql
 from engram.db.container_indexes import ensure_container_indexes, per_tenant
 from engram.db.migrate import MIGRATION_LOCK_KEY, create_partial_hnsw_index, embedding_index_name, of_model
 from engram.observability import logger
+from engram.settings import Settings
 
 # PostgreSQL's predicate prover gives up on an ALL(array) of more than 100 elements (predtest.c,
 # MAX_SAOP_ARRAY_SIZE): past that, no search could prove it may use the shared index.
@@ -46,19 +48,35 @@ def tenant_index_name(tenant_id: UUID, model: str, dimensions: int) -> str:
     return f"memories_t{tenant_id.hex}_{digest}_hnsw"  # 56 characters, under PostgreSQL's 63
 
 
-def ensure_tenant_indexes(
-    conninfo: str,
-    model: str,
-    dimensions: int,
-    min_rows: int,
-    shared_max_rows: int,
-    container_min_rows: int,
-) -> list[str]:
-    """Create the missing indexes of tenants with at least `min_rows` vectors of `model` (and rebuild
-    any left invalid by an interrupted build), and of their large containers (engram.db.container_indexes,
-    `container_min_rows`), then leave those tenants out of the shared index. Returns the names created.
-    `min_rows` 0: none."""
-    if min_rows <= 0:
+@dataclass(frozen=True)
+class IndexPolicy:
+    """Which vector indexes a run makes for one embedding model: a tenant's own from `tenant_min_rows`
+    of its vectors (0: none, and nothing else either), the shared index rebuilt without those tenants
+    while it would hold at most `shared_max_rows`, and large containers' own from `container_min_rows`
+    (engram.db.container_indexes; 0: none)."""
+
+    model: str
+    dimensions: int
+    tenant_min_rows: int
+    shared_max_rows: int
+    container_min_rows: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> IndexPolicy:
+        return cls(
+            settings.resolved_embedding_model,
+            settings.resolved_embedding_dimensions,
+            settings.tenant_index_min_rows,
+            settings.shared_index_max_rows,
+            settings.container_index_min_rows,
+        )
+
+
+def ensure_tenant_indexes(conninfo: str, policy: IndexPolicy) -> list[str]:
+    """Create the missing indexes of tenants with at least `tenant_min_rows` vectors of the model (and
+    rebuild any left invalid by an interrupted build), and of their large containers, then leave those
+    tenants out of the shared index. Returns the names created."""
+    if policy.tenant_min_rows <= 0:
         return []
     with psycopg.connect(conninfo, autocommit=True) as conn:  # CONCURRENTLY: outside a transaction
         # One run at a time (the deploy's migrate, its daily schedule, `engram local`): two would build
@@ -68,17 +86,11 @@ def ensure_tenant_indexes(
         if not (locked and locked[0]):
             logger.info("vector indexes: another run is making them; leaving them to it")
             return []
-        return _ensure(conn, model, dimensions, min_rows, shared_max_rows, container_min_rows)
+        return _ensure(conn, policy)
 
 
-def _ensure(
-    conn: psycopg.Connection[Any],
-    model: str,
-    dimensions: int,
-    min_rows: int,
-    shared_max_rows: int,
-    container_min_rows: int,
-) -> list[str]:
+def _ensure(conn: psycopg.Connection[Any], policy: IndexPolicy) -> list[str]:
+    model, dimensions = policy.model, policy.dimensions
     created: list[str] = []
     counted = conn.execute(
         "SELECT tenant_id, container, count(*) FROM memories WHERE embedding_model = %s "
@@ -88,7 +100,7 @@ def _ensure(
     in_containers: dict[tuple[UUID, str], int] = {(t, c): n for t, c, n in counted}
     rows = per_tenant(in_containers)
     with_own_index = _with_valid_index(conn, rows, model, dimensions)
-    for tenant_id in (t for t, n in rows.items() if n >= min_rows and t not in with_own_index):
+    for tenant_id in (t for t, n in rows.items() if n >= policy.tenant_min_rows and t not in with_own_index):
         name = tenant_index_name(tenant_id, model, dimensions)
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
         where = sql.SQL("tenant_id = {} AND {}").format(sql.Literal(tenant_id), of_model(model))
@@ -97,9 +109,9 @@ def _ensure(
         created.append(name)
         with_own_index.add(tenant_id)
     created += ensure_container_indexes(
-        conn, model, dimensions, in_containers, with_own_index, container_min_rows
+        conn, model, dimensions, in_containers, with_own_index, policy.container_min_rows
     )
-    _leave_out_of_shared_index(conn, model, dimensions, rows, with_own_index, shared_max_rows)
+    _leave_out_of_shared_index(conn, model, dimensions, rows, with_own_index, policy.shared_max_rows)
     return created
 
 

@@ -9,7 +9,7 @@ from engram import deps
 from engram.db.database import Database
 from engram.db.embedded import EmbeddedPostgres, start_embedded
 from engram.db.migrate import migrate
-from engram.db.tenant_indexes import ensure_tenant_indexes
+from engram.db.tenant_indexes import IndexPolicy, ensure_tenant_indexes
 from engram.local.functions import invoke_pipeline_step
 from engram.settings import Settings
 
@@ -47,14 +47,7 @@ def open_database(settings: Settings, *, cleanup_mode: str = "stop", app_pool_si
         settings.migrations_dir,
         embedding_indexes=[(settings.resolved_embedding_model, settings.resolved_embedding_dimensions)],
     )
-    ensure_tenant_indexes(
-        admin_conninfo,
-        settings.resolved_embedding_model,
-        settings.resolved_embedding_dimensions,
-        settings.tenant_index_min_rows,
-        settings.shared_index_max_rows,
-        settings.container_index_min_rows,
-    )
+    ensure_tenant_indexes(admin_conninfo, IndexPolicy.of(settings))
     admin = Database(admin_conninfo, max_size=2)
     return LocalDatabase(settings, admin_conninfo, app.open(), admin, embedded)
 
