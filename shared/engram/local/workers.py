@@ -217,10 +217,11 @@ class Worker:
         if not (isinstance(ready, tuple) and ready[0] == "ready"):
             raise RuntimeError(f"worker {self.name} answered {ready!r} instead of ready")
 
-    async def call(self, message: HttpCall | LambdaCall) -> Reply:
-        await self.send(message)
-        reply: Reply = await self.receive()
-        return reply
+    def begin(self, message: HttpCall | LambdaCall) -> None:
+        """Send a call now, in this turn of the event loop: the pool hands a freed worker its next call
+        before anything else runs. (A worker that died meanwhile fails the call's `receive`.)"""
+        assert self._writer is not None
+        self._writer.write(encode(message))
 
     async def send(self, message: object) -> None:
         assert self._writer is not None
@@ -281,6 +282,8 @@ class Waiter:
     tenant: str
     heavy: bool  # for a large document
     granted: asyncio.Future[Worker] | None = None
+    # Sent to the worker the moment it is granted (None: the caller sends its call itself).
+    call: HttpCall | LambdaCall | None = None
 
 
 def next_waiter(
@@ -405,29 +408,34 @@ class WorkerPool:
         is then a streamed HttpCall); `timeout` bounds the wait for each piece to be taken, and for
         the reply after the body's end. If `body` raises, that error is raised here, once the worker
         has replied."""
+        sent_on_grant = message if body is None else None
         try:
-            worker = await asyncio.wait_for(self._acquire(tenant, heavy), wait)
+            worker = await asyncio.wait_for(self._acquire(tenant, heavy, sent_on_grant, timeout), wait)
         except TimeoutError:
             raise NoWorkerFree(f"no {self.role} worker was free within {wait:.0f} s") from None
         self._running[tenant] = self._running.get(tenant, 0) + 1
         if body is None:
-            call = asyncio.ensure_future(worker.call(message))
+            call: asyncio.Future[Reply] = asyncio.ensure_future(worker.receive())
         else:
             call = asyncio.ensure_future(self._call_streamed(worker, message, body, timeout))
+        call.add_done_callback(lambda done: self._free_on_reply(worker, done))
         streamed = False
         try:
-            if body is None:
-                reply = await asyncio.wait_for(asyncio.shield(call), timeout)
-            else:  # its own time limits: for each piece, then for the reply
-                reply = await asyncio.shield(call)
+            try:
+                if body is None:
+                    reply = await asyncio.wait_for(asyncio.shield(call), timeout)
+                else:  # its own time limits: for each piece, then for the reply
+                    reply = await asyncio.shield(call)
+            except TimeoutError:
+                if not _replied(call):
+                    worker.kill()
+                    call.cancel()
+                    raise InvocationTimedOut(f"Task timed out after {timeout:.2f} seconds") from None
+                reply = call.result()  # it came as the time ran out (the worker may already be serving again)
             streamed = reply.stream
         except BodyBroke as broke:
             self._release(worker, broke.reply)
             raise broke.cause from None
-        except TimeoutError:
-            worker.kill()
-            call.cancel()
-            raise InvocationTimedOut(f"Task timed out after {timeout:.2f} seconds") from None
         except asyncio.CancelledError:
             # The caller went away (a client disconnected): the invocation still runs to its end,
             # as in Lambda, and the worker is free again after it.
@@ -441,8 +449,13 @@ class WorkerPool:
                 self._done_running(tenant)
         if streamed:
             return StreamedReply(reply, StreamedBody(self, worker, timeout, tenant))
-        self._make_idle(worker)
-        return reply
+        return reply  # its worker was freed as the reply came (_free_on_reply)
+
+    def _free_on_reply(self, worker: Worker, call: asyncio.Future[Reply]) -> None:
+        """A whole reply frees its worker the moment it comes, so that the next call is sent at once, not
+        after its caller (and the waiter's) have resumed; a streamed reply keeps it until its body ends."""
+        if _replied(call) and not call.result().stream:
+            self._make_idle(worker)
 
     async def _call_streamed(
         self, worker: Worker, message: HttpCall | LambdaCall, body: AsyncIterator[bytes], timeout: float
@@ -503,18 +516,30 @@ class WorkerPool:
         task.add_done_callback(self._tasks.discard)
 
     def _after_abandoned(self, worker: Worker, call: asyncio.Future[Reply]) -> None:
-        if call.cancelled() or call.exception() is not None:
+        if not _replied(call):
             worker.kill()
         elif call.result().stream:
             self._track(self._cancel_stream(worker, STOP_GRACE_SECONDS))
-        else:
-            self._make_idle(worker)
+        # else: freed as the reply came (_free_on_reply)
 
-    async def _acquire(self, tenant: str, heavy: bool) -> Worker:
+    async def _finish_sent(self, worker: Worker, timeout: float) -> None:
+        """A call sent as its worker was granted, whose caller went away at that moment: it runs to its
+        end (within its time limit), as in Lambda, and the worker is free again after it."""
+        try:
+            reply: Reply = await asyncio.wait_for(worker.receive(), timeout)
+        except Exception:
+            worker.kill()
+            return
+        self._release(worker, reply)
+
+    async def _acquire(
+        self, tenant: str, heavy: bool, call: HttpCall | LambdaCall | None, timeout: float
+    ) -> Worker:
+        """The next free worker, with `call` (if any) already sent to it."""
         if self._closed:
             raise PoolClosed(f"the {self.role} pool is stopping")
         granted: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
-        waiter = Waiter(next(self._seq), tenant, heavy, granted)
+        waiter = Waiter(next(self._seq), tenant, heavy, granted, call)
         self._waiting.append(waiter)
         self._dispatch()
         try:
@@ -522,8 +547,11 @@ class WorkerPool:
         except asyncio.CancelledError:
             if waiter in self._waiting:
                 self._waiting.remove(waiter)
-            elif granted.done() and not granted.cancelled():
-                self._make_idle(granted.result())
+            elif granted.done() and not granted.cancelled() and granted.exception() is None:
+                if call is None:
+                    self._make_idle(granted.result())
+                else:
+                    self._track(self._finish_sent(granted.result(), timeout))
             raise
 
     def _make_idle(self, worker: Worker) -> None:
@@ -543,7 +571,10 @@ class WorkerPool:
                 return
             self._waiting.remove(waiter)
             assert waiter.granted is not None
-            waiter.granted.set_result(self._idle.pop(0))
+            worker = self._idle.pop(0)
+            if waiter.call is not None:
+                worker.begin(waiter.call)
+            waiter.granted.set_result(worker)
 
     @property
     def busy(self) -> int:
@@ -552,3 +583,7 @@ class WorkerPool:
     @property
     def waiting(self) -> int:
         return len(self._waiting)
+
+
+def _replied(call: asyncio.Future[Reply]) -> bool:
+    return call.done() and not call.cancelled() and call.exception() is None

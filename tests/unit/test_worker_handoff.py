@@ -1,0 +1,109 @@
+"""How a worker of `engram local` passes from one invocation to the next: the waiting call is sent the
+moment the reply before it comes, and a reply never gets a worker killed or handed out twice."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, cast
+
+from engram.local.channel import LambdaCall, Reply
+from engram.local.workers import Worker, WorkerPool
+
+
+class ScriptedWorker:
+    """A worker whose replies the test sends (`reply`), recording what it was sent in `log`."""
+
+    name = "api-test"
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+        self.replies: asyncio.Queue[Reply] = asyncio.Queue()
+        self.killed = False
+        self.on_begin: Callable[[str], object] = lambda name: None
+
+    @property
+    def usable(self) -> bool:
+        return not self.killed
+
+    def begin(self, message: LambdaCall) -> None:
+        self.log.append(f"sent {message.function}")
+        self.on_begin(message.function)
+
+    async def receive(self) -> Any:
+        return await self.replies.get()
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+async def _boot() -> Any:
+    raise AssertionError("no process is started here")
+
+
+def _pool(log: list[str]) -> tuple[WorkerPool, ScriptedWorker]:
+    pool = WorkerPool("api", 1, _boot)
+    worker = ScriptedWorker(log)
+    pool._workers.add(cast(Worker, worker))
+    pool._make_idle(cast(Worker, worker))
+    return pool, worker
+
+
+def test_the_next_call_is_sent_before_the_last_caller_has_its_reply() -> None:
+    async def scenario() -> list[str]:
+        log: list[str] = []
+        pool, worker = _pool(log)
+
+        async def caller(name: str) -> None:
+            reply = await pool.invoke(LambdaCall(name, {}), timeout=5.0)
+            log.append(f"{name} got {reply.value}")
+
+        first = asyncio.ensure_future(caller("one"))
+        second = asyncio.ensure_future(caller("two"))
+        await asyncio.sleep(0.01)
+        assert log == ["sent one"]  # one worker: the second call waits
+        worker.replies.put_nowait(Reply(value=1))
+        await asyncio.wait_for(first, 5)
+        worker.replies.put_nowait(Reply(value=2))
+        await asyncio.wait_for(second, 5)
+        return log
+
+    assert asyncio.run(scenario()) == ["sent one", "sent two", "one got 1", "two got 2"]
+
+
+def test_a_reply_that_came_as_the_time_ran_out_is_returned_and_its_worker_lives() -> None:
+    async def scenario() -> tuple[Any, bool]:
+        pool, worker = _pool([])
+        worker.replies.put_nowait(Reply(value=1))
+        # No time at all: the reply comes while the timeout is being taken. It has freed the worker
+        # (which may be serving another call already), so it is the answer, and nobody kills the worker.
+        reply = await asyncio.wait_for(pool.invoke(LambdaCall("one", {}), timeout=0.0), 5)
+        return reply.value, worker.killed
+
+    assert asyncio.run(scenario()) == (1, False)
+
+
+def test_a_call_whose_caller_left_as_it_was_sent_runs_to_its_end_and_frees_the_worker() -> None:
+    async def scenario() -> list[str]:
+        log: list[str] = []
+        pool, worker = _pool(log)
+        first = asyncio.ensure_future(pool.invoke(LambdaCall("one", {}), timeout=5.0))
+        second = asyncio.ensure_future(pool.invoke(LambdaCall("two", {}), timeout=5.0))
+        await asyncio.sleep(0.01)
+        # "two" goes to the worker as "one" is answered; its caller leaves before it resumes.
+        worker.on_begin = lambda name: name == "two" and asyncio.get_running_loop().call_soon(second.cancel)
+        worker.replies.put_nowait(Reply(value=1))
+        await asyncio.wait_for(first, 5)
+        await asyncio.gather(second, return_exceptions=True)
+        assert second.cancelled()
+        third = asyncio.ensure_future(pool.invoke(LambdaCall("three", {}), timeout=5.0))
+        await asyncio.sleep(0.01)
+        assert log == ["sent one", "sent two"]  # the worker is still running "two"
+        worker.replies.put_nowait(Reply(value=2))
+        await asyncio.sleep(0.01)
+        worker.replies.put_nowait(Reply(value=3))
+        assert (await asyncio.wait_for(third, 5)).value == 3
+        assert not worker.killed
+        return log
+
+    assert asyncio.run(scenario()) == ["sent one", "sent two", "sent three"]
