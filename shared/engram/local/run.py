@@ -17,8 +17,11 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential, wait_random
 
 from engram import deps
 from engram.db.database import Database
@@ -48,6 +51,9 @@ DEV_TENANT = "dev"
 API_TIMEOUT_SECONDS = 29.0
 GRACE_SECONDS = 10.0
 POSTGRES_CHECK_SECONDS = 1.0
+# How long a step of the start waits for a PostgreSQL that died meanwhile (the watch starts it again).
+RESTART_WAIT_SECONDS = 30.0
+T = TypeVar("T")
 
 
 def ensure_dev_key(local_admin: Database, settings: Settings) -> str:
@@ -112,6 +118,23 @@ class PostgresWatch:
             await asyncio.gather(self._restart, return_exceptions=True)
 
 
+def through_restarts(action: Callable[[], T], wait_seconds: float = RESTART_WAIT_SECONDS) -> T:
+    """`action`, tried again while the database cannot be reached (for up to `wait_seconds`): a
+    PostgreSQL that dies during the start is started again by PostgresWatch, as at any other time."""
+    for attempt in Retrying(
+        retry=retry_if_exception_type(psycopg.OperationalError),
+        stop=stop_after_delay(wait_seconds),
+        wait=wait_exponential(multiplier=0.2, max=2) + wait_random(0, 0.2),
+        before_sleep=lambda state: logger.warning(
+            "the database is down during the start; retrying", extra={"attempt": state.attempt_number}
+        ),
+        reraise=True,
+    ):
+        with attempt:
+            return action()
+    raise AssertionError("unreachable: tenacity reraises the last error")
+
+
 def open_tuned_database(settings: Settings) -> LocalDatabase:
     """The database, with the embedded server's settings tuned (restarted once when they need it)."""
     local = open_database(settings)
@@ -162,21 +185,23 @@ class LocalStack:
             step_timeout_seconds=settings.step_timeout_seconds,
         )
         try:
+            if local.embedded is not None:  # from here on: a PostgreSQL that dies is started again
+                watch = PostgresWatch(local.embedded)
+                watcher = loop.create_task(watch.run())
             deps.install(deps.Deps(settings=settings, database=local.app, starter=coordinator))
             # Made while the API workers boot: its imports (httpx and what httpx loads) would otherwise
             # hold the GIL from the event loop just as the first requests come in.
             made_relay = asyncio.ensure_future(asyncio.to_thread(deps.relay))
-            key = await asyncio.to_thread(ensure_dev_key, local.admin, settings)
+            key = await asyncio.to_thread(through_restarts, lambda: ensure_dev_key(local.admin, settings))
             app = GatewayApp(lambda call, body: self._http(api, coordinator, call, body))
             config = server_config(f"fd://{sock.detach()}")  # the server owns (and closes) it now
             server = loop.create_task(self._serve(app, config))
             await self._until(api.wait_ready(), server)
             ready_seconds = time.monotonic() - started
             ingest.start()
-            if local.embedded is not None:
-                watch = PostgresWatch(local.embedded)
-                watcher = loop.create_task(watch.run())
-            drop = await asyncio.to_thread(start_drop_folder, settings, local.admin, DEV_TENANT)
+            drop = await asyncio.to_thread(
+                through_restarts, lambda: start_drop_folder(settings, local.admin, DEV_TENANT)
+            )
             relay = threading.Thread(
                 target=(await made_relay).run_until,
                 args=(relay_stop, settings.relay_interval_seconds),
