@@ -4,8 +4,11 @@ moment the reply before it comes, and a reply never gets a worker killed or hand
 from __future__ import annotations
 
 import asyncio
+import pickle
 from collections.abc import Callable
 from typing import Any, cast
+
+import pytest
 
 from engram.local.channel import LambdaCall, Reply
 from engram.local.workers import Worker, WorkerPool
@@ -26,7 +29,8 @@ class ScriptedWorker:
     def usable(self) -> bool:
         return not self.killed
 
-    def begin(self, message: LambdaCall) -> None:
+    def begin(self, call: bytes) -> None:
+        message: LambdaCall = pickle.loads(call[8:])  # noqa: S301 - engram.local.channel.encode, after its length
         self.log.append(f"sent {message.function}")
         self.on_begin(message.function)
 
@@ -107,3 +111,19 @@ def test_a_call_whose_caller_left_as_it_was_sent_runs_to_its_end_and_frees_the_w
         return log
 
     assert asyncio.run(scenario()) == ["sent one", "sent two", "sent three"]
+
+
+def test_a_call_that_cannot_be_sent_fails_its_caller_and_the_worker_stays_free() -> None:
+    async def scenario() -> Any:
+        log: list[str] = []
+        pool, worker = _pool(log)
+        with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+            await pool.invoke(LambdaCall("broken", {"handle": lambda: None}), timeout=5.0)
+        later = asyncio.ensure_future(pool.invoke(LambdaCall("next", {}), timeout=5.0))
+        await asyncio.sleep(0.01)
+        worker.replies.put_nowait(Reply(value="ok"))
+        reply = await asyncio.wait_for(later, 5)
+        assert log == ["sent next"]
+        return reply.value
+
+    assert asyncio.run(scenario()) == "ok"

@@ -217,11 +217,11 @@ class Worker:
         if not (isinstance(ready, tuple) and ready[0] == "ready"):
             raise RuntimeError(f"worker {self.name} answered {ready!r} instead of ready")
 
-    def begin(self, message: HttpCall | LambdaCall) -> None:
-        """Send a call now, in this turn of the event loop: the pool hands a freed worker its next call
-        before anything else runs. (A worker that died meanwhile fails the call's `receive`.)"""
+    def begin(self, call: bytes) -> None:
+        """Send a call (`encode`d) now, in this turn of the event loop: the pool hands a freed worker its
+        next call before anything else runs. (A worker that died meanwhile fails the call's `receive`.)"""
         assert self._writer is not None
-        self._writer.write(encode(message))
+        self._writer.write(call)
 
     async def send(self, message: object) -> None:
         assert self._writer is not None
@@ -282,8 +282,8 @@ class Waiter:
     tenant: str
     heavy: bool  # for a large document
     granted: asyncio.Future[Worker] | None = None
-    # Sent to the worker the moment it is granted (None: the caller sends its call itself).
-    call: HttpCall | LambdaCall | None = None
+    # Sent to the worker the moment it is granted, encoded (None: the caller sends its call itself).
+    call: bytes | None = None
 
 
 def next_waiter(
@@ -408,7 +408,7 @@ class WorkerPool:
         is then a streamed HttpCall); `timeout` bounds the wait for each piece to be taken, and for
         the reply after the body's end. If `body` raises, that error is raised here, once the worker
         has replied."""
-        sent_on_grant = message if body is None else None
+        sent_on_grant = encode(message) if body is None else None  # (a call that cannot be sent fails here)
         try:
             worker = await asyncio.wait_for(self._acquire(tenant, heavy, sent_on_grant, timeout), wait)
         except TimeoutError:
@@ -532,9 +532,7 @@ class WorkerPool:
             return
         self._release(worker, reply)
 
-    async def _acquire(
-        self, tenant: str, heavy: bool, call: HttpCall | LambdaCall | None, timeout: float
-    ) -> Worker:
+    async def _acquire(self, tenant: str, heavy: bool, call: bytes | None, timeout: float) -> Worker:
         """The next free worker, with `call` (if any) already sent to it."""
         if self._closed:
             raise PoolClosed(f"the {self.role} pool is stopping")
