@@ -33,12 +33,12 @@ def _one(conninfo: str) -> int:
 
 def test_a_step_waits_for_postgresql_to_be_started_again(tmp_path: Path) -> None:
     pg = _killed(tmp_path / "pg")
+    restart = threading.Timer(1.0, pg.ensure_running)  # as PostgresWatch does, a moment later
+    restart.start()
     try:
-        restart = threading.Timer(1.0, pg.ensure_running)  # as PostgresWatch does, a moment later
-        restart.start()
         assert through_restarts(lambda: _one(pg.admin_conninfo), wait_seconds=30) == 1
-        restart.join()
     finally:
+        restart.join()  # before the stop, which it would otherwise undo
         pg.stop()
 
 
