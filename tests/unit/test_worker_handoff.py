@@ -7,9 +7,11 @@ import asyncio
 import pickle
 from collections.abc import Callable
 from typing import Any, cast
+from uuid import uuid4
 
 import pytest
 
+from engram.documents.runs import DocumentRef
 from engram.local.channel import LambdaCall, Reply
 from engram.local.workers import Worker, WorkerPool
 
@@ -46,7 +48,7 @@ async def _boot() -> Any:
 
 
 def _pool(log: list[str]) -> tuple[WorkerPool, ScriptedWorker]:
-    pool = WorkerPool("api", 1, _boot)
+    pool = WorkerPool("api", 1, _boot, on_start=lambda ref, name: log.append(f"run {name}"))
     worker = ScriptedWorker(log)
     pool._workers.add(cast(Worker, worker))
     pool._make_idle(cast(Worker, worker))
@@ -127,3 +129,24 @@ def test_a_call_that_cannot_be_sent_fails_its_caller_and_the_worker_stays_free()
         return reply.value
 
     assert asyncio.run(scenario()) == "ok"
+
+
+def test_the_runs_a_reply_asks_for_start_whether_or_not_its_caller_is_still_there() -> None:
+    ref = DocumentRef(uuid4(), uuid4(), 1)
+
+    async def scenario() -> list[str]:
+        log: list[str] = []
+        pool, worker = _pool(log)
+        read = asyncio.ensure_future(pool.invoke(LambdaCall("read", {}), timeout=5.0))
+        await asyncio.sleep(0.01)
+        worker.replies.put_nowait(Reply(value=1, starts=[(ref, "doc-read")]))
+        await asyncio.wait_for(read, 5)
+        gone = asyncio.ensure_future(pool.invoke(LambdaCall("gone", {}), timeout=5.0))
+        await asyncio.sleep(0.01)
+        gone.cancel()  # its client went away while the handler ran
+        await asyncio.gather(gone, return_exceptions=True)
+        worker.replies.put_nowait(Reply(value=2, starts=[(ref, "doc-gone")]))
+        await asyncio.sleep(0.01)
+        return log
+
+    assert asyncio.run(scenario()) == ["sent read", "run doc-read", "sent gone", "run doc-gone"]

@@ -162,7 +162,14 @@ class LocalStack:
 
         # The API workers import their handlers while the database starts.
         self._database = loop.run_in_executor(None, open_tuned_database, settings)
-        api = WorkerPool("api", settings.workers, lambda: self._boot("api"))
+        # The runs a request asks for start even if its client has gone (the coordinator is made below,
+        # before the first request).
+        api = WorkerPool(
+            "api",
+            settings.workers,
+            lambda: self._boot("api"),
+            on_start=lambda ref, name: coordinator.start(ref, name),
+        )
         api.start()
         try:
             local = await self._database
@@ -193,7 +200,7 @@ class LocalStack:
             # hold the GIL from the event loop just as the first requests come in.
             made_relay = asyncio.ensure_future(asyncio.to_thread(deps.relay))
             key = await asyncio.to_thread(through_restarts, lambda: ensure_dev_key(local.admin, settings))
-            app = GatewayApp(lambda call, body: self._http(api, coordinator, call, body))
+            app = GatewayApp(lambda call, body: self._http(api, call, body))
             config = server_config(f"fd://{sock.detach()}")  # the server owns (and closes) it now
             server = loop.create_task(self._serve(app, config))
             await self._until(api.wait_ready(), server)
@@ -271,7 +278,7 @@ class LocalStack:
 
     @staticmethod
     async def _http(
-        api: WorkerPool, coordinator: IngestCoordinator, call: HttpCall, body: AsyncIterator[bytes] | None
+        api: WorkerPool, call: HttpCall, body: AsyncIterator[bytes] | None
     ) -> HttpResponse | StreamedResponse:
         try:
             reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS, wait=API_TIMEOUT_SECONDS, body=body)
@@ -284,8 +291,6 @@ class LocalStack:
         except PoolClosed:
             return error(503, "unavailable", "the server is stopping")
         head = reply.reply if isinstance(reply, StreamedReply) else reply
-        for ref, name in head.starts:
-            coordinator.start(ref, name)
         response: HttpResponse = head.value
         if isinstance(reply, StreamedReply):
             return StreamedResponse(response, reply.body)

@@ -6,6 +6,10 @@ Who gets the next free worker: the API pool serves requests in arrival order. Th
 fair: the waiting call of the tenant with the fewest calls running goes first, and a call for a
 large document never takes the last free worker, which stays for small documents.
 
+A worker is freed the moment its reply comes, and sent the next waiting call in that same turn of the
+event loop (the call was encoded before it waited). The pipeline runs a reply asks for (`on_start`) are
+started then too, whether or not the caller is still there to read the reply.
+
 A streamed reply (engram.local.channel) keeps its worker until the body's end has been read: its reader
 (`StreamedReply.body`) returns the worker to the pool then; if the reader stops early (its client went
 away), the worker is told to stop and is returned once it has; a worker that dies or falls silent for
@@ -30,6 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass
 from typing import Any
 
+from engram.documents.runs import DocumentRef
 from engram.local.channel import (
     Boot,
     CancelStream,
@@ -304,13 +309,24 @@ def next_waiter(
 
 
 class WorkerPool:
-    def __init__(self, role: str, size: int, boot: BootProvider, *, fair: bool = False) -> None:
+    def __init__(
+        self,
+        role: str,
+        size: int,
+        boot: BootProvider,
+        *,
+        fair: bool = False,
+        on_start: Callable[[DocumentRef, str], None] | None = None,
+    ) -> None:
+        """`on_start`: given each pipeline run a reply asks for (a document registered), as the reply
+        comes, whether or not its caller is still there to read it."""
         if size < 1:
             raise ValueError(f"a {role} pool needs at least one worker")
         self.role = role
         self.size = size
         self.fair = fair
         self._boot = boot
+        self._on_start = on_start
         self._workers: set[Worker] = set()
         self._idle: list[Worker] = []
         self._waiting: list[Waiter] = []
@@ -418,7 +434,7 @@ class WorkerPool:
             call: asyncio.Future[Reply] = asyncio.ensure_future(worker.receive())
         else:
             call = asyncio.ensure_future(self._call_streamed(worker, message, body, timeout))
-        call.add_done_callback(lambda done: self._free_on_reply(worker, done))
+        call.add_done_callback(lambda done: self._on_reply(worker, done))
         streamed = False
         try:
             try:
@@ -449,13 +465,20 @@ class WorkerPool:
                 self._done_running(tenant)
         if streamed:
             return StreamedReply(reply, StreamedBody(self, worker, timeout, tenant))
-        return reply  # its worker was freed as the reply came (_free_on_reply)
+        return reply  # its worker was freed as the reply came (_on_reply)
 
-    def _free_on_reply(self, worker: Worker, call: asyncio.Future[Reply]) -> None:
+    def _on_reply(self, worker: Worker, call: asyncio.Future[Reply]) -> None:
         """A whole reply frees its worker the moment it comes, so that the next call is sent at once, not
         after its caller (and the waiter's) have resumed; a streamed reply keeps it until its body ends."""
-        if _replied(call) and not call.result().stream:
-            self._make_idle(worker)
+        if _replied(call):
+            self._start_runs(call.result())
+            if not call.result().stream:
+                self._make_idle(worker)
+
+    def _start_runs(self, reply: Reply) -> None:
+        if self._on_start is not None:
+            for ref, name in reply.starts:
+                self._on_start(ref, name)
 
     async def _call_streamed(
         self, worker: Worker, message: HttpCall | LambdaCall, body: AsyncIterator[bytes], timeout: float
@@ -489,6 +512,7 @@ class WorkerPool:
 
     def _release(self, worker: Worker, reply: Reply) -> None:
         """A worker whose reply nobody reads: free once it has stopped streaming any body."""
+        self._start_runs(reply)
         if reply.stream:
             self._track(self._cancel_stream(worker, STOP_GRACE_SECONDS))
         else:
@@ -520,7 +544,7 @@ class WorkerPool:
             worker.kill()
         elif call.result().stream:
             self._track(self._cancel_stream(worker, STOP_GRACE_SECONDS))
-        # else: freed as the reply came (_free_on_reply)
+        # else: freed as the reply came (_on_reply)
 
     async def _finish_sent(self, worker: Worker, timeout: float) -> None:
         """A call sent as its worker was granted, whose caller went away at that moment: it runs to its
