@@ -185,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
                         handlers, world, dataset, args.options["queries"], log, local.admin_conninfo
                     )
                 )
+                result.extend(
+                    latency.filtered_latency(handlers, world, dataset, args.options["queries"] // 2, log)
+                )
             if "recall" in args.sections:
                 forced = MemorySearch(
                     local.app,
