@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import make_conninfo
@@ -24,6 +24,7 @@ from engram.settings import Settings
 # in infra/database.py), which is how long a resume may keep one attempt waiting.
 PROXY_CONNECT_TIMEOUT_S = 30
 OWNER_CONNECT_TIMEOUT_S = 20
+T = TypeVar("T")
 
 
 def _tls(settings: Settings) -> dict[str, Any]:
@@ -125,21 +126,36 @@ def wait_for_database(
     """Connect once, retrying with jittered exponential backoff for up to `wait_seconds`, and return the
     conninfo that worked. The first attempt wakes a paused cluster; each attempt builds the conninfo
     again (a fresh token, the current secret). `wait`: tenacity's wait strategy (tests shorten it)."""
-    from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
+    from tenacity import wait_exponential_jitter
+
+    def connect() -> str:
+        info = conninfo()
+        with psycopg.connect(info, autocommit=True):
+            return info
+
+    return while_unreachable(
+        connect,
+        wait_seconds=wait_seconds,
+        wait=wait or wait_exponential_jitter(initial=1, max=10),
+        retrying="database not reachable yet; retrying",
+    )
+
+
+def while_unreachable(action: Callable[[], T], *, wait_seconds: float, wait: Any, retrying: str) -> T:
+    """`action`, tried again while PostgreSQL cannot be reached (psycopg.OperationalError), with `wait`
+    (a tenacity wait strategy) between attempts and `retrying` logged before each, for up to
+    `wait_seconds`; then its last error."""
+    from tenacity import Retrying, retry_if_exception_type, stop_after_delay
 
     for attempt in Retrying(
         retry=retry_if_exception_type(psycopg.OperationalError),
         stop=stop_after_delay(wait_seconds),
-        wait=wait or wait_exponential_jitter(initial=1, max=10),
-        before_sleep=lambda state: logger.warning(
-            "database not reachable yet; retrying", extra={"attempt": state.attempt_number}
-        ),
+        wait=wait,
+        before_sleep=lambda state: logger.warning(retrying, extra={"attempt": state.attempt_number}),
         reraise=True,
     ):
         with attempt:
-            info = conninfo()
-            with psycopg.connect(info, autocommit=True):
-                return info
+            return action()
     raise AssertionError("unreachable: tenacity reraises the last error")
 
 

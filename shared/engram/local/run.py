@@ -20,10 +20,10 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import psycopg
-from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential, wait_random
+from tenacity import wait_exponential, wait_random
 
 from engram import deps
+from engram.db.connect import while_unreachable
 from engram.db.database import Database
 from engram.db.embedded import apply_settings, tuned_settings
 from engram.local.asgi import GatewayApp, StreamedResponse, server_config
@@ -121,18 +121,12 @@ class PostgresWatch:
 def through_restarts(action: Callable[[], T], wait_seconds: float = RESTART_WAIT_SECONDS) -> T:
     """`action`, tried again while the database cannot be reached (for up to `wait_seconds`): a
     PostgreSQL that dies during the start is started again by PostgresWatch, as at any other time."""
-    for attempt in Retrying(
-        retry=retry_if_exception_type(psycopg.OperationalError),
-        stop=stop_after_delay(wait_seconds),
+    return while_unreachable(
+        action,
+        wait_seconds=wait_seconds,
         wait=wait_exponential(multiplier=0.2, max=2) + wait_random(0, 0.2),
-        before_sleep=lambda state: logger.warning(
-            "the database is down during the start; retrying", extra={"attempt": state.attempt_number}
-        ),
-        reraise=True,
-    ):
-        with attempt:
-            return action()
-    raise AssertionError("unreachable: tenacity reraises the last error")
+        retrying="the database is down during the start; retrying",
+    )
 
 
 def open_tuned_database(settings: Settings) -> LocalDatabase:
