@@ -13,7 +13,7 @@ from engram.settings import LOCAL_EMBEDDING_MODEL
 from tests.bench.harness import Handlers, check
 from tests.bench.loader import Dataset
 from tests.bench.report import Figure, Target, percentiles
-from tests.bench.synthetic import SELECTIVITY_TAGS, World
+from tests.bench.synthetic import SELECTIVITY_TAGS, World, share_label
 
 P95_TARGET_MS = 20.0
 NAIVE_RATIO_TARGET = 1.5
@@ -176,7 +176,7 @@ def filtered_latency(
     section = _section(dataset)
     figures = []
     for share, found in samples.items():
-        label = f"{share:.1%}".replace(".0%", "%")
+        label = share_label(share)
         figures.append(
             Figure(
                 key=f"search.hybrid.p95.tags.{label}@{scale}",

@@ -18,7 +18,7 @@ from tests.bench.harness import Handlers, check
 from tests.bench.latency import SCOPES, search_body
 from tests.bench.loader import Dataset
 from tests.bench.report import Figure, Target, percentiles
-from tests.bench.synthetic import SELECTIVITY_TAGS, World
+from tests.bench.synthetic import SELECTIVITY_TAGS, World, share_label
 
 RECALL_TARGET = 0.95
 K = 10
@@ -99,7 +99,7 @@ def filtered_recall(
                 tenant_id, request, [float(x) for x in query.vector], LOCAL_EMBEDDING_MODEL
             )
             forced.append(recall_at_k([r.id for r in hnsw.results], truth))
-        label = f"{selectivity:.1%}".replace(".0%", "%")
+        label = share_label(selectivity)
         figures.append(
             Figure(
                 key=f"recall.{label}@{scale}",

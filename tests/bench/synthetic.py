@@ -26,6 +26,13 @@ CONTAINERS: tuple[tuple[str, float], ...] = (
 )
 # Filter selectivity -> the tag that exactly that share of a tenant's memories carries (nested).
 SELECTIVITY_TAGS: dict[float, str | None] = {1.0: None, 0.1: "sel10", 0.01: "sel1", 0.001: "sel01"}
+
+
+def share_label(share: float) -> str:
+    """A share of the tenant as the bench names it: '10%', '0.1%'."""
+    return f"{share:.1%}".replace(".0%", "%")
+
+
 MEMORY_TYPES = ("fact", "preference", "episode", "insight", "task", "procedure")
 _SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
 
