@@ -15,8 +15,10 @@ import pytest
 from engram.db.database import EVERYONE
 from engram.local.stack import LocalDatabase
 from engram.memories.repo import ensure_container
+from engram.memories.search import text
 from engram.memories.search.plan import candidates_for
 from engram.memories.search.text import FIRST_CHECKED_PER_CANDIDATE, K1, B
+from engram.settings import LOCAL_EMBEDDING_MODEL
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api
@@ -265,3 +267,57 @@ def test_a_single_character_query_finds_its_character(api: Api) -> None:
     found = api.post("/v1/search", {"query": "猫", "mode": "text", "container": "kanji"}).json["results"]
 
     assert [r["id"] for r in found] == [wanted]
+
+
+def _unit(near: float, axis: int) -> list[float]:
+    """A vector at cosine `near` to the first axis (the query's), the rest of it along `axis`."""
+    vector = [0.0] * 384
+    vector[0], vector[axis] = near, math.sqrt(1 - near * near)
+    return vector
+
+
+def _a_tagged_text_match_past_the_checked_rows(api: Api) -> tuple[str, dict[str, Any]]:
+    """A container where the text leg's best-scoring rows all fail a tag filter, and the one tagged
+    text match is nearer the query than none of the vector leg's candidates: only the text leg can
+    propose it, and only by looking past its MAX_CHECKED best rows (patched small by the tests)."""
+    for i in range(5):
+        _store(api, f"osprey {i}", container="within", tags=["noise"])
+    keep = {"container": "within", "tags": ["keep"], "embedding_model": LOCAL_EMBEDDING_MODEL}
+    for i in range(candidates_for(10) + 5):
+        _store(api, f"tern {i}", embedding=_unit(0.5 + i / 1000, 2 + i), **keep)
+    wanted = _store(api, "osprey " + _filler(10), embedding=_unit(0.45, 1), **keep)
+    body = {
+        "query": "osprey",
+        "mode": "hybrid",
+        "container": "within",
+        "filters": {"tags": ["keep"]},
+        "embedding": _unit(1.0, 1),
+        "embedding_model": LOCAL_EMBEDDING_MODEL,
+        "limit": 10,
+    }
+    return wanted, body
+
+
+def test_a_few_tagged_memories_are_ranked_by_text_however_many_better_matches_fail_the_filter(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(text, "MAX_CHECKED", 3)
+    wanted, body = _a_tagged_text_match_past_the_checked_rows(api)
+
+    # Twice: the first search counts the filtered rows in its statement, the second knows their number.
+    for _ in range(2):
+        found = api.post("/v1/search", body)
+        assert found.status == 200, found.json
+        assert found.json["results"][0]["id"] == wanted
+        assert found.json["results"][0]["scores"]["text"] > 0
+
+
+def test_a_scope_too_large_to_list_is_checked_one_by_one(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text, "MAX_CHECKED", 3)
+    monkeypatch.setattr(text, "MAX_SCOPED", 10)
+    wanted, body = _a_tagged_text_match_past_the_checked_rows(api)
+
+    for _ in range(2):
+        found = api.post("/v1/search", body)
+        assert found.status == 200, found.json
+        assert wanted not in [r["id"] for r in found.json["results"]]

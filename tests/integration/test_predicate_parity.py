@@ -1,7 +1,8 @@
 """The memory predicates exist twice: in Python (engram.memories.predicates, under RLS; the text leg
 checks its rows with them too) and in PL/pgSQL (memory_scope_sql, migrations/0010 and 0012, inside
-memory_filter_candidates, which runs beside RLS). Over a generated set of memories, both select the
-same rows for every time scope, container scope, filter (the owner filter among them) and party."""
+memory_filter_candidates and memory_scope_ids, which run beside RLS). Over a generated set of
+memories, both select the same rows for every time scope, container scope, filter (the owner filter
+among them) and party."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from engram.memories.predicates import ContainerScope, TimeScope
 from engram.tenants.service import IssuedKey
 
 MODEL = "parity-model-4"
+OTHER_MODEL = "parity-model-other-4"  # every 7th memory's: memory_scope_ids takes any model's
 NOW = datetime.now(UTC)
 CONTAINERS = ["a", "a.b", "a.b.c", "a-b", "ab", "b"]
 OWNERS = [Owner(None, "tenant"), Owner("u1", "tenant"), Owner("u1", "private"), Owner("u2", "private")]
@@ -65,7 +67,10 @@ def generated(local_db: LocalDatabase, tenant: IssuedKey) -> int:
                 metadata=rng.choice([{}, {"k": "v"}, {"k": "w", "n": 1}]),
             )
             row = repo.insert_memory(
-                cur, tenant.tenant_id, memory, Embedding([rng.random() for _ in range(4)], MODEL)
+                cur,
+                tenant.tenant_id,
+                memory,
+                Embedding([rng.random() for _ in range(4)], OTHER_MODEL if i % 7 == 0 else MODEL),
             )
             _set_times(cur, row["id"], rng)
     return 300
@@ -109,6 +114,7 @@ def test_python_and_sql_predicates_select_the_same_memories(
     local_db: LocalDatabase, tenant: IssuedKey, generated: int
 ) -> None:
     sizes = set()
+    widened = 0  # cases where memory_scope_ids also took the other model's memories
     for (party_name, party), (time_name, time), scope, filters in itertools.product(
         PARTIES.items(), TIMES.items(), SCOPES, FILTERS
     ):
@@ -130,9 +136,29 @@ def test_python_and_sql_predicates_select_the_same_memories(
                     (MODEL, *args),
                 ).fetchall()
             }
+            python_any_model = {
+                r["id"]
+                for r in cur.execute(
+                    sql.SQL("SELECT m.id FROM memories m WHERE {}").format(
+                        predicates.where(tenant.tenant_id, scope, filters, time)
+                    )
+                ).fetchall()
+            }
+            by_scope = {
+                r["id"]
+                for r in cur.execute(
+                    "SELECT id FROM memory_scope_ids(100000, %s, %s, %s::text[], %s::text[], "
+                    "%s, %s, %s::jsonb, %s::timestamptz, %s, %s)",
+                    args,
+                ).fetchall()
+            }
         where = f"party={party_name} time={time_name} container={scope} filters={filters}"
         assert python == by_filter, where
+        assert python_any_model == by_scope, where
+        assert python <= python_any_model, where
+        widened += python != python_any_model
         sizes.add(len(python))
 
     # The grid is not trivially empty or all-equal: scopes and parties really select different rows.
     assert len(sizes) > 20 and max(sizes) < generated
+    assert widened > 20

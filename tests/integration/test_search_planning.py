@@ -131,6 +131,26 @@ def test_filter_candidates_see_only_the_transactions_tenant(
     assert all(isinstance(row["id"], UUID) for row in rows)
 
 
+def test_scope_ids_see_only_the_transactions_tenant_and_nothing_without_one(
+    api: Api,
+    other_api: Api,
+    tenant,  # type: ignore[no-untyped-def]
+    local_db: LocalDatabase,
+    vectors: list[list[float]],
+) -> None:
+    mine = _store(api, vectors[:3], tagged={0, 2})
+    _store(other_api, vectors[3:7], tagged={0, 1, 2, 3})
+    query = "SELECT id FROM memory_scope_ids(100, NULL, false, NULL, %s::text[])"
+
+    with local_db.app.tenant(tenant.tenant_id) as cur:
+        rows = cur.execute(query, (["rare"],)).fetchall()
+    with local_db.app.transaction() as cur:
+        without_tenant = cur.execute(query, (["rare"],)).fetchall()
+
+    assert {str(row["id"]) for row in rows} == {mine[0], mine[2]}
+    assert without_tenant == []
+
+
 class _Recording:
     """The app database, recording the statements each run sends."""
 

@@ -49,6 +49,9 @@ class Corpus:
     vector_leg: Leg  # ids, nearest first (exact or through the index, as plan.vector.exact says)
     accepts: Leg  # the rows (as `alias`) the search may return: tenant, time, owner, filters
     population: Callable[[SearchPlan, sql.Composable], sql.Composable]  # up to n rows an exact scan reads
+    # (plan, n): up to n ids of every row `accepts` takes, for the text leg to score together when its
+    # filters make them few (text.leg_within); None where the filters are checked cheaply row by row.
+    scope_ids: Callable[[SearchPlan, sql.Composable], sql.Composable | None] = lambda plan, n: None
     graph_leg: Leg | None = None  # ids of rows that name the most of the query's entities (CTE `ents`)
     graph_hits: Leg | None = None  # how many of them the pooled row (`alias`) names (1 each; 0.5 `nbrs`)
     # The people leg: rows whose terms hold a name the query writes (CTE `people`, from the postings).
@@ -112,11 +115,7 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     if plan.text is not None:
         legs.append(text.weights_cte(tenant, corpus.postings, plan.text))
         legs.append(text.scores_cte(tenant, corpus.postings, plan.container))
-        legs.append(
-            sql.SQL("txt AS MATERIALIZED ({})").format(
-                text.leg(corpus.table, corpus.alias, corpus.accepts(plan), plan.candidates)
-            )
-        )
+        legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(_text_leg(corpus, plan, legs)))
         proposals.append(sql.SQL("SELECT id FROM txt"))
         text_rank, coverage = sql.SQL("b.score"), sql.SQL("b.coverage")
         text_join = sql.SQL("LEFT JOIN bm25 b ON b.id = {}.id").format(a)
@@ -236,6 +235,39 @@ def event_day(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
     ).format(t=sql.Literal(plan.tenant_id), found=statement(corpus, plan))
 
 
+def _text_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) -> sql.Composable:
+    """The text leg's query: its best rows checked one by one against the filters (text.leg), or, where
+    the vector leg scans the filtered rows exactly (few of them) and the corpus can list them
+    (`scope_ids`: a CTE added to `ctes`), the best among those rows (text.leg_within). With an
+    exact_cap both are planned, and the population count with the size of the list picks one at run
+    time (the list is read only when the count is under the cap)."""
+    checked = text.leg(corpus.table, corpus.alias, corpus.accepts(plan), plan.candidates)
+    scope = corpus.scope_ids(plan, sql.Literal(text.MAX_SCOPED + 1))
+    if plan.vector is None or scope is None or (plan.exact_cap is None and not plan.vector.exact):
+        return checked
+    ctes.append(sql.SQL("scoped AS MATERIALIZED ({})").format(scope))
+    within = sql.SQL("{exact} AND (SELECT count(*) FROM scoped) <= {max}").format(
+        exact=_scans_exactly(plan), max=sql.Literal(text.MAX_SCOPED)
+    )
+    return sql.SQL(
+        "SELECT w.id, w.text_rank FROM ({within_leg}) w WHERE {within} "
+        "UNION ALL "
+        "SELECT c.id, c.text_rank FROM ({checked}) c WHERE NOT ({within})"
+    ).format(within_leg=text.leg_within("scoped", plan.candidates), within=within, checked=checked)
+
+
+_ALWAYS = sql.SQL("true")
+
+
+def _scans_exactly(plan: SearchPlan) -> sql.Composable:
+    """Whether the vector leg scans its filtered rows exactly (they are few): known when the plan was
+    made (true, false), else the statement's population count under the cap (_vector_leg)."""
+    assert plan.vector is not None
+    if plan.exact_cap is not None:
+        return sql.SQL("(SELECT n FROM population) <= {}").format(sql.Literal(plan.exact_cap))
+    return _ALWAYS if plan.vector.exact else sql.SQL("false")
+
+
 def _people(plan: SearchPlan) -> sql.Composable:
     """(terms): each name the query writes, as the text index's terms (engram_query_terms)."""
     return sql.SQL(
@@ -250,13 +282,10 @@ def _people_leg(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
     common name can be in most of a large tenant's rows)."""
     a = sql.Identifier(corpus.alias)
     order: sql.Composable = sql.SQL("{}.created_at DESC").format(a)
-    runs: sql.Composable = sql.SQL("true")
+    runs: sql.Composable = _ALWAYS
     if plan.vector is not None:
         order = sql.SQL("{} NULLS LAST").format(_exact_distance(corpus.alias, plan))
-        if plan.exact_cap is not None:
-            runs = sql.SQL("(SELECT n FROM population) <= {}").format(sql.Literal(plan.exact_cap))
-        elif not plan.vector.exact:
-            runs = sql.SQL("false")
+        runs = _scans_exactly(plan)
     named = sql.SQL(
         """SELECT p.doc_id FROM people pp CROSS JOIN LATERAL unnest(pp.terms) t(term)
            JOIN text_postings p ON p.tenant_id = {t} AND p.corpus = {corpus} AND p.term = t.term
@@ -497,6 +526,19 @@ def _memory_population(plan: SearchPlan, n: sql.Composable) -> sql.Composable:
     )
 
 
+def _memory_scope_ids(plan: SearchPlan, n: sql.Composable) -> sql.Composable | None:
+    """Tag and metadata filters: their rows through memory_scope_ids (migrations/0029), which reaches
+    them by the GIN indexes RLS keeps from the app (any embedding model, in the search's time scope).
+    Other filters are checked cheaply row by row, and the container scope is the postings' own."""
+    if not _needs_filter_function(plan.filters):
+        return None
+    args = scope_arguments(plan.container, plan.filters, plan.time)
+    return sql.SQL(
+        "SELECT id FROM memory_scope_ids({n}, {container}, {children}, {types}::text[], {tags}::text[], "
+        "{agent}, {conversation}, {metadata}::jsonb, {as_of}::timestamptz, {history}, {owner})"
+    ).format(n=n, **args)
+
+
 def counted_scope(container: ContainerScope | None) -> ContainerScope | None:
     """The container scope as one range, [a.b, a.b/), not the OR of an equality and a range: an OR
     becomes a BitmapOr, and a bitmap heap scan reads every row (27 ms for crm.* at 100K per tenant,
@@ -558,6 +600,7 @@ MEMORIES = Corpus(
     vector_leg=_memory_vector_leg,
     accepts=_memory_accepts,
     population=_memory_population,
+    scope_ids=_memory_scope_ids,
     graph_leg=_memory_graph_leg,
     graph_hits=_memory_graph_hits,
     names_people=True,
