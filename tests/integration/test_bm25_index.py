@@ -15,7 +15,7 @@ import pytest
 from engram.db.database import EVERYONE
 from engram.local.stack import LocalDatabase
 from engram.memories.repo import ensure_container
-from engram.memories.search import text
+from engram.memories.search import planner, text
 from engram.memories.search.plan import candidates_for
 from engram.memories.search.text import FIRST_CHECKED_PER_CANDIDATE, K1, B
 from engram.settings import LOCAL_EMBEDDING_MODEL
@@ -298,11 +298,13 @@ def _a_tagged_text_match_past_the_checked_rows(api: Api) -> tuple[str, dict[str,
     return wanted, body
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "text"])
 def test_a_few_tagged_memories_are_ranked_by_text_however_many_better_matches_fail_the_filter(
-    api: Api, monkeypatch: pytest.MonkeyPatch
+    api: Api, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     monkeypatch.setattr(text, "MAX_CHECKED", 3)
     wanted, body = _a_tagged_text_match_past_the_checked_rows(api)
+    body["mode"] = mode
 
     # Twice: the first search counts the filtered rows in its statement, the second knows their number.
     for _ in range(2):
@@ -312,10 +314,16 @@ def test_a_few_tagged_memories_are_ranked_by_text_however_many_better_matches_fa
         assert found.json["results"][0]["scores"]["text"] > 0
 
 
-def test_a_scope_too_large_to_list_is_checked_one_by_one(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("mode", "cap"), [("hybrid", (text, "MAX_SCOPED")), ("text", (planner, "TEXT_SCOPE_CAP"))]
+)
+def test_a_scope_too_large_to_list_is_checked_one_by_one(
+    api: Api, monkeypatch: pytest.MonkeyPatch, mode: str, cap: tuple[object, str]
+) -> None:
     monkeypatch.setattr(text, "MAX_CHECKED", 3)
-    monkeypatch.setattr(text, "MAX_SCOPED", 10)
+    monkeypatch.setattr(*cap, 10)
     wanted, body = _a_tagged_text_match_past_the_checked_rows(api)
+    body["mode"] = mode
 
     for _ in range(2):
         found = api.post("/v1/search", body)

@@ -10,6 +10,7 @@ import pytest
 
 from engram.local.stack import LocalDatabase
 from engram.memories.models import SearchFilters, SearchRequest
+from engram.memories.search import planner
 from engram.memories.search.service import MemorySearch
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.settings import LOCAL_EMBEDDING_MODEL
@@ -189,3 +190,33 @@ def test_a_population_counted_once_is_not_counted_again_and_the_results_are_the_
     assert ["population AS MATERIALIZED" in s for s in fused] == [True, False]
     assert "::vector(384)" in fused[0] and "::vector(384)" not in fused[1]
     assert [(r.id, r.score) for r in second.results] == [(r.id, r.score) for r in first.results]
+
+
+def test_a_text_search_lists_a_small_filtered_scope_and_not_again_one_found_large(
+    api: Api,
+    tenant,  # type: ignore[no-untyped-def]
+    local_db: LocalDatabase,
+    embedder: LocalEmbedder,
+    vectors: list[list[float]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given 3 memories tagged "rare" and 37 "common", a scope cap of 5, and a service recording statements
+    _store(api, vectors, tagged={3, 17, 29})
+    monkeypatch.setattr(planner, "TEXT_SCOPE_CAP", 5)
+    db = _Recording(local_db.app)
+    service = MemorySearch(db, embedder)  # type: ignore[arg-type]
+
+    def text(tag: str) -> list[str]:
+        request = SearchRequest(query="note", mode="text", filters=SearchFilters(tags=[tag]), limit=50)
+        return [str(r.id) for r in service.search(tenant.tenant_id, request).results]
+
+    # When each filter is searched twice in text mode
+    rare = [text("rare"), text("rare")]
+    common = [text("common"), text("common")]
+
+    # Then both rare searches list the scope (3 rows, under the cap) and return population 3; the common
+    # scope is listed once, found larger than the cap, and then checked one by one without listing
+    fused = [s for s in db.sent if s.startswith("WITH")]
+    assert ["memory_scope_ids(6," in s for s in fused] == [True, True, True, False]
+    assert len(set(rare[0])) == 3 and rare[0] == rare[1]
+    assert len(common[0]) == 37 and common[0] == common[1]

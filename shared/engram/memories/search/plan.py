@@ -63,6 +63,11 @@ class SearchPlan:
     # counts the population (up to this + 1) and walks the HNSW index above it. None: always exact
     # (`vector.exact` then says which one runs).
     exact_cap: int | None = None
+    # Without a vector, under a filter the corpus lists the rows of (repo.Corpus.scope_ids): the most
+    # rows the text leg ranks its matches among (text.leg_within); the statement lists the scope up to
+    # this + 1 and returns its size (`population`), and checks the best matches one by one above it.
+    # None: one by one. With a vector the population count decides instead (exact_cap, vector.exact).
+    scope_cap: int | None = None
 
 
 def candidates_for(limit: int) -> int:

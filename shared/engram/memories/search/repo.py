@@ -32,6 +32,7 @@ from engram.memories.search.plan import SearchPlan
 PERIOD_MAX_DAYS = 400
 # Entities one relation away from the query's that the graph leg reaches (the most related first).
 MAX_NEIGHBOURS = 50
+_ALWAYS = sql.SQL("true")
 
 Leg = Callable[[SearchPlan], sql.Composable]
 
@@ -105,6 +106,7 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     }
     graph_share: sql.Composable = sql.SQL("NULL::float8")
     people_share: sql.Composable = sql.SQL("NULL::float8")
+    scope_listed = False
     if plan.vector is not None:
         legs.append(sql.SQL("vec AS MATERIALIZED ({})").format(_vector_leg(corpus, plan, legs)))
         proposals.append(sql.SQL("SELECT id FROM vec"))
@@ -115,7 +117,8 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     if plan.text is not None:
         legs.append(text.weights_cte(tenant, corpus.postings, plan.text))
         legs.append(text.scores_cte(tenant, corpus.postings, plan.container))
-        legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(_text_leg(corpus, plan, legs)))
+        leg, scope_listed = _text_leg(corpus, plan, legs)
+        legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(leg))
         proposals.append(sql.SQL("SELECT id FROM txt"))
         text_rank, coverage = sql.SQL("b.score"), sql.SQL("b.coverage")
         text_join = sql.SQL("LEFT JOIN bm25 b ON b.id = {}.id").format(a)
@@ -198,11 +201,10 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         ),
         tenant=tenant,
         limit=sql.Literal(plan.limit),
-        # What the count found (up to exact_cap + 1): the planner keeps it for the next searches of
-        # the same population (planner.SearchPlanner.counted).
-        population=sql.SQL(", (SELECT n FROM population) AS population")
-        if plan.vector is not None and plan.exact_cap is not None
-        else sql.SQL(""),
+        # What the count found (up to exact_cap + 1), or, without a vector, the size of the listed
+        # scope (up to scope_cap + 1): the planner keeps it for the next searches of the same
+        # population (planner.SearchPlanner.counted).
+        population=_population_column(plan, scope_listed),
     )
     return query
 
@@ -235,28 +237,48 @@ def event_day(corpus: Corpus, plan: SearchPlan) -> sql.Composable:
     ).format(t=sql.Literal(plan.tenant_id), found=statement(corpus, plan))
 
 
-def _text_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) -> sql.Composable:
-    """The text leg's query: its best rows checked one by one against the filters (text.leg), or, where
-    the vector leg scans the filtered rows exactly (few of them) and the corpus can list them
-    (`scope_ids`: a CTE added to `ctes`), the best among those rows (text.leg_within). With an
-    exact_cap both are planned, and the population count with the size of the list picks one at run
-    time (the list is read only when the count is under the cap)."""
+def _text_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) -> tuple[sql.Composable, bool]:
+    """The text leg's query, and whether it lists the search's scope (the CTE `scoped`, added to
+    `ctes`): its best rows checked one by one against the filters (text.leg), or, where the filters
+    leave few rows and the corpus can list them (`scope_ids`), the best among those rows
+    (text.leg_within). With a vector, "few" is where the vector leg scans them exactly: with an
+    exact_cap the population count picks one at run time (the list is read only under the cap).
+    Without one, the list is taken up to the plan's scope_cap + 1 rows, and its size picks."""
     checked = text.leg(corpus.table, corpus.alias, corpus.accepts(plan), plan.candidates)
-    scope = corpus.scope_ids(plan, sql.Literal(text.MAX_SCOPED + 1))
-    if plan.vector is None or scope is None or (plan.exact_cap is None and not plan.vector.exact):
-        return checked
+    most: int | None
+    runs: sql.Composable
+    if plan.vector is None:
+        most, runs = plan.scope_cap, _ALWAYS
+    elif plan.exact_cap is not None or plan.vector.exact:
+        most, runs = text.MAX_SCOPED, _scans_exactly(plan)
+    else:
+        most, runs = None, _ALWAYS
+    scope = None if most is None else corpus.scope_ids(plan, sql.Literal(most + 1))
+    if scope is None:
+        return checked, False
     ctes.append(sql.SQL("scoped AS MATERIALIZED ({})").format(scope))
-    within = sql.SQL("{exact} AND (SELECT count(*) FROM scoped) <= {max}").format(
-        exact=_scans_exactly(plan), max=sql.Literal(text.MAX_SCOPED)
+    within = sql.SQL("{runs} AND (SELECT count(*) FROM scoped) <= {most}").format(
+        runs=runs, most=sql.Literal(most)
     )
-    return sql.SQL(
+    leg = sql.SQL(
         "SELECT w.id, w.text_rank FROM ({within_leg}) w WHERE {within} "
         "UNION ALL "
         "SELECT c.id, c.text_rank FROM ({checked}) c WHERE NOT ({within})"
     ).format(within_leg=text.leg_within("scoped", plan.candidates), within=within, checked=checked)
+    return leg, True
 
 
-_ALWAYS = sql.SQL("true")
+def _population_column(plan: SearchPlan, scope_listed: bool) -> sql.Composable:
+    if plan.vector is not None and plan.exact_cap is not None:
+        return sql.SQL(", (SELECT n FROM population) AS population")
+    if plan.vector is None and scope_listed:
+        return sql.SQL(", (SELECT count(*) FROM scoped) AS population")
+    return sql.SQL("")
+
+
+def lists_scope(corpus: Corpus, plan: SearchPlan) -> bool:
+    """Whether the corpus can list the rows of the plan's scope for the text leg (Corpus.scope_ids)."""
+    return corpus.scope_ids(plan, sql.Literal(1)) is not None
 
 
 def _scans_exactly(plan: SearchPlan) -> sql.Composable:

@@ -34,9 +34,10 @@ MAX_CHECKED = 4000
 # to sort into the best 4000, against a fraction of that for the best 200.
 FIRST_CHECKED_PER_CANDIDATE = 5
 # The most rows a filtered scope may hold for the text leg to score them together (leg_within) rather
-# than check its best rows one by one (leg). Only a search whose vector leg scans its scope exactly
-# tries it, so the scope is at most the exact-scan cap (engram.memories.search.planner: ~18K rows for
-# a million-row index); this bound holds when rows with no vector of the search's model swell it.
+# than check its best rows one by one (leg), in a search whose vector leg scans its scope exactly: the
+# scope is then at most the exact-scan cap (engram.memories.search.planner: ~18K rows for a
+# million-row index), and this bound holds when rows with no vector of the search's model swell it.
+# (Without a vector, the plan's scope_cap bounds it.)
 MAX_SCOPED = 20_000
 
 
