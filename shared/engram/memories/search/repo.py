@@ -554,11 +554,11 @@ def _memory_scope_ids(plan: SearchPlan, n: sql.Composable) -> sql.Composable | N
     Other filters are checked cheaply row by row, and the container scope is the postings' own."""
     if not _needs_filter_function(plan.filters):
         return None
-    args = scope_arguments(plan.container, plan.filters, plan.time)
-    return sql.SQL(
-        "SELECT id FROM memory_scope_ids({n}, {container}, {children}, {types}::text[], {tags}::text[], "
-        "{agent}, {conversation}, {metadata}::jsonb, {as_of}::timestamptz, {history}, {owner})"
-    ).format(n=n, **args)
+    return sql.SQL("SELECT id FROM memory_scope_ids({n}, {scope}, p_user_id => {owner})").format(
+        n=n,
+        scope=_scope_function_args(plan.container, plan.filters, plan.time),
+        owner=sql.Literal(plan.filters.user_id),
+    )
 
 
 def counted_scope(container: ContainerScope | None) -> ContainerScope | None:
@@ -582,14 +582,21 @@ def _filter_function_args(
     filters: SearchFilters,
     time: TimeScope,
 ) -> sql.Composable:
-    return sql.SQL(
-        "{model}, {limit}, {container}, {children}, {types}::text[], {tags}::text[], {agent}, "
-        "{conversation}, {metadata}::jsonb, {as_of}::timestamptz, {history}"
-    ).format(
+    return sql.SQL("{model}, {limit}, {scope}").format(
         model=sql.Literal(model),
         limit=limit if isinstance(limit, sql.Composable) else sql.Literal(limit),
-        **scope_arguments(container, filters, time),
+        scope=_scope_function_args(container, filters, time),
     )
+
+
+def _scope_function_args(
+    container: ContainerScope | None, filters: SearchFilters, time: TimeScope
+) -> sql.Composable:
+    """The scope arguments the candidate functions share, in their order (the owner aside: named)."""
+    return sql.SQL(
+        "{container}, {children}, {types}::text[], {tags}::text[], {agent}, {conversation}, "
+        "{metadata}::jsonb, {as_of}::timestamptz, {history}"
+    ).format(**scope_arguments(container, filters, time))
 
 
 def scope_arguments(
