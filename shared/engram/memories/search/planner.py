@@ -1,6 +1,7 @@
 """How a plan's vector leg may run: an exact scan of the filtered rows, or a walk of the HNSW index,
 depending on how many rows the filters leave (counted by the statement itself, repo.py, and kept here
-for the next searches of the same population). Here: the population above which the index is walked.
+for the next searches of the same population). Here: the population above which the index is walked,
+and, for a plan without a vector, the largest filtered scope its text leg ranks within.
 No SQL here (the lookups: repo.py)."""
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ _HAS_ROWS: set[tuple[int, str, UUID]] = set()
 # (repo.Corpus.scope_ids). Listing costs ~1 us a row, a check ~13 us, and a filter that passes a share
 # p of the matches needs candidates / p checks: the two meet near sqrt(13 * 40 * N) rows for N rows in
 # the tenant, ~7K at 100K and ~2.3K at 10K. Below this cap, a 1 % filter at 100K no longer checks
-# ~4,000 rows (~50 ms); above it, the first search of a scope lists this many rows once (~3 ms).
+# ~4,000 rows (text mode p95 ~30 ms, 7 ms now); above it, the first search of a scope lists this many
+# rows once (~3 ms) and its count is kept like the vector leg's.
 TEXT_SCOPE_CAP = 3000
 
 
