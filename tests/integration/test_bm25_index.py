@@ -276,13 +276,25 @@ def _unit(near: float, axis: int) -> list[float]:
     return vector
 
 
-def _a_tagged_text_match_past_the_checked_rows(api: Api) -> tuple[str, dict[str, Any]]:
-    """A container where the text leg's best-scoring rows all fail a tag filter, and the one tagged
-    text match is nearer the query than none of the vector leg's candidates: only the text leg can
+# Filters that narrow a search beyond its container: each as the fields of the memories it keeps and
+# of those it drops, and the search's filters.
+NARROWING = {
+    "tags": ({"tags": ["keep"]}, {"tags": ["noise"]}, {"tags": ["keep"]}),
+    "metadata": ({"metadata": {"k": "keep"}}, {"metadata": {"k": "noise"}}, {"metadata": {"k": "keep"}}),
+    "owner": ({"user_id": "ann"}, {"user_id": "bob"}, {"user_id": "ann"}),
+    "agent": ({"agent_id": "a1"}, {"agent_id": "a2"}, {"agent_id": "a1"}),
+    "conversation": ({"conversation_id": "c1"}, {"conversation_id": "c2"}, {"conversation_id": "c1"}),
+}
+
+
+def _a_filtered_text_match_past_the_checked_rows(api: Api, narrowing: str) -> tuple[str, dict[str, Any]]:
+    """A container where the text leg's best-scoring rows all fail a filter, and the one text match
+    that passes it is nearer the query than none of the vector leg's candidates: only the text leg can
     propose it, and only by looking past its MAX_CHECKED best rows (patched small by the tests)."""
+    kept, dropped, filters = NARROWING[narrowing]
     for i in range(5):
-        _store(api, f"osprey {i}", container="within", tags=["noise"])
-    keep = {"container": "within", "tags": ["keep"], "embedding_model": LOCAL_EMBEDDING_MODEL}
+        _store(api, f"osprey {i}", container="within", **dropped)
+    keep = {"container": "within", "embedding_model": LOCAL_EMBEDDING_MODEL, **kept}
     for i in range(candidates_for(10) + 5):
         _store(api, f"tern {i}", embedding=_unit(0.5 + i / 1000, 2 + i), **keep)
     wanted = _store(api, "osprey " + _filler(10), embedding=_unit(0.45, 1), **keep)
@@ -290,7 +302,7 @@ def _a_tagged_text_match_past_the_checked_rows(api: Api) -> tuple[str, dict[str,
         "query": "osprey",
         "mode": "hybrid",
         "container": "within",
-        "filters": {"tags": ["keep"]},
+        "filters": filters,
         "embedding": _unit(1.0, 1),
         "embedding_model": LOCAL_EMBEDDING_MODEL,
         "limit": 10,
@@ -298,12 +310,13 @@ def _a_tagged_text_match_past_the_checked_rows(api: Api) -> tuple[str, dict[str,
     return wanted, body
 
 
+@pytest.mark.parametrize("narrowing", sorted(NARROWING))
 @pytest.mark.parametrize("mode", ["hybrid", "text"])
-def test_a_few_tagged_memories_are_ranked_by_text_however_many_better_matches_fail_the_filter(
-    api: Api, monkeypatch: pytest.MonkeyPatch, mode: str
+def test_a_few_filtered_memories_are_ranked_by_text_however_many_better_matches_fail_the_filter(
+    api: Api, monkeypatch: pytest.MonkeyPatch, mode: str, narrowing: str
 ) -> None:
     monkeypatch.setattr(text, "MAX_CHECKED", 3)
-    wanted, body = _a_tagged_text_match_past_the_checked_rows(api)
+    wanted, body = _a_filtered_text_match_past_the_checked_rows(api, narrowing)
     body["mode"] = mode
 
     # Twice: the first search counts the filtered rows in its statement, the second knows their number.
@@ -322,7 +335,7 @@ def test_a_scope_too_large_to_list_is_checked_one_by_one(
 ) -> None:
     monkeypatch.setattr(text, "MAX_CHECKED", 3)
     monkeypatch.setattr(*cap, 10)
-    wanted, body = _a_tagged_text_match_past_the_checked_rows(api)
+    wanted, body = _a_filtered_text_match_past_the_checked_rows(api, "tags")
     body["mode"] = mode
 
     for _ in range(2):

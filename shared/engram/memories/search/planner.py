@@ -36,13 +36,13 @@ _POPULATIONS: dict[tuple[Any, ...], tuple[int, int, float]] = {}
 # entities (the graph leg): rows once seen are assumed to stay (a tenant that deleted them all is
 # searched for none, correctly).
 _HAS_ROWS: set[tuple[int, str, UUID]] = set()
-# A search without a vector, under a filter the corpus can list the rows of (a tag or metadata filter):
-# the most rows its text leg ranks its matches among, rather than checking the best matches one by one
-# (repo.Corpus.scope_ids). Listing costs ~1 us a row, a check ~13 us, and a filter that passes a share
-# p of the matches needs candidates / p checks: the two meet near sqrt(13 * 40 * N) rows for N rows in
-# the tenant, ~7K at 100K and ~2.3K at 10K. Below this cap, a 1 % filter at 100K no longer checks
-# ~4,000 rows (text mode p95 ~30 ms, 7 ms now); above it, the first search of a scope lists this many
-# rows once (~3 ms) and its count is kept like the vector leg's.
+# A search without a vector, under a filter the corpus can list the rows of (repo.Corpus.scope_ids: for
+# memories an owner, agent, conversation, tag or metadata filter): the most rows its text leg ranks its
+# matches among, rather than checking the best matches one by one. Listing costs ~1 us a row, a check
+# ~13 us, and a filter that passes a share p of the matches needs candidates / p checks: the two meet
+# near sqrt(13 * 40 * N) rows for N rows in the tenant, ~7K at 100K and ~2.3K at 10K. Below this cap,
+# a 1 % filter at 100K no longer checks ~4,000 rows (text mode p95 ~30 ms, 7 ms now); above it, the
+# first search of a scope lists this many rows once (~3 ms) and its count is kept like the vector leg's.
 TEXT_SCOPE_CAP = 3000
 
 
