@@ -6,8 +6,8 @@ Terms, document frequencies and lengths live in `text_postings`, `text_stats` an
 them under RLS with their B-tree indexes. A search scores the postings of its terms in the
 container scope (one index range per term), sorts them, and keeps the best rows that pass every
 other filter (time, owner, type, tags, ...): checking rows in score order until it has enough (leg), or,
-when a tag or metadata filter leaves few rows, taking the best of the matches among those rows
-(leg_within).
+when a filter leaves few rows that the corpus can list (an owner, agent, conversation, tag or metadata
+filter: repo.Corpus.scope_ids), taking the best of the matches among those rows (leg_within).
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ def leg(table: str, alias: str, accepts: sql.Composable, candidates: int) -> sql
 
 def leg_within(scoped: str, candidates: int) -> sql.Composable:
     """The text leg over a small filtered scope: the best-scoring documents among the ids of the CTE
-    `scoped` (every row the search may return, engram.memories.search.repo). A tag filter that keeps
-    1 % of a tenant passes about one text match in a hundred: checked one by one (leg), 40 candidates
+    `scoped` (every row the search may return, engram.memories.search.repo). A filter that keeps 1 %
+    of a tenant passes about one text match in a hundred: checked one by one (leg), 40 candidates
     cost ~4,000 row lookups (50 ms at 100K memories); here, one scan of the scope's ~1,000 rows,
     through the filters' own indexes. Every match in the scope is ranked, not only the MAX_CHECKED
     best of the container."""
