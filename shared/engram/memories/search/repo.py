@@ -567,7 +567,7 @@ def _memory_scope_ids(plan: SearchPlan, n: sql.Composable) -> sql.Composable | N
     if not (filters.user_id or filters.agent_id or filters.conversation_id):
         return None
     return sql.SQL("SELECT m.id FROM memories m WHERE {where} LIMIT {n}").format(
-        where=predicates.where(plan.tenant_id, plan.container, filters, plan.time), n=n
+        where=_memory_accepts(plan), n=n
     )
 
 
