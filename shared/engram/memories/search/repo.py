@@ -258,7 +258,9 @@ def _text_leg(corpus: Corpus, plan: SearchPlan, ctes: list[sql.Composable]) -> t
     if scope is None:
         return checked, False
     ctes.append(sql.SQL("scoped AS MATERIALIZED ({})").format(scope))
-    within = sql.SQL("{runs} AND (SELECT count(*) FROM scoped) <= {most}").format(
+    # Counted once, and only if read: behind a false `runs`, neither the list nor its count is made.
+    ctes.append(sql.SQL("scoped_count AS MATERIALIZED (SELECT count(*) AS n FROM scoped)"))
+    within = sql.SQL("{runs} AND (SELECT n FROM scoped_count) <= {most}").format(
         runs=runs, most=sql.Literal(most)
     )
     leg = sql.SQL(
@@ -273,7 +275,7 @@ def _population_column(plan: SearchPlan, scope_listed: bool) -> sql.Composable:
     if plan.vector is not None and plan.exact_cap is not None:
         return sql.SQL(", (SELECT n FROM population) AS population")
     if plan.vector is None and scope_listed:
-        return sql.SQL(", (SELECT count(*) FROM scoped) AS population")
+        return sql.SQL(", (SELECT n FROM scoped_count) AS population")
     return sql.SQL("")
 
 
