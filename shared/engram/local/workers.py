@@ -471,8 +471,9 @@ class WorkerPool:
         """A whole reply frees its worker the moment it comes, so that the next call is sent at once, not
         after its caller (and the waiter's) have resumed; a streamed reply keeps it until its body ends."""
         if _replied(call):
-            self._start_runs(call.result())
-            if not call.result().stream:
+            reply = call.result()
+            self._start_runs(reply)
+            if not reply.stream:
                 self._make_idle(worker)
 
     def _start_runs(self, reply: Reply) -> None:
