@@ -98,58 +98,48 @@ def test_hnsw_path_with_a_tag_filter_finds_the_tagged_memories(
     assert [str(r.id) for r in found.results] == [ids[6], ids[5]]
 
 
-def test_filter_candidates_return_nothing_without_a_tenant(
-    api: Api, local_db: LocalDatabase, vectors: list[list[float]]
+# The functions that reach filtered rows beside RLS (migrations/0012, 0029), each with its arguments for
+# a "rare" tag filter: they answer for the transaction's tenant only.
+CANDIDATE_FUNCTIONS = {
+    "memory_filter_candidates": (
+        "SELECT id FROM memory_filter_candidates(%s, 100, NULL, false, NULL, %s::text[])",
+        (LOCAL_EMBEDDING_MODEL, ["rare"]),
+    ),
+    "memory_scope_ids": ("SELECT id FROM memory_scope_ids(100, NULL, false, NULL, %s::text[])", (["rare"],)),
+}
+
+
+@pytest.mark.parametrize("function", sorted(CANDIDATE_FUNCTIONS))
+def test_candidate_functions_return_nothing_without_a_tenant(
+    api: Api, local_db: LocalDatabase, vectors: list[list[float]], function: str
 ) -> None:
     _store(api, vectors[:3], tagged={0, 1, 2})
+    query, args = CANDIDATE_FUNCTIONS[function]
 
     with local_db.app.transaction() as cur:
-        rows = cur.execute(
-            "SELECT id FROM memory_filter_candidates(%s, 100, NULL, false, NULL, %s::text[])",
-            (LOCAL_EMBEDDING_MODEL, ["rare"]),
-        ).fetchall()
+        rows = cur.execute(query, args).fetchall()
 
     assert rows == []
 
 
-def test_filter_candidates_see_only_the_transactions_tenant(
+@pytest.mark.parametrize("function", sorted(CANDIDATE_FUNCTIONS))
+def test_candidate_functions_see_only_the_transactions_tenant(
     api: Api,
     other_api: Api,
     tenant,  # type: ignore[no-untyped-def]
     local_db: LocalDatabase,
     vectors: list[list[float]],
-) -> None:
-    mine = _store(api, vectors[:2], tagged={0, 1})
-    _store(other_api, vectors[2:6], tagged={0, 1, 2, 3})
-
-    with local_db.app.tenant(tenant.tenant_id) as cur:
-        rows = cur.execute(
-            "SELECT id FROM memory_filter_candidates(%s, 100, NULL, false, NULL, %s::text[])",
-            (LOCAL_EMBEDDING_MODEL, ["rare"]),
-        ).fetchall()
-
-    assert {str(row["id"]) for row in rows} == set(mine)
-    assert all(isinstance(row["id"], UUID) for row in rows)
-
-
-def test_scope_ids_see_only_the_transactions_tenant_and_nothing_without_one(
-    api: Api,
-    other_api: Api,
-    tenant,  # type: ignore[no-untyped-def]
-    local_db: LocalDatabase,
-    vectors: list[list[float]],
+    function: str,
 ) -> None:
     mine = _store(api, vectors[:3], tagged={0, 2})
     _store(other_api, vectors[3:7], tagged={0, 1, 2, 3})
-    query = "SELECT id FROM memory_scope_ids(100, NULL, false, NULL, %s::text[])"
+    query, args = CANDIDATE_FUNCTIONS[function]
 
     with local_db.app.tenant(tenant.tenant_id) as cur:
-        rows = cur.execute(query, (["rare"],)).fetchall()
-    with local_db.app.transaction() as cur:
-        without_tenant = cur.execute(query, (["rare"],)).fetchall()
+        rows = cur.execute(query, args).fetchall()
 
     assert {str(row["id"]) for row in rows} == {mine[0], mine[2]}
-    assert without_tenant == []
+    assert all(isinstance(row["id"], UUID) for row in rows)
 
 
 class _Recording:
