@@ -14,6 +14,7 @@ from tests.bench.harness import Handlers, check
 from tests.bench.loader import Dataset
 from tests.bench.report import Figure, Target, percentiles
 from tests.bench.synthetic import SELECTIVITY_TAGS, World, share_label
+from tests.bench.writes import embedding_figures
 
 P95_TARGET_MS = 20.0
 NAIVE_RATIO_TARGET = 1.5
@@ -197,22 +198,10 @@ def _section(dataset: Dataset) -> str:
 
 def embedding_latency(embed_query: Callable[[str], Any], texts: Sequence[str]) -> list[Figure]:
     """The part the search latency leaves out: embedding one query with the local model."""
-    for text in texts[:5]:
-        embed_query(text)
-    samples = []
-    for text in texts:
-        t0 = time.perf_counter()
-        embed_query(text)
-        samples.append((time.perf_counter() - t0) * 1000)
-    p = percentiles(samples)
-    section = "query embedding (local all-MiniLM-L6-v2, one query at a time, reported apart from search)"
-    return [
-        Figure(
-            key=f"embed.query.p{k}",
-            section=section,
-            name=f"p{k} (n={len(samples)} scifact claims)",
-            value=p[k],
-            unit="ms",
-        )
-        for k in (50, 95)
-    ]
+    return embedding_figures(
+        embed_query,
+        texts,
+        key="embed.query",
+        section="query embedding (local all-MiniLM-L6-v2, one query at a time, reported apart from search)",
+        name="a scifact claim's embedding as a query",
+    )
