@@ -14,12 +14,14 @@ from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.api.app import body_error, read_body
 from engram.api.ids import path_id
+from engram.api.streaming import read_whole
 from engram.documents.models import (
     Document,
     DocumentAccepted,
     DocumentCreate,
     DocumentListRequest,
     DocumentPage,
+    UploadForm,
     UploadRequest,
     UploadTicket,
 )
@@ -43,24 +45,25 @@ def create_document(body: DocumentCreate) -> tuple[DocumentAccepted, int]:
 def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
     """AWS: JSON {filename, container?, content_type?} -> a presigned S3 PUT. Locally: the file itself as
     multipart/form-data (fields: file, container?, content_type?, tags? as JSON, metadata? as JSON,
-    custom_id?, user_id?)."""
+    custom_id?, user_id?), read as it arrives: up to ENGRAM_MAX_FILE_BYTES, not the 6 MB of a request."""
     tenant = tenant_of(app)
     event = app.current_event
     content_type = (
         next((v for k, v in (event.headers or {}).items() if k.lower() == "content-type"), "") or ""
     )
-    raw = event.body or ""
-    body = base64.b64decode(raw) if event.is_base64_encoded else raw.encode("utf-8")
+    pieces = deps.request_body()  # engram local: the body as it arrives; else whole in the event
+    if pieces is None:
+        raw = event.body or ""
+        pieces = [base64.b64decode(raw) if event.is_base64_encoded else raw.encode("utf-8")]
     service = deps.document_service()
     if "multipart/form-data" in content_type.lower():
         # Only the local stack uploads the file itself (in AWS the route hands out an S3 URL): the
-        # email parser it needs is imported here, not by every cold start.
-        from engram.documents.multipart import parse_multipart
+        # parser it needs is imported here, not by every cold start.
+        from engram.documents.multipart import read_multipart
 
-        upload = parse_multipart(content_type, body)
+        upload = read_multipart(content_type, pieces, service.max_file_bytes)
         try:
-            request = DocumentCreate(
-                file_base64=base64.b64encode(upload.data).decode(),
+            form = UploadForm(
                 filename=upload.filename,
                 content_type=upload.fields.get("content_type") or upload.content_type,
                 container=upload.fields.get("container") or "default",
@@ -71,8 +74,8 @@ def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
             )
         except ValidationError as exc:
             raise body_error(exc) from None
-        return service.create(tenant, request), 202
-    ticket_request = read_body(UploadRequest, body)
+        return service.upload(tenant, form, upload.data), 202
+    ticket_request = read_body(UploadRequest, read_whole(pieces))
     return service.presign_upload(
         tenant, ticket_request.filename, ticket_request.container, ticket_request.content_type
     ), 200

@@ -73,7 +73,16 @@ ROUTES: tuple[Route, ...] = (
     Route("sessions", "POST", "/v1/sessions/{id}/recent", "get_recent_messages", retry_safe=True),
     Route("stats", "GET", "/v1/stats", "get_stats"),
     Route("documents", "POST", "/v1/documents", "create_document", status=202, idempotency_key="custom_id"),
-    Route("documents", "POST", "/v1/documents/upload", "upload_document", status=202, also=(200,)),
+    # Locally the file is read as it arrives (up to ENGRAM_MAX_FILE_BYTES); in AWS it goes to S3.
+    Route(
+        "documents",
+        "POST",
+        "/v1/documents/upload",
+        "upload_document",
+        status=202,
+        also=(200,),
+        streamed_body=True,
+    ),
     Route("documents", "POST", "/v1/documents/list", "list_documents", retry_safe=True),
     Route("documents", "GET", "/v1/documents/{id}", "get_document"),
     Route("documents", "DELETE", "/v1/documents/{id}", "delete_document", status=204),

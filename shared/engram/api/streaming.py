@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from engram.errors import EngramError, InvalidInput
+from engram.errors import EngramError, InvalidInput, PayloadTooLarge
+from engram.limits import MAX_REQUEST_BYTES, TOO_LARGE_MESSAGE
 
 
 class BodyStream:
@@ -66,6 +67,17 @@ class RequestBodyBroken(EngramError):
 
     status_code = 400
     code = "body_incomplete"
+
+
+def read_whole(pieces: Iterable[bytes], limit: int = MAX_REQUEST_BYTES) -> bytes:
+    """A body that came in pieces, read whole where a route needs all of it (a JSON body): refused past
+    `limit`, the limit of a request that is not streamed."""
+    body = bytearray()
+    for piece in pieces:
+        body += piece
+        if len(body) > limit:
+            raise PayloadTooLarge(TOO_LARGE_MESSAGE)
+    return bytes(body)
 
 
 def lines_of(pieces: Iterable[bytes]) -> Iterator[str]:

@@ -99,6 +99,18 @@ class DocumentCreate(_Strict):
             raise ValueError("file_base64 is not valid base64") from None
 
 
+class UploadForm(_Strict):
+    """A local multipart upload's file name and fields, checked as DocumentCreate checks them."""
+
+    filename: Filename
+    content_type: ContentType | None = None
+    container: ContainerName = "default"
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
+    metadata: Metadata = Field(default_factory=dict)
+    custom_id: Identifier | None = None
+    user_id: Identifier | None = None
+
+
 class UploadRequest(_Strict):
     """AWS: ask for a presigned PUT; the object then goes through the S3 drop pipeline."""
 

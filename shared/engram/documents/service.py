@@ -18,6 +18,7 @@ from engram.documents.models import (
     DocumentListRequest,
     DocumentPage,
     ExtractMode,
+    UploadForm,
     UploadTicket,
 )
 from engram.documents.outputs import fail_document, purge_outputs
@@ -88,15 +89,8 @@ class DocumentService:
 
     def create(self, tenant_id: UUID, request: DocumentCreate) -> DocumentAccepted:
         """POST /v1/documents: store the bytes, register (idempotently), start the run."""
-        extract_mode = request.extract or self.default_extract
-        if extract_mode == "full" and not self.llm_available:
-            raise InvalidInput(
-                "extract=full needs an LLM: set ENGRAM_LLM_PROVIDER (openai, anthropic or bedrock), "
-                "or send extract=light for the offline heuristic",
-                details={"field": "extract"},
-            )
         fields: dict[str, Any] = {
-            "extract_mode": extract_mode,
+            "extract_mode": self._extract_mode(request.extract),
             "document_date": request.document_date,
             "container": request.container,
             "title": request.title,
@@ -106,24 +100,54 @@ class DocumentService:
             "custom_id": request.custom_id,
             "user_id": request.user_id,
         }
-        data: bytes | None = None
         if request.url is not None:
             fields.update(source_kind="url", source=request.url, filename=request.filename)
-        else:
-            if request.content is not None:
-                data = request.content.encode("utf-8")
-                fields.update(
-                    source_kind="inline",
-                    source="inline",
-                    filename=request.filename,
-                    content_type=request.content_type or "text/plain",
-                )
-            else:
-                data = request.decoded()
-                fields.update(source_kind="file", source=request.filename, filename=request.filename)
+            return self._accept(tenant_id, fields, None)
+        if request.content is not None:
+            fields.update(
+                source_kind="inline",
+                source="inline",
+                filename=request.filename,
+                content_type=request.content_type or "text/plain",
+            )
+            return self._accept(tenant_id, fields, request.content.encode("utf-8"))
+        fields.update(source_kind="file", source=request.filename, filename=request.filename)
+        return self._accept(tenant_id, fields, request.decoded())
+
+    def upload(self, tenant_id: UUID, form: UploadForm, data: bytes) -> DocumentAccepted:
+        """The local multipart upload: the file as received, with the form's fields."""
+        fields: dict[str, Any] = {
+            "extract_mode": self._extract_mode(None),
+            "document_date": None,
+            "title": None,
+            "container": form.container,
+            "tags": form.tags,
+            "metadata": form.metadata,
+            "content_type": form.content_type,
+            "custom_id": form.custom_id,
+            "user_id": form.user_id,
+            "source_kind": "file",
+            "source": form.filename,
+            "filename": form.filename,
+        }
+        return self._accept(tenant_id, fields, data)
+
+    def _extract_mode(self, requested: ExtractMode | None) -> ExtractMode:
+        extract_mode = requested or self.default_extract
+        if extract_mode == "full" and not self.llm_available:
+            raise InvalidInput(
+                "extract=full needs an LLM: set ENGRAM_LLM_PROVIDER (openai, anthropic or bedrock), "
+                "or send extract=light for the offline heuristic",
+                details={"field": "extract"},
+            )
+        return extract_mode
+
+    def _accept(self, tenant_id: UUID, fields: dict[str, Any], data: bytes | None) -> DocumentAccepted:
+        """Register the document (its bytes stored first, when it has them) and start its run."""
+        if data is not None:
             if len(data) > self.max_file_bytes:
                 raise PayloadTooLarge(f"the file is {len(data)} bytes; the limit is {self.max_file_bytes}")
-            fields.update(checksum=sha256_hex(data), size_bytes=len(data))
+            fields = {**fields, "checksum": sha256_hex(data), "size_bytes": len(data)}
         registration = self._register(tenant_id, fields, data)
         self._start(registration, ("api", str(registration.document["id"])), fail_on_error=True)
         return _accepted(registration)
