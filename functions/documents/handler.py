@@ -21,7 +21,6 @@ from engram.documents.models import (
     DocumentCreate,
     DocumentListRequest,
     DocumentPage,
-    UploadForm,
     UploadRequest,
     UploadTicket,
 )
@@ -44,8 +43,8 @@ def create_document(body: DocumentCreate) -> tuple[DocumentAccepted, int]:
 @app.post("/v1/documents/upload")
 def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
     """AWS: JSON {filename, container?, content_type?} -> a presigned S3 PUT. Locally: the file itself as
-    multipart/form-data (fields: file, container?, content_type?, tags? as JSON, metadata? as JSON,
-    custom_id?, user_id?), read as it arrives: up to ENGRAM_MAX_FILE_BYTES, not the 6 MB of a request."""
+    multipart/form-data (the file, and the fields of POST /v1/documents: engram.documents.models.UploadForm),
+    read as it arrives: up to ENGRAM_MAX_FILE_BYTES, not the 6 MB of a request."""
     tenant = tenant_of(app)
     event = app.current_event
     content_type = (
@@ -63,15 +62,7 @@ def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
 
         upload = read_multipart(content_type, pieces, service.max_file_bytes)
         try:
-            form = UploadForm(
-                filename=upload.filename,
-                content_type=upload.fields.get("content_type") or upload.content_type,
-                container=upload.fields.get("container") or "default",
-                tags=upload.json_field("tags", []),
-                metadata=upload.json_field("metadata", {}),
-                custom_id=upload.fields.get("custom_id") or None,
-                user_id=upload.fields.get("user_id") or None,
-            )
+            form = upload.form()
         except ValidationError as exc:
             raise body_error(exc) from None
         return service.upload(tenant, form, upload.data), 202

@@ -7,7 +7,7 @@ import base64
 import uuid
 
 from tests import files
-from tests.conftest import Api, assert_invalid
+from tests.conftest import Api, ApiResponse, assert_invalid
 from tests.integration.documents_helpers import ingest, wait_final
 
 NOTES = """# Deployment notes
@@ -175,6 +175,44 @@ def test_another_tenants_document_is_invisible(api: Api, other_api: Api) -> None
     assert found == []
     assert api.get(f"/v1/documents/{uuid.uuid4()}").status == 404
     assert api.get("/v1/documents/not-a-uuid").status == 404
+
+
+def _upload(api: Api, fields: dict[str, str], filename: str, content: str) -> ApiResponse:
+    """POST /v1/documents/upload: `fields`, then the file, as multipart/form-data."""
+    boundary = "engram-test-boundary"
+    parts = [
+        f'Content-Disposition: form-data; name="{name}"\r\n\r\n{value}' for name, value in fields.items()
+    ]
+    parts.append(f'Content-Disposition: form-data; name="file"; filename="{filename}"\r\n\r\n{content}')
+    body = "".join(f"--{boundary}\r\n{part}\r\n" for part in parts) + f"--{boundary}--\r\n"
+    return api.post(
+        "/v1/documents/upload",
+        raw=body.encode(),
+        headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+
+
+def test_a_multipart_upload_takes_the_fields_a_json_document_takes(api: Api) -> None:
+    fields = {
+        "title": "Lighthouse log",
+        "extract": "none",
+        "document_date": "2024-03-01T09:30:00+00:00",
+        "user_id": "keeper-1",
+    }
+
+    response = _upload(api, fields, "log.txt", "Mallory keeps the lighthouse logbook in Brest.")
+    done = wait_final(api, response.json["id"])
+
+    assert response.status == 202, response.json
+    assert done["status"] == "done" and done["title"] == "Lighthouse log" and done["user_id"] == "keeper-1"
+    assert done["extract"] == "none" and done["memory_count"] == 0 and done["chunk_count"] == 1
+    assert done["document_date"].startswith("2024-03-01T09:30:00")
+
+
+def test_a_multipart_upload_with_an_unknown_extract_mode_is_a_422(api: Api) -> None:
+    response = _upload(api, {"extract": "some"}, "a.txt", "x")
+
+    assert response.status == 422 and response.json["error"]["field"] == "extract", response.json
 
 
 def test_local_upload_takes_multipart(api: Api) -> None:

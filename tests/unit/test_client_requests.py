@@ -4,6 +4,7 @@ path values are quoted, and the upload is multipart with a file or JSON asking f
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -60,3 +61,23 @@ def test_an_upload_with_a_file_is_multipart_with_its_fields() -> None:
     assert sent[0].headers["content-type"].startswith("multipart/form-data")
     assert b'filename="people.csv"' in body and b"Ann,Oslo" in body
     assert b'name="container"\r\n\r\ncrm' in body and b'name="tags"\r\n\r\n["x"]' in body
+
+
+def test_an_upload_sends_the_fields_of_a_document_as_text() -> None:
+    accepted: dict[str, Any] = {"id": MEMORY["id"], "status": "queued", "duplicate": False}
+    client, sent = _recording(httpx.Response(202, json=accepted))
+
+    client.upload_document(
+        b"text",
+        filename="a.txt",
+        title="Notes",
+        user_id="u-1",
+        extract="none",
+        document_date=datetime(2024, 3, 1, 9, 30, tzinfo=UTC),
+    )
+
+    body = sent[0].content
+    assert b'name="title"\r\n\r\nNotes' in body and b'name="user_id"\r\n\r\nu-1' in body
+    assert b'name="extract"\r\n\r\nnone' in body
+    assert b'name="document_date"\r\n\r\n2024-03-01T09:30:00+00:00' in body
+    assert b'name="container"' not in body  # not given, not sent

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import mimetypes
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Literal, overload
 
@@ -45,17 +46,20 @@ def _settings(
 def _upload_arguments(
     file: FileSource | None,
     filename: str | NotGiven,
-    container: str | NotGiven,
-    content_type: str | NotGiven,
     tags: list[str] | NotGiven,
     metadata: dict[str, Any] | NotGiven,
-    custom_id: str | NotGiven,
+    **fields: str | datetime | NotGiven,
 ) -> dict[str, Any]:
-    """The request: the file as multipart/form-data, or (no file, AWS) JSON asking for an upload URL."""
+    """The request: the file as multipart/form-data, with `fields` as text (a datetime in ISO 8601) and
+    `tags` and `metadata` as JSON; or (no file, AWS) JSON asking for an upload URL."""
     if file is None:
         if not filename:
             raise TypeError("upload_document needs a file, or (AWS) a filename to ask an upload URL for")
-        return {"body": given(filename=filename, container=container, content_type=content_type)}
+        return {
+            "body": given(
+                filename=filename, container=fields["container"], content_type=fields["content_type"]
+            )
+        }
     if isinstance(file, (str, Path)):
         path = Path(file)
         name, payload = (filename or path.name), path.read_bytes()
@@ -64,8 +68,11 @@ def _upload_arguments(
     else:
         name, payload = (filename or Path(getattr(file, "name", "upload.bin")).name), file.read()
     kind = mimetypes.guess_type(str(name))[0] or "application/octet-stream"
-    fields = {"container": container, "content_type": content_type, "custom_id": custom_id}
-    data = {key: str(value) for key, value in fields.items() if value is not NOT_GIVEN}
+    data = {
+        key: value.isoformat() if isinstance(value, datetime) else str(value)
+        for key, value in fields.items()
+        if value is not NOT_GIVEN
+    }
     data.update({key: json.dumps(value) for key, value in (("tags", tags), ("metadata", metadata)) if value})
     return {"files": {"file": (str(name), payload, kind)}, "data": data}
 
@@ -108,6 +115,10 @@ class Engram(SyncOperations):
         tags: list[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven = NOT_GIVEN,
+        title: str | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven = NOT_GIVEN,
+        document_date: str | datetime | NotGiven = NOT_GIVEN,
         wait: Literal[False] = False,
     ) -> models.DocumentAccepted | models.UploadTicket: ...
 
@@ -122,6 +133,10 @@ class Engram(SyncOperations):
         tags: list[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven = NOT_GIVEN,
+        title: str | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven = NOT_GIVEN,
+        document_date: str | datetime | NotGiven = NOT_GIVEN,
         wait: Literal[True],
     ) -> models.Document: ...
 
@@ -135,13 +150,29 @@ class Engram(SyncOperations):
         tags: list[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven = NOT_GIVEN,
+        title: str | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven = NOT_GIVEN,
+        document_date: str | datetime | NotGiven = NOT_GIVEN,
         wait: bool = False,
         wait_timeout: float = 300.0,
     ) -> models.DocumentAccepted | models.UploadTicket | models.Document:
         """POST /v1/documents/upload. With `file` (a path, bytes or a binary file object): the local
         stack takes the file itself and answers the document (202; `wait=True` follows it until it is
         done). Without `file`, only `filename`: in AWS, a presigned S3 PUT to send the file to (200)."""
-        arguments = _upload_arguments(file, filename, container, content_type, tags, metadata, custom_id)
+        arguments = _upload_arguments(
+            file,
+            filename,
+            tags,
+            metadata,
+            container=container,
+            content_type=content_type,
+            title=title,
+            custom_id=custom_id,
+            user_id=user_id,
+            extract=extract,
+            document_date=document_date,
+        )
         accepted = self._call(_UPLOAD_DOCUMENT, **arguments, retry=_upsert(custom_id))
         if wait and isinstance(accepted, models.DocumentAccepted):
             return self.wait_for_document(accepted.id, timeout=wait_timeout)
@@ -188,11 +219,27 @@ class AsyncEngram(AsyncOperations):
         tags: list[str] | NotGiven = NOT_GIVEN,
         metadata: dict[str, Any] | NotGiven = NOT_GIVEN,
         custom_id: str | NotGiven = NOT_GIVEN,
+        title: str | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven = NOT_GIVEN,
+        extract: Literal["none", "light", "full"] | NotGiven = NOT_GIVEN,
+        document_date: str | datetime | NotGiven = NOT_GIVEN,
         wait: bool = False,
         wait_timeout: float = 300.0,
     ) -> models.DocumentAccepted | models.UploadTicket | models.Document:
         """As Engram.upload_document."""
-        arguments = _upload_arguments(file, filename, container, content_type, tags, metadata, custom_id)
+        arguments = _upload_arguments(
+            file,
+            filename,
+            tags,
+            metadata,
+            container=container,
+            content_type=content_type,
+            title=title,
+            custom_id=custom_id,
+            user_id=user_id,
+            extract=extract,
+            document_date=document_date,
+        )
         accepted = await self._call(_UPLOAD_DOCUMENT, **arguments, retry=_upsert(custom_id))
         if wait and isinstance(accepted, models.DocumentAccepted):
             return await self.wait_for_document(accepted.id, timeout=wait_timeout)

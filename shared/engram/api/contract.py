@@ -264,9 +264,23 @@ def _upload(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
                         "file": {"type": "string", "format": "binary", "description": "the file"},
                         "container": {"type": "string", "description": "default: 'default'"},
                         "content_type": {"type": "string", "description": "detected when missing"},
+                        "title": {"type": "string"},
                         "custom_id": {"type": "string", "description": "makes the upload an upsert"},
+                        "user_id": {
+                            "type": "string",
+                            "description": "the uploader, as in POST /v1/documents",
+                        },
                         "tags": {"type": "string", "description": "a JSON array of strings"},
                         "metadata": {"type": "string", "description": "a JSON object"},
+                        "extract": {
+                            "type": "string",
+                            "enum": ["none", "light", "full"],
+                            "description": "as in POST /v1/documents",
+                        },
+                        "document_date": {
+                            "type": "string",
+                            "description": "ISO 8601, as in POST /v1/documents",
+                        },
                     },
                 }
             },

@@ -104,11 +104,14 @@ class UploadForm(_Strict):
 
     filename: Filename
     content_type: ContentType | None = None
+    title: Title | None = None
     container: ContainerName = "default"
     tags: list[Tag] = Field(default_factory=list, max_length=50)
     metadata: Metadata = Field(default_factory=dict)
     custom_id: Identifier | None = None
     user_id: Identifier | None = None
+    extract: ExtractMode | None = None
+    document_date: Timestamp | None = None
 
 
 class UploadRequest(_Strict):

@@ -12,6 +12,7 @@ from typing import Any
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
+from engram.documents.models import UploadForm
 from engram.errors import InvalidInput, PayloadTooLarge
 
 # The form's other fields together (container, tags, metadata as JSON, ...).
@@ -24,6 +25,24 @@ class Upload:
     data: bytes
     content_type: str | None
     fields: dict[str, str] = field(default_factory=dict)
+
+    def form(self) -> UploadForm:
+        """The file's name and the form's fields, checked (pydantic's ValidationError: a 422)."""
+        fields = self.fields
+        return UploadForm.model_validate(
+            {
+                "filename": self.filename,
+                "content_type": fields.get("content_type") or self.content_type,
+                "title": fields.get("title") or None,
+                "container": fields.get("container") or "default",
+                "tags": self.json_field("tags", []),
+                "metadata": self.json_field("metadata", {}),
+                "custom_id": fields.get("custom_id") or None,
+                "user_id": fields.get("user_id") or None,
+                "extract": fields.get("extract") or None,
+                "document_date": fields.get("document_date") or None,
+            }
+        )
 
     def json_field(self, name: str, default: Any) -> Any:
         raw = self.fields.get(name)

@@ -117,9 +117,9 @@ class DocumentService:
     def upload(self, tenant_id: UUID, form: UploadForm, data: bytes) -> DocumentAccepted:
         """The local multipart upload: the file as received, with the form's fields."""
         fields: dict[str, Any] = {
-            "extract_mode": self._extract_mode(None),
-            "document_date": None,
-            "title": None,
+            "extract_mode": self._extract_mode(form.extract),
+            "document_date": form.document_date,
+            "title": form.title,
             "container": form.container,
             "tags": form.tags,
             "metadata": form.metadata,
