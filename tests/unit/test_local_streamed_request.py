@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from engram.api.streaming import lines_of
-from engram.errors import InvalidInput
+from engram.api.streaming import lines_of, read_whole
+from engram.errors import InvalidInput, PayloadTooLarge
 from engram.limits import MAX_REQUEST_BYTES
 from engram.local.asgi import GatewayApp, StreamedResponse
 from engram.local.channel import HttpCall
@@ -121,3 +121,11 @@ def test_lines_of_a_body_in_pieces_are_the_lines_of_the_whole() -> None:
         assert list(lines_of(pieces)) == whole.decode().splitlines(keepends=True)
     with pytest.raises(InvalidInput, match="line 2 is not UTF-8"):
         list(lines_of([b"ok\n", b"\xff\xfe\n"]))
+
+
+def test_a_body_in_pieces_read_whole_is_refused_past_its_limit() -> None:
+    piece = b"x" * (1024 * 1024)
+    at_the_limit = [piece] * (MAX_REQUEST_BYTES // len(piece))
+    assert read_whole(at_the_limit) == b"".join(at_the_limit)
+    with pytest.raises(PayloadTooLarge, match="6 MB"):
+        read_whole([*at_the_limit, b"x"])

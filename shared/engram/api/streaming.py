@@ -69,13 +69,13 @@ class RequestBodyBroken(EngramError):
     code = "body_incomplete"
 
 
-def read_whole(pieces: Iterable[bytes], limit: int = MAX_REQUEST_BYTES) -> bytes:
+def read_whole(pieces: Iterable[bytes]) -> bytes:
     """A body that came in pieces, read whole where a route needs all of it (a JSON body): refused past
-    `limit`, the limit of a request that is not streamed."""
+    the limit of a request that is not streamed."""
     body = bytearray()
     for piece in pieces:
         body += piece
-        if len(body) > limit:
+        if len(body) > MAX_REQUEST_BYTES:
             raise PayloadTooLarge(TOO_LARGE_MESSAGE)
     return bytes(body)
 
