@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import uuid
 
+import pytest
+
 from tests import files
 from tests.conftest import Api, ApiResponse, assert_invalid
 from tests.integration.documents_helpers import ingest, wait_final
@@ -213,6 +215,13 @@ def test_a_multipart_upload_with_an_unknown_extract_mode_is_a_422(api: Api) -> N
     response = _upload(api, {"extract": "some"}, "a.txt", "x")
 
     assert response.status == 422 and response.json["error"]["field"] == "extract", response.json
+
+
+@pytest.mark.parametrize("field", ["contianer", "filename"])
+def test_a_multipart_upload_with_a_field_it_does_not_take_is_a_422_naming_it(api: Api, field: str) -> None:
+    response = _upload(api, {field: "crm"}, "a.txt", "x")
+
+    assert response.status == 422 and response.json["error"]["field"] == field, response.json
 
 
 def test_local_upload_takes_multipart(api: Api) -> None:

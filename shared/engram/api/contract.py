@@ -260,6 +260,7 @@ def _upload(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
                 "schema": {
                     "type": "object",
                     "required": ["file"],
+                    "additionalProperties": False,
                     "properties": {
                         "file": {"type": "string", "format": "binary", "description": "the file"},
                         "container": {"type": "string", "description": "default: 'default'"},

@@ -27,22 +27,18 @@ class Upload:
     fields: dict[str, str] = field(default_factory=dict)
 
     def form(self) -> UploadForm:
-        """The file's name and the form's fields, checked (pydantic's ValidationError: a 422)."""
-        fields = self.fields
-        return UploadForm.model_validate(
-            {
-                "filename": self.filename,
-                "content_type": fields.get("content_type") or self.content_type,
-                "title": fields.get("title") or None,
-                "container": fields.get("container") or "default",
-                "tags": self.json_field("tags", []),
-                "metadata": self.json_field("metadata", {}),
-                "custom_id": fields.get("custom_id") or None,
-                "user_id": fields.get("user_id") or None,
-                "extract": fields.get("extract") or None,
-                "document_date": fields.get("document_date") or None,
-            }
+        """The file's name and the form's fields, checked as a JSON document's are (pydantic's
+        ValidationError, a 422 naming the field): a field the form does not take is refused, not
+        dropped. An empty field is one not sent."""
+        if "filename" in self.fields:
+            raise InvalidInput("the file's name is the filename of its part", details={"field": "filename"})
+        given: dict[str, Any] = {name: value for name, value in self.fields.items() if value != ""}
+        given.update(
+            filename=self.filename, tags=self.json_field("tags", []), metadata=self.json_field("metadata", {})
         )
+        if "content_type" not in given and self.content_type is not None:
+            given["content_type"] = self.content_type
+        return UploadForm.model_validate(given)
 
     def json_field(self, name: str, default: Any) -> Any:
         raw = self.fields.get(name)
