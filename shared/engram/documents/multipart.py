@@ -131,7 +131,10 @@ class _Form:
             self._part = self._file = _Part(name, decoded, declared.decode("latin-1"))
         elif name:
             self._part = _Part(name, None, None)
-        # A part without a name is read and left aside, as before.
+        else:
+            raise InvalidInput(
+                "every part of the form needs a name (Content-Disposition)", details={"field": "body"}
+            )
 
     def _part_data(self, data: bytes, start: int, end: int) -> None:
         part = self._part
