@@ -89,17 +89,7 @@ class DocumentService:
 
     def create(self, tenant_id: UUID, request: DocumentCreate) -> DocumentAccepted:
         """POST /v1/documents: store the bytes, register (idempotently), start the run."""
-        fields: dict[str, Any] = {
-            "extract_mode": self._extract_mode(request.extract),
-            "document_date": request.document_date,
-            "container": request.container,
-            "title": request.title,
-            "tags": request.tags,
-            "metadata": request.metadata,
-            "content_type": request.content_type,
-            "custom_id": request.custom_id,
-            "user_id": request.user_id,
-        }
+        fields = self._described(request)
         if request.url is not None:
             fields.update(source_kind="url", source=request.url, filename=request.filename)
             return self._accept(tenant_id, fields, None)
@@ -116,21 +106,24 @@ class DocumentService:
 
     def upload(self, tenant_id: UUID, form: UploadForm, data: bytes) -> DocumentAccepted:
         """The local multipart upload: the file as received, with the form's fields."""
-        fields: dict[str, Any] = {
-            "extract_mode": self._extract_mode(form.extract),
-            "document_date": form.document_date,
-            "title": form.title,
-            "container": form.container,
-            "tags": form.tags,
-            "metadata": form.metadata,
-            "content_type": form.content_type,
-            "custom_id": form.custom_id,
-            "user_id": form.user_id,
-            "source_kind": "file",
-            "source": form.filename,
-            "filename": form.filename,
-        }
+        fields = self._described(form)
+        fields.update(source_kind="file", source=form.filename, filename=form.filename)
         return self._accept(tenant_id, fields, data)
+
+    def _described(self, request: DocumentCreate | UploadForm) -> dict[str, Any]:
+        """What a document request says of the document beside its source (a JSON body and an upload's
+        form take the same fields)."""
+        return {
+            "extract_mode": self._extract_mode(request.extract),
+            "document_date": request.document_date,
+            "container": request.container,
+            "title": request.title,
+            "tags": request.tags,
+            "metadata": request.metadata,
+            "content_type": request.content_type,
+            "custom_id": request.custom_id,
+            "user_id": request.user_id,
+        }
 
     def _extract_mode(self, requested: ExtractMode | None) -> ExtractMode:
         extract_mode = requested or self.default_extract
