@@ -128,6 +128,18 @@ def test_malformed_framing_and_headers_are_refused(server: LocalServer, tenant: 
         server.port, request(post + "Transfer-Encoding: chunked\n\n", chunked + b"0\r\n\r\n")
     )
     assert status == 413 and b"payload_too_large" in answer
+    # Transfer-Encoding beside Content-Length, or in HTTP/1.0: framing that parsers read differently
+    # (h11 reads the chunks); refused, and the connection closed at once, on a streamed route too
+    framed = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    upload = post.replace("/v1/memories", "/v1/documents/upload")
+    for head in (
+        post + "Content-Length: 3\nTransfer-Encoding: chunked\n\n",
+        post.replace("HTTP/1.1", "HTTP/1.0") + "Transfer-Encoding: chunked\n\n",
+        upload + "Content-Length: 3\nTransfer-Encoding: chunked\n\n",
+    ):
+        status, headers, answer = raw_exchange(server.port, request(head, framed), timeout=2)
+        assert (status, headers.get("connection")) == (400, "close"), (head, answer)
+        assert b"Transfer-Encoding" in answer
     # and nothing of the above was stored
     listed = call(server.url, "POST", "/v1/memories/list", {"limit": 10}, key)[1]["memories"]
     assert [m["content"] for m in listed] == []

@@ -4,7 +4,9 @@ the payload limit, and hand the request to a worker process, which builds the pr
 
 HTTP parsing (strict, h11), connection and read timeouts are Hypercorn's job (see `server_config`);
 the body limit is counted here on the bytes actually received, so no header (a negative or
-duplicated Content-Length, chunked encoding) gets a larger body through.
+duplicated Content-Length, chunked encoding) gets a larger body through. A request whose framing two
+parsers could read differently (Transfer-Encoding beside Content-Length, or in HTTP/1.0), which h11
+reads by Transfer-Encoding, is refused here, and its connection closed (RFC 9112, 6.1).
 
 A route marked `streamed_body` (an import) takes a body of any size up to MAX_STREAMED_REQUEST_BYTES: it is
 not read here first, but sent on to the worker piece by piece as it arrives (`RequestBody`), while Hypercorn
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from engram.limits import MAX_REQUEST_BYTES, MAX_STREAMED_REQUEST_BYTES, STREAMED_TOO_LARGE_MESSAGE
@@ -156,6 +158,9 @@ class GatewayApp:
                 "headers_too_large",
                 f"the request line and headers are limited to {MAX_HEADER_BYTES} bytes",
             )
+        ambiguous = _ambiguous_framing(scope)
+        if ambiguous:
+            return replace(error(400, "bad_request", ambiguous), close_connection=True)
         openapi = method == "GET" and raw_path == OPENAPI_PATH
         matched = None if openapi else match_route(method, raw_path)
         query = scope["query_string"].decode("latin-1")
@@ -214,6 +219,17 @@ class GatewayApp:
         return too_large() if received > MAX_REQUEST_BYTES else b"".join(chunks)
 
 
+def _ambiguous_framing(scope: dict[str, Any]) -> str | None:
+    names = {name.lower() for name, _ in scope["headers"]}
+    if b"transfer-encoding" not in names:
+        return None
+    if b"content-length" in names:
+        return "a request may not carry both Transfer-Encoding and Content-Length"
+    if scope["http_version"] == "1.0":
+        return "an HTTP/1.0 request may not carry Transfer-Encoding"
+    return None
+
+
 async def _lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
@@ -227,6 +243,8 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 async def _respond(send: Send, response: HttpResponse) -> None:
     headers = _headers(response)
     headers.append((b"content-length", str(len(response.body)).encode()))
+    if response.close_connection:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body})
 

@@ -40,6 +40,7 @@ class HttpResponse:
     body: bytes
     # Every header line as the handler set it (multiValueHeaders give one line per value).
     header_lines: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    close_connection: bool = False  # the front closes the connection after this answer
 
     def lines(self) -> tuple[tuple[str, str], ...]:
         return self.header_lines or tuple(self.headers.items())
