@@ -28,7 +28,7 @@ class Route:
     retry_safe: bool | None = None  # a POST that changes nothing when repeated; default: by method
     idempotency_key: str | None = None  # a body field that, when sent, makes repeating the call safe
     # engram local streams the body to the handler as it arrives, up to MAX_STREAMED_REQUEST_BYTES (an import
-    # of any size, in one transaction); in AWS the body stays under the 6 MB Lambda limit.
+    # of any size, in one transaction; an upload's file); in AWS the body stays under the 6 MB Lambda limit.
     streamed_body: bool = False
 
     @property

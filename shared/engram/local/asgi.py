@@ -8,12 +8,13 @@ duplicated Content-Length, chunked encoding) gets a larger body through. A reque
 parsers could read differently (Transfer-Encoding beside Content-Length, or in HTTP/1.0), which h11
 reads by Transfer-Encoding, is refused here, and its connection closed (RFC 9112, 6.1).
 
-A route marked `streamed_body` (an import) takes a body of any size up to MAX_STREAMED_REQUEST_BYTES: it is
-not read here first, but sent on to the worker piece by piece as it arrives (`RequestBody`), while Hypercorn
-holds back the client when the worker reads more slowly (nothing here holds more than a piece). If the
-client goes away, sends too much, or stops sending for `body_timeout`, the worker is told that the body
-broke off (and keeps nothing of it). A response that comes before the body's end (an error) is sent once
-the rest of the body has been read and dropped (up to DRAIN_LIMIT_BYTES), so that the client reads it.
+A route marked `streamed_body` (an import, an upload) takes a body of any size up to
+MAX_STREAMED_REQUEST_BYTES: it is not read here first, but sent on to the worker piece by piece as it
+arrives (`RequestBody`), while Hypercorn holds back the client when the worker reads more slowly (nothing
+here holds more than a piece). If the client goes away, sends too much, or stops sending for `body_timeout`,
+the worker is told that the body broke off (and keeps nothing of it). A response that comes before the
+body's end (an error) is sent once the rest of the body has been read and dropped (up to DRAIN_LIMIT_BYTES),
+so that the client reads it.
 
 A streamed response (an export) is sent with chunked transfer encoding, each piece as the worker makes
 it. If the body breaks off (the worker died, or failed), the connection is closed without the final
