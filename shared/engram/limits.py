@@ -20,3 +20,15 @@ STREAMED_TOO_LARGE_MESSAGE = (
 # Custom extraction instructions (a tenant's, a container's): longer ones are refused by the API and
 # cut by the extraction prompt.
 MAX_INSTRUCTION_CHARS = 2000
+
+
+def file_too_large(size: int, limit: int, *, exact: bool = True, subject: str = "the file") -> str | None:
+    """Why a file of `size` bytes is refused, or None when it is within `limit` (ENGRAM_MAX_FILE_BYTES).
+
+    Every way a file comes in (the documents API, the upload, the drop folder, S3, a fetched URL, the
+    pipeline's read) asks this, so the file is refused with the same words wherever it arrived.
+    `exact=False`: a reader that stopped past the limit knows only that the file is larger."""
+    if size <= limit:
+        return None
+    said = f"{size} bytes" if exact else f"over {limit} bytes"
+    return f"{subject} is {said}; the limit is {limit} bytes (ENGRAM_MAX_FILE_BYTES)"

@@ -144,5 +144,5 @@ def test_a_file_over_the_limit_is_failed_without_being_read(
     assert body["status"] == "failed"
     assert body["error"] == {
         "code": "too_large",
-        "message": "the file is 2048 bytes; the limit is 1024 bytes",
+        "message": "the file is 2048 bytes; the limit is 1024 bytes (ENGRAM_MAX_FILE_BYTES)",
     }

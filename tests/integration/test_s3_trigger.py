@@ -108,7 +108,7 @@ def test_an_object_over_the_limit_is_a_failed_document_at_once(
         {
             "status": "failed",
             "error_code": "too_large",
-            "error": "the file is 2000 bytes; the limit is 1000 bytes",
+            "error": "the file is 2000 bytes; the limit is 1000 bytes (ENGRAM_MAX_FILE_BYTES)",
         }
     ]
     assert starter.started == []

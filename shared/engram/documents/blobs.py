@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from engram.documents.failures import SourceMissing, TooLarge, TransientError
+from engram.limits import file_too_large
 
 
 class BlobStore(Protocol):
@@ -59,8 +60,8 @@ class LocalBlobStore:
         path = self._path(key)
         try:
             size = path.stat().st_size
-            if max_bytes is not None and size > max_bytes:
-                raise TooLarge(f"the file is {size} bytes; the limit is {max_bytes} bytes")
+            if max_bytes is not None and (refusal := file_too_large(size, max_bytes)):
+                raise TooLarge(refusal)
             return path.read_bytes()
         except FileNotFoundError:
             raise SourceMissing(f"the stored file {key!r} no longer exists") from None
@@ -90,12 +91,12 @@ class S3BlobStore:
             kwargs["VersionId"] = version
         response = self._call(self.client.get_object, **kwargs)
         size = int(response.get("ContentLength") or 0)
-        if max_bytes is not None and size > max_bytes:
+        if max_bytes is not None and (refusal := file_too_large(size, max_bytes)):
             response["Body"].close()
-            raise TooLarge(f"the file is {size} bytes; the limit is {max_bytes} bytes")
+            raise TooLarge(refusal)
         data: bytes = response["Body"].read() if max_bytes is None else response["Body"].read(max_bytes + 1)
-        if max_bytes is not None and len(data) > max_bytes:
-            raise TooLarge(f"the file is larger than the limit of {max_bytes} bytes")
+        if max_bytes is not None and (refusal := file_too_large(len(data), max_bytes, exact=False)):
+            raise TooLarge(refusal)
         return data
 
     def delete_prefix(self, prefix: str) -> None:

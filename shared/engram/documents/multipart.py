@@ -14,6 +14,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 
 from engram.documents.models import UploadForm
 from engram.errors import InvalidInput, PayloadTooLarge
+from engram.limits import file_too_large
 
 # The form's other fields together (container, tags, metadata as JSON, ...).
 MAX_FIELDS_BYTES = 1024 * 1024
@@ -142,10 +143,8 @@ class _Form:
             return
         part.data += data[start:end]
         if part is self._file:
-            if len(part.data) > self.max_file_bytes:
-                raise PayloadTooLarge(
-                    f"the file is larger than {self.max_file_bytes} bytes, the limit (ENGRAM_MAX_FILE_BYTES)"
-                )
+            if refusal := file_too_large(len(part.data), self.max_file_bytes, exact=False):
+                raise PayloadTooLarge(refusal)
         else:
             self._fields_bytes += end - start
             if self._fields_bytes > MAX_FIELDS_BYTES:

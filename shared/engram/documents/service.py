@@ -24,6 +24,7 @@ from engram.documents.models import (
 from engram.documents.outputs import fail_document, purge_outputs
 from engram.documents.runs import DocumentRef, PipelineStarter, execution_name
 from engram.errors import InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
+from engram.limits import file_too_large
 from engram.memories.predicates import ContainerScope
 from engram.observability import logger
 from engram.pagination import decode_cursor, encode_cursor
@@ -138,8 +139,8 @@ class DocumentService:
     def _accept(self, tenant_id: UUID, fields: dict[str, Any], data: bytes | None) -> DocumentAccepted:
         """Register the document (its bytes stored first, when it has them) and start its run."""
         if data is not None:
-            if len(data) > self.max_file_bytes:
-                raise PayloadTooLarge(f"the file is {len(data)} bytes; the limit is {self.max_file_bytes}")
+            if refusal := file_too_large(len(data), self.max_file_bytes):
+                raise PayloadTooLarge(refusal)
             fields = {**fields, "checksum": sha256_hex(data), "size_bytes": len(data)}
         registration = self._register(tenant_id, fields, data)
         self._start(registration, ("api", str(registration.document["id"])), fail_on_error=True)

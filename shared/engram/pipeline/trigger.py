@@ -21,6 +21,7 @@ import psycopg
 
 from engram.documents.failures import SourceMissing, TransientError
 from engram.documents.service import DocumentService, StoredObject
+from engram.limits import file_too_large
 from engram.memories.models import CONTAINER_PATTERN
 from engram.observability import logger
 
@@ -144,13 +145,8 @@ def handle_event(
             identity=(obj.bucket, obj.key, obj.version or obj.etag or ""),
         )
         try:
-            if obj.size > max_file_bytes:
-                registration = service.register_rejected(
-                    where.tenant_id,
-                    stored,
-                    "too_large",
-                    f"the file is {obj.size} bytes; the limit is {max_file_bytes} bytes",
-                )
+            if refusal := file_too_large(obj.size, max_file_bytes):
+                registration = service.register_rejected(where.tenant_id, stored, "too_large", refusal)
             else:
                 try:
                     checksum = sha256_of_object(s3_client, obj, max_file_bytes)

@@ -16,6 +16,7 @@ from uuid import UUID
 
 from engram.documents.blobs import sha256_hex
 from engram.documents.service import DocumentService, Registration, StoredObject
+from engram.limits import file_too_large
 from engram.memories.models import CONTAINER_PATTERN
 from engram.observability import logger
 
@@ -93,13 +94,8 @@ class DropWatcher:
             identity=("drop", relative.as_posix(), str(state[1])),
         )
         try:
-            if state[0] > self.max_file_bytes:
-                registration = self.service.register_rejected(
-                    self.tenant_id,
-                    stored,
-                    "too_large",
-                    f"the file is {state[0]} bytes; the limit is {self.max_file_bytes} bytes",
-                )
+            if refusal := file_too_large(state[0], self.max_file_bytes):
+                registration = self.service.register_rejected(self.tenant_id, stored, "too_large", refusal)
             else:
                 data = path.read_bytes()
                 stored = dataclasses.replace(

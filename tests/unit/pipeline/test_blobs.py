@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import re
 import uuid
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -16,6 +18,9 @@ from engram.documents.failures import SourceMissing, TooLarge
 from engram.documents.service import DocumentService
 from engram.errors import InvalidInput
 
+# Every way in refuses a file over the limit in the same words (engram.limits.file_too_large).
+TEN_OVER_FIVE = "the file is 10 bytes; the limit is 5 bytes (ENGRAM_MAX_FILE_BYTES)"
+
 
 def test_s3_store_round_trip_limits_and_prefix_delete() -> None:
     with mock_aws():
@@ -27,7 +32,7 @@ def test_s3_store_round_trip_limits_and_prefix_delete() -> None:
         store.put("_engram/t/other/source", b"keep")
 
         assert store.get("_engram/t/d/source") == b"0123456789"
-        with pytest.raises(TooLarge):
+        with pytest.raises(TooLarge, match=re.escape(TEN_OVER_FIVE)):
             store.get("_engram/t/d/source", max_bytes=5)
         store.delete_prefix("_engram/t/d/")
         with pytest.raises(SourceMissing):
@@ -35,11 +40,29 @@ def test_s3_store_round_trip_limits_and_prefix_delete() -> None:
         assert store.get("_engram/t/other/source") == b"keep"
 
 
+def test_s3_store_reads_no_further_than_the_limit_when_the_size_is_not_given() -> None:
+    class NoLength:
+        body = io.BytesIO(b"x" * 100)
+
+        def get_object(self, **kwargs: object) -> dict[str, object]:
+            return {"Body": self.body}
+
+    client = NoLength()
+
+    with pytest.raises(TooLarge, match=re.escape("the file is over 5 bytes; the limit is 5 bytes (")):
+        S3BlobStore(client, "docs").get("k", max_bytes=5)
+    assert client.body.tell() == 6
+
+
 def test_local_store_keeps_keys_inside_its_folder(tmp_path: Path) -> None:
     store = LocalBlobStore(tmp_path / "blobs")
     store.put("a/b/c.txt", b"hello")
 
     assert store.get("a/b/c.txt") == b"hello"
+    store.put("ten", b"0123456789")
+    with pytest.raises(TooLarge, match=re.escape(TEN_OVER_FIVE)):
+        store.get("ten", max_bytes=5)
+    assert store.get("ten", max_bytes=10) == b"0123456789"
     with pytest.raises(ValueError, match="escapes"):
         store.put("../outside.txt", b"x")
     store.delete_prefix("a/")

@@ -188,7 +188,9 @@ def test_image_bombs_are_refused_before_any_ocr() -> None:
 
 
 def test_files_over_the_size_limit_are_refused() -> None:
-    with pytest.raises(TooLarge, match="the limit is 10"):
+    with pytest.raises(
+        TooLarge, match=r"^the file is 11 bytes; the limit is 10 bytes \(ENGRAM_MAX_FILE_BYTES\)$"
+    ):
         _extract(b"x" * 11, "a.txt", max_file_bytes=10)
 
 

@@ -197,8 +197,17 @@ def test_private_addresses_errors_and_oversized_bodies_are_refused() -> None:
     missing = _fetcher(lambda r: httpx.Response(404))
     busy = _fetcher(lambda r: httpx.Response(503))
 
-    with pytest.raises(TooLarge):
+    unsized = _fetcher(lambda r: httpx.Response(200, content=iter([b"x" * 600, b"x" * 600])))
+
+    with pytest.raises(
+        TooLarge,
+        match=r"^https://example.org/big is 2000 bytes; the limit is 1000 bytes \(ENGRAM_MAX_FILE_BYTES\)$",
+    ):
         ok.fetch("https://example.org/big")
+    with pytest.raises(
+        TooLarge, match=r"^https://example.org/big is over 1000 bytes; the limit is 1000 bytes"
+    ):
+        unsized.fetch("https://example.org/big")
     with pytest.raises(FetchFailed, match="private or reserved address"):
         private.fetch("http://metadata.internal/latest")
     with pytest.raises(FetchFailed, match="HTTP 404"):

@@ -15,6 +15,7 @@ from engram.documents.failures import (
     TooLarge,
     UnsupportedType,
 )
+from engram.limits import file_too_large
 from engram.pipeline.extracted import Extracted
 from engram.pipeline.readers.audio import AudioSource, Transcriber, read_audio
 from engram.pipeline.readers.code import is_code, read_code
@@ -87,8 +88,8 @@ def identify(source: Source, limits: Limits) -> Identified:
     data, filename = source.data, source.filename
     if len(data) == 0:
         raise EmptyContent("the file is empty (0 bytes)")
-    if len(data) > limits.max_file_bytes:
-        raise TooLarge(f"the file is {len(data)} bytes; the limit is {limits.max_file_bytes}")
+    if refusal := file_too_large(len(data), limits.max_file_bytes):
+        raise TooLarge(refusal)
     stored = content_type = detect(data, filename, source.declared_type)
     if content_type == "application/gzip":
         data = gunzip(data, limits.max_file_bytes)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from engram.documents.failures import FetchFailed, TooLarge, TransientError
+from engram.limits import file_too_large
 
 if TYPE_CHECKING:
     import httpx
@@ -86,13 +87,17 @@ class UrlFetcher:
         if response.status_code >= 400:
             raise FetchFailed(f"GET {url} answered HTTP {response.status_code}")
         declared = response.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > self.max_bytes:
-            raise TooLarge(f"{url} is {declared} bytes; the limit is {self.max_bytes}")
+        if (
+            declared
+            and declared.isdigit()
+            and (refusal := file_too_large(int(declared), self.max_bytes, subject=url))
+        ):
+            raise TooLarge(refusal)
         body = bytearray()
         for part in response.iter_bytes():
             body.extend(part)
-            if len(body) > self.max_bytes:
-                raise TooLarge(f"{url} is larger than the limit of {self.max_bytes} bytes")
+            if refusal := file_too_large(len(body), self.max_bytes, exact=False, subject=url):
+                raise TooLarge(refusal)
         return Fetched(bytes(body), response.headers.get("content-type"), url)
 
     def _check(self, url: str) -> None:
