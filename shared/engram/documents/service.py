@@ -63,6 +63,19 @@ class StoredObject:
     # What identifies this object for the execution name: (bucket, key, version or ETag) for S3.
     identity: tuple[str, ...] = ()
 
+    def columns(self) -> dict[str, Any]:
+        """The document's columns it gives, its checksum aside (a rejected object was never read)."""
+        return {
+            "container": self.container,
+            "source_kind": self.source_kind,
+            "source": self.source,
+            "filename": self.filename,
+            "blob_key": self.blob_key,
+            "blob_version": self.blob_version,
+            "size_bytes": self.size_bytes,
+            "content_type": self.content_type,
+        }
+
 
 class DocumentService:
     def __init__(
@@ -151,18 +164,7 @@ class DocumentService:
     ) -> Registration:
         """An S3 object or a dropped file: same content in the same container is a no-op. With `data`
         (a local drop) the bytes are copied into the blob store, so later edits cannot change a run."""
-        fields = {
-            "container": stored.container,
-            "source_kind": stored.source_kind,
-            "source": stored.source,
-            "filename": stored.filename,
-            "blob_key": stored.blob_key,
-            "blob_version": stored.blob_version,
-            "checksum": stored.checksum,
-            "size_bytes": stored.size_bytes,
-            "content_type": stored.content_type,
-            "extract_mode": self.default_extract,
-        }
+        fields = {**stored.columns(), "checksum": stored.checksum, "extract_mode": self.default_extract}
         registration = self._register(tenant_id, fields, data)
         identity = stored.identity or (stored.source_kind, str(registration.document["id"]))
         self._start(registration, identity, fail_on_error=False)
@@ -180,20 +182,7 @@ class DocumentService:
             )
             if existing is not None:
                 return _registration(tenant_id, existing, duplicate=True, start=False)
-            row = repo.insert_document(
-                cur,
-                tenant_id,
-                {
-                    "container": stored.container,
-                    "source_kind": stored.source_kind,
-                    "source": stored.source,
-                    "filename": stored.filename,
-                    "blob_key": stored.blob_key,
-                    "blob_version": stored.blob_version,
-                    "size_bytes": stored.size_bytes,
-                    "content_type": stored.content_type,
-                },
-            )
+            row = repo.insert_document(cur, tenant_id, stored.columns())
             repo.finish(cur, tenant_id, row["id"], row["revision"], "failed", code, message)
             row = repo.get_document(cur, tenant_id, row["id"]) or row
         return _registration(tenant_id, row, duplicate=False, start=False)
