@@ -169,6 +169,31 @@ def test_gzip_is_read_and_bombs_are_refused() -> None:
         _extract(bomb, "bomb.gz", max_file_bytes=1024 * 1024)
 
 
+def test_a_gzip_file_cut_short_is_corrupt_not_read_as_far_as_it_goes() -> None:
+    whole = gzip.compress(b"Sentence number 1 about Wanda Maximoff in Sokovia. " * 200)
+
+    with pytest.raises(CorruptDocument, match="cut short"):
+        _extract(whole[: len(whole) // 2], "trunc.txt.gz")
+
+
+def test_a_gzip_header_with_no_stream_after_it_is_corrupt_not_empty() -> None:
+    with pytest.raises(CorruptDocument, match="cut short"):
+        _extract(b"\x1f\x8b\x08\x00garbage", "bad.gz")
+
+
+def test_every_member_of_a_concatenated_gzip_is_read() -> None:
+    joined = gzip.compress(b"first part of the notes. ") + gzip.compress(b"second part of the notes.")
+
+    text = "".join(segment.text for segment in _extract(joined, "notes.txt.gz").segments)
+
+    assert text == "first part of the notes. second part of the notes."
+
+
+def test_bytes_after_a_gzip_stream_that_are_not_gzip_make_it_corrupt() -> None:
+    with pytest.raises(CorruptDocument, match="5 bytes after its end that are not gzip"):
+        _extract(gzip.compress(b"notes about things") + b"extra", "n.txt.gz")
+
+
 def test_image_bombs_are_refused_before_any_ocr() -> None:
     from PIL import Image
 

@@ -19,7 +19,7 @@ from engram.limits import file_too_large
 from engram.pipeline.extracted import Extracted
 from engram.pipeline.readers.audio import AudioSource, Transcriber, read_audio
 from engram.pipeline.readers.code import is_code, read_code
-from engram.pipeline.readers.detect import OCTET, detect
+from engram.pipeline.readers.detect import GZIP_MAGIC, OCTET, detect
 from engram.pipeline.readers.html import read_html
 from engram.pipeline.readers.image import Describer, Ocr, read_image
 from engram.pipeline.readers.office import OFFICE_TYPES, read_office
@@ -172,21 +172,33 @@ def _dispatch(
 
 
 def gunzip(data: bytes, max_bytes: int) -> bytes:
-    """Decompress a gzip file, refusing to expand past `max_bytes` (a decompression bomb)."""
-    inflater = zlib.decompressobj(wbits=47)
-    out = bytearray()
-    try:
-        chunk = inflater.decompress(data, max_bytes + 1 - len(out))
-        out.extend(chunk)
-        while inflater.unconsumed_tail and len(out) <= max_bytes:
-            out.extend(inflater.decompress(inflater.unconsumed_tail, max_bytes + 1 - len(out)))
-    except zlib.error as exc:
-        from engram.documents.failures import CorruptDocument
+    """Decompress a gzip file (every member of it, as `cat a.gz b.gz` makes), refusing to expand past
+    `max_bytes` (a decompression bomb). A file cut short, or with bytes after its last member that are
+    not another member, is corrupt: read as far as it goes, it would be indexed as if it were whole."""
+    from engram.documents.failures import CorruptDocument
 
-        raise CorruptDocument(f"the gzip file is corrupt: {exc}") from None
-    if len(out) > max_bytes:
-        raise DecompressionBomb(
-            f"the gzip file expands past {max_bytes} bytes ({len(data)} bytes compressed): refused as a "
-            "decompression bomb"
-        )
-    return bytes(out)
+    out = bytearray()
+    rest = data
+    while True:
+        inflater = zlib.decompressobj(wbits=47)
+        try:
+            out.extend(inflater.decompress(rest, max_bytes + 1 - len(out)))
+            while inflater.unconsumed_tail and len(out) <= max_bytes:
+                out.extend(inflater.decompress(inflater.unconsumed_tail, max_bytes + 1 - len(out)))
+        except zlib.error as exc:
+            raise CorruptDocument(f"the gzip file is corrupt: {exc}") from None
+        if len(out) > max_bytes:
+            raise DecompressionBomb(
+                f"the gzip file expands past {max_bytes} bytes ({len(data)} bytes compressed): refused as "
+                "a decompression bomb"
+            )
+        if not inflater.eof:
+            raise CorruptDocument(
+                "the gzip file is cut short: it ends before its end-of-stream marker "
+                f"({len(data)} bytes compressed, {len(out)} read)"
+            )
+        rest = inflater.unused_data
+        if not rest:
+            return bytes(out)
+        if not rest.startswith(GZIP_MAGIC):
+            raise CorruptDocument(f"the gzip file has {len(rest)} bytes after its end that are not gzip")

@@ -10,6 +10,7 @@ from engram.pipeline.readers.code import LANGUAGE_BY_EXTENSION, code_content_typ
 from engram.pipeline.readers.packages import DOCX, LEGACY_OFFICE, OLE, OLE_MAGIC, PPTX, XLSX, ooxml_type
 
 OCTET = "application/octet-stream"
+GZIP_MAGIC = b"\x1f\x8b"
 
 ALIASES = {
     "text/x-markdown": "text/markdown",
@@ -86,7 +87,7 @@ _MAGIC: tuple[tuple[bytes, int, str], ...] = (
     (b"OggS", 0, "audio/ogg"),
     (b"fLaC", 0, "audio/flac"),
     (b"\x1a\x45\xdf\xa3", 0, "audio/webm"),
-    (b"\x1f\x8b", 0, "application/gzip"),
+    (GZIP_MAGIC, 0, "application/gzip"),
     (b"PK\x03\x04", 0, "application/zip"),
     (OLE_MAGIC, 0, OLE),
 )
