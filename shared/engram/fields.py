@@ -157,7 +157,15 @@ Float4 = Annotated[float, Strict(), Field(allow_inf_nan=False, ge=-FLOAT4_MAX, l
 """A number pgvector stores as it is (single precision): beyond this range it cannot. Number's rules,
 checked by pydantic itself (strict: no true/false, no string; finite), because a vector has hundreds of
 them: 384 took 0.6 ms through Number's Python validator, and take 0.01 ms this way."""
-Float4Vector = list[Float4]
+
+
+def has_direction(vector: list[float]) -> list[float]:
+    if not any(vector):
+        raise ValueError("is all zeros: a vector with no direction has no cosine similarity to anything")
+    return vector
+
+
+Float4Vector = Annotated[list[Float4], AfterValidator(has_direction)]
 Label = Annotated[
     str, AfterValidator(no_nul), AfterValidator(trimmed), Field(json_schema_extra={"pattern": NO_NUL_TRIMMED})
 ]

@@ -103,6 +103,19 @@ def test_a_vector_outside_float4_is_refused(api: Api) -> None:
     assert api.post("/v1/memories", largest).status == 201
 
 
+def test_a_vector_of_zeros_is_refused_where_a_memory_or_a_query_takes_one(api: Api) -> None:
+    zeros = {"embedding": [0.0, 0.0, -0.0], "embedding_model": "m3"}
+
+    stored = api.post("/v1/memories", {"content": "Zero vector row", **zeros})
+    searched = api.post("/v1/search", {"query": "x", **zeros})
+    batch = api.post("/v1/memories/batch", {"memories": [{"content": "fine"}, {"content": "zero", **zeros}]})
+
+    assert "all zeros" in refused(stored, "embedding")
+    assert "all zeros" in refused(searched, "embedding")
+    assert batch.status == 422 and "all zeros" in batch.json["error"]["message"]
+    assert api.post("/v1/memories/list", {}).json["memories"] == []
+
+
 @pytest.mark.parametrize("element", [True, "0.5", None, {"x": 1}])
 def test_a_vector_element_that_is_not_a_number_is_refused_as_any_number_is(api: Api, element: Any) -> None:
     body = {"content": "x", "embedding": [0.5, element, 0.5], "embedding_model": "m3"}
