@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from pydantic import ValidationError
 
 from engram.documents.multipart import MAX_FIELDS_BYTES, read_multipart
 from engram.errors import InvalidInput, PayloadTooLarge
@@ -92,6 +93,11 @@ def test_fields_past_their_limit_are_refused() -> None:
         (CONTENT_TYPE, form(("file", b"x", None, None)), "needs a filename"),
         (CONTENT_TYPE, form(("file", b"x", b"\xff.txt", None)), "UTF-8"),
         (CONTENT_TYPE, form(("container", b"\xff", None, None), FILE), "container is not UTF-8"),
+        (
+            CONTENT_TYPE,
+            form(("container", b"a", None, None), ("container", b"b", None, None), FILE),
+            "container is sent twice",
+        ),
     ],
     ids=[
         "no boundary",
@@ -103,8 +109,24 @@ def test_fields_past_their_limit_are_refused() -> None:
         "no filename",
         "filename not UTF-8",
         "field not UTF-8",
+        "a field twice",
     ],
 )
 def test_a_malformed_upload_is_refused_with_its_reason(content_type: str, body: bytes, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
         read_multipart(content_type, [body], max_file_bytes=10_000)
+
+
+@pytest.mark.parametrize(
+    "name", ["container", "custom_id", "title", "user_id", "extract", "tags", "metadata"]
+)
+def test_an_empty_field_is_refused_not_taken_as_one_not_sent(name: str) -> None:
+    upload = read_multipart(CONTENT_TYPE, [form((name, b"", None, None), FILE)], max_file_bytes=10_000)
+
+    with pytest.raises((ValidationError, InvalidInput)) as refused:
+        upload.form()
+
+    named = refused.value.errors()[0]["loc"][0] if isinstance(refused.value, ValidationError) else None
+    assert named == name or (
+        isinstance(refused.value, InvalidInput) and refused.value.details["field"] == name
+    )

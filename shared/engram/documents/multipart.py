@@ -30,10 +30,11 @@ class Upload:
     def form(self) -> UploadForm:
         """The file's name and the form's fields, checked as a JSON document's are (pydantic's
         ValidationError, a 422 naming the field): a field the form does not take is refused, not
-        dropped. An empty field is one not sent."""
+        dropped, and an empty field is refused as an empty JSON string is (`-F container=$UNSET` must
+        not land in `default`)."""
         if "filename" in self.fields:
             raise InvalidInput("the file's name is the filename of its part", details={"field": "filename"})
-        given: dict[str, Any] = {name: value for name, value in self.fields.items() if value != ""}
+        given: dict[str, Any] = dict(self.fields)
         given.update(
             filename=self.filename, tags=self.json_field("tags", []), metadata=self.json_field("metadata", {})
         )
@@ -43,7 +44,7 @@ class Upload:
 
     def json_field(self, name: str, default: Any) -> Any:
         raw = self.fields.get(name)
-        if raw is None or raw == "":
+        if raw is None:
             return default
         try:
             return json.loads(raw)
@@ -152,6 +153,11 @@ class _Form:
 
     def _part_end(self) -> None:
         if self._part is not None and self._part is not self._file:
+            if self._part.name in self._fields:  # which one would be meant? Neither is taken.
+                raise InvalidInput(
+                    f"{self._part.name} is sent twice: send each field once",
+                    details={"field": self._part.name},
+                )
             self._fields[self._part.name] = bytes(self._part.data)
         self._part = None
 
