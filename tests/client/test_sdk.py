@@ -22,6 +22,7 @@ from engram_client import (
     PermissionDeniedError,
     models,
 )
+from tests import ingest_files
 
 
 def test_a_memory_is_stored_found_changed_and_deleted(engram: Engram) -> None:
@@ -105,6 +106,16 @@ def test_a_document_is_followed_until_it_is_done(engram: Engram, tmp_path: Path)
     assert isinstance(done, models.Document) and done.status == "done" and done.chunk_count >= 1
     assert uploaded.status == "done" and uploaded.filename == "people.csv"
     assert engram.search(query="when do deploys happen", container="ops").results
+
+
+def test_an_uploaded_file_is_read_by_what_it_holds_not_by_its_name(engram: Engram, tmp_path: Path) -> None:
+    renamed = tmp_path / "handbook.pdf"
+    renamed.write_bytes(ingest_files.docx())
+
+    uploaded = engram.upload_document(renamed, container="hr", wait=True)
+
+    assert uploaded.status == "done" and uploaded.filename == "handbook.pdf"
+    assert uploaded.content_type == "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 def test_a_failed_document_raises_with_its_error(engram: Engram) -> None:

@@ -63,6 +63,18 @@ def test_an_upload_with_a_file_is_multipart_with_its_fields() -> None:
     assert b'name="container"\r\n\r\ncrm' in body and b'name="tags"\r\n\r\n["x"]' in body
 
 
+def test_an_upload_declares_no_type_of_its_own_from_the_files_name() -> None:
+    accepted: dict[str, Any] = {"id": MEMORY["id"], "status": "queued", "duplicate": False}
+    client, sent = _recording(httpx.Response(202, json=accepted))
+
+    client.upload_document(b"%PDF-1.7 or not", filename="report.pdf")
+
+    part_headers = sent[0].content.split(b"\r\n\r\n", 1)[0]
+    assert b'filename="report.pdf"' in part_headers
+    assert b"Content-Type: application/octet-stream" in part_headers
+    assert b"application/pdf" not in sent[0].content
+
+
 def test_an_upload_sends_the_fields_of_a_document_as_text() -> None:
     accepted: dict[str, Any] = {"id": MEMORY["id"], "status": "queued", "duplicate": False}
     client, sent = _recording(httpx.Response(202, json=accepted))

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import mimetypes
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -67,14 +66,16 @@ def _upload_arguments(
         name, payload = (filename or "upload.bin"), file
     else:
         name, payload = (filename or Path(getattr(file, "name", "upload.bin")).name), file.read()
-    kind = mimetypes.guess_type(str(name))[0] or "application/octet-stream"
     data = {
         key: value.isoformat() if isinstance(value, datetime) else str(value)
         for key, value in fields.items()
         if value is not NOT_GIVEN
     }
     data.update({key: json.dumps(value) for key, value in (("tags", tags), ("metadata", metadata)) if value})
-    return {"files": {"file": (str(name), payload, kind)}, "data": data}
+    # The part declares no type of its own: the server tells it from the bytes (an Office file by its
+    # parts, whatever its name), and a guess from the name would be taken as the caller's word.
+    # `content_type`, when the caller gives it, goes as a field.
+    return {"files": {"file": (str(name), payload, "application/octet-stream")}, "data": data}
 
 
 def _upsert(custom_id: str | NotGiven) -> bool | None:
