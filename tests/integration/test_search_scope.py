@@ -24,6 +24,26 @@ def test_manual_memories_have_no_document(api: Api) -> None:
     assert [(r["kind"], r["document_id"]) for r in results] == [("memory", None)]
 
 
+def test_results_far_below_the_best_stay_in_fused_order_when_their_scores_round_to_zero(api: Api) -> None:
+    unrelated = ["Alice lives in Paris", "Carol prefers tea over coffee", "Dave works at Initech"]
+    unrelated += [
+        "Gina plays chess",
+        "Hank repairs bicycles",
+        "Ivy grows tomatoes",
+        "The invoice is due Friday",
+    ]
+    for content in ["Bob enjoys sailing on weekends", *unrelated]:
+        api.post("/v1/memories", {"content": content})
+
+    results = api.post("/v1/search", {"query": "Bob enjoys sailing on weekends", "limit": 20}).json["results"]
+
+    tail = [r["scores"]["fused"] for r in results if r["score"] == 0.0]
+    assert len(tail) >= 5  # the case: ties in the rounded score
+    assert [r["scores"]["fused"] for r in results] == sorted(
+        (r["scores"]["fused"] for r in results), reverse=True
+    )
+
+
 def test_memory_only_filters_leave_chunks_out(api: Api) -> None:
     ingest(api, {"content": TEXT, "tags": ["incidents"]})
 

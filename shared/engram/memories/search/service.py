@@ -108,7 +108,10 @@ class MemorySearch:
         results = [_result(row, request.mode, best) for row in rows]
         if request.scope == "all" and self.chunks is not None:
             # Both kinds are scored alike (the same fusion and calibration, similarity or BM25 share).
-            results = sorted(results, key=lambda r: (-r.score, r.kind != "memory", str(r.id)))
+            # Scores far below the best round to 0.0: fused still orders them, as each corpus did.
+            results = sorted(
+                results, key=lambda r: (-r.score, -r.scores.fused, r.kind != "memory", str(r.id))
+            )
             results = results[: request.limit]
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
