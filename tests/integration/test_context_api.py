@@ -133,6 +133,17 @@ def test_without_a_session_or_user_only_relevant_memories_and_procedures(
     assert "Maria" not in found["context"]  # private to Maria: not this request's
 
 
+def test_memory_items_come_in_the_order_of_their_scores(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    _seed(api, tenant, local_db)
+
+    items = _context(api, query="what does Maria like when she flies?")["items"]
+
+    scores = [i["score"] for i in items if i["source"] == "memory"]
+    assert len(scores) >= 2 and scores == sorted(scores, reverse=True)
+
+
 def test_an_unknown_session_is_a_404_and_bad_input_a_422(api: Api) -> None:
     missing = api.post(
         "/v1/context", {"query": "hi", "session_id": "00000000-0000-4000-8000-000000000000", "user_id": USER}

@@ -13,13 +13,6 @@ VECTOR_FLOOR = 0.2
 TEXT_FLOOR = 0.5
 
 
-def relevance(result: SearchResult) -> float:
-    """How related a hit is to the query, 0-1."""
-    if result.scores.vector is not None:
-        return max(0.0, result.scores.vector)
-    return result.scores.text or 0.0
-
-
 def is_relevant(result: SearchResult) -> bool:
     if result.scores.vector is not None:
         return result.scores.vector >= VECTOR_FLOOR

@@ -21,7 +21,7 @@ from uuid import UUID
 import numpy as np
 
 from engram.context.models import AgentContext, ContextItem, ContextRequest
-from engram.context.relevance import is_relevant, relevance
+from engram.context.relevance import is_relevant
 from engram.db.database import Database, Party
 from engram.errors import NotFound
 from engram.memories.models import SearchRequest
@@ -86,7 +86,8 @@ class ContextService:
         for hit in found.results:
             if is_relevant(hit):
                 shown.add(str(hit.id))
-                sections["memories"].append(_item("memory", hit.id, hit.content, relevance(hit)))
+                # Ranked by the search: its score is the item's, so items read in the order they rank.
+                sections["memories"].append(_item("memory", hit.id, hit.content, hit.score))
         party = Party(user_id=request.user_id, agent_id=request.agent_id)
         with self.db.tenant(tenant_id, party) as cur:
             topics = [_unit(vector)]
