@@ -133,6 +133,12 @@ def test_without_a_session_or_user_only_relevant_memories_and_procedures(
     assert "Maria" not in found["context"]  # private to Maria: not this request's
 
 
+def test_an_unknown_plan_is_a_404_as_an_unknown_session_is(api: Api) -> None:
+    missing = api.post("/v1/context", {"query": "hi", "plan_id": "no-such-plan"})
+
+    assert missing.status == 404 and "plan no-such-plan not found" in missing.json["error"]["message"]
+
+
 def test_memory_items_come_in_the_order_of_their_scores(
     api: Api, tenant: IssuedKey, local_db: LocalDatabase
 ) -> None:

@@ -147,7 +147,10 @@ class ContextService:
             )
             items.append(ContextItem(source="plan", id=plan_id, text=_clip(text, 800)))
         scope = f"workflow:{plan_id}"  # where engram_client.workflow.WorkflowState keeps its values
-        for row in working_repo.list_scope(cur, tenant_id, scope, None, MAX_WORKING):
+        working = working_repo.list_scope(cur, tenant_id, scope, None, MAX_WORKING)
+        if plan is None and not working:  # as an unknown session is: a wrong id is not an empty plan
+            raise NotFound(f"plan {plan_id} not found: no plan and no workflow state under that id")
+        for row in working:
             if row["key"].startswith("v."):  # its values ("a." keys are its action history)
                 text = f"{row['key'].removeprefix('v.')} = {_compact(row['value'])}"
                 items.append(ContextItem(source="working", id=f"{scope}/{row['key']}", text=_clip(text)))
