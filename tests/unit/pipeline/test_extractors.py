@@ -132,6 +132,12 @@ def test_other_languages_are_detected_and_cut_at_declarations() -> None:
     assert py.kind == "prose"  # declared text/plain without an extension stays text
 
 
+def test_utf16_text_gets_the_checks_and_line_endings_utf8_text_gets() -> None:
+    assert _extract("line one\r\nline two".encode("utf-16"), "a.txt").segments[0].text == "line one\nline two"
+    with pytest.raises(InvalidEncoding, match="NUL"):
+        _extract("bin\x00ary".encode("utf-16"), "a.txt")
+
+
 def test_text_must_be_utf8_and_not_empty() -> None:
     assert _extract("héllo wörld".encode(), "a.txt").segments[0].text == "héllo wörld"
     assert _extract("\ufeffbom text".encode(), "a.txt").segments[0].text == "bom text"
