@@ -69,7 +69,7 @@ def delete_value(scope: Scope, key: Key) -> None:
 
 @app.delete("/v1/working/<scope>")
 def clear_scope(scope: Scope) -> ScopeCleared:
-    return deps.working_service().clear(tenant_of(app), scope)
+    return deps.working_service().clear(tenant_of(app), scope, _expected())
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

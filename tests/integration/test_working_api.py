@@ -128,6 +128,15 @@ def test_delete_a_key_and_a_whole_scope(api: Api) -> None:
     assert api.get("/v1/working/plan-7").json["items"] == []
 
 
+def test_a_version_condition_on_clearing_a_whole_scope_is_refused_not_ignored(api: Api) -> None:
+    api.put("/v1/working/plan-8/x", {"value": 1})
+
+    refused = api.delete("/v1/working/plan-8", headers={"If-Match": "7"})
+
+    assert refused.status == 422 and refused.json["error"]["field"] == "If-Match"
+    assert [i["key"] for i in api.get("/v1/working/plan-8").json["items"]] == ["x"]
+
+
 def test_another_tenant_sees_and_touches_nothing(api: Api, other_api: Api) -> None:
     api.put("/v1/working/shared-name/k", {"value": "mine"})
 

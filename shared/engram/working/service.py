@@ -5,7 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from engram.db.database import Database
-from engram.errors import NotFound
+from engram.errors import InvalidInput, NotFound
 from engram.versions import Expected, VersionConflict
 from engram.working import repo
 from engram.working.models import ScopeCleared, WorkingItem, WorkingPut, WorkingScope
@@ -63,7 +63,13 @@ class WorkingMemoryService:
             raise NotFound(f"no key {key!r} in working scope {scope!r}")
         raise _conflict(scope, key, expected, current)
 
-    def clear(self, tenant_id: UUID, scope: str) -> ScopeCleared:
+    def clear(self, tenant_id: UUID, scope: str, expected: Expected) -> ScopeCleared:
+        """Every key of the scope. A condition on versions is refused, not ignored: each key has its own."""
+        if expected is not Expected.ANY:
+            raise InvalidInput(
+                "If-Match applies to one key (DELETE /v1/working/{scope}/{key}); a scope is cleared whole",
+                details={"field": "If-Match"},
+            )
         with self.db.tenant(tenant_id) as cur:
             deleted = repo.delete_scope(cur, tenant_id, scope)
         return ScopeCleared(scope=scope, deleted=deleted)
