@@ -66,6 +66,7 @@ def upload_document() -> tuple[UploadTicket | DocumentAccepted, int]:
         except ValidationError as exc:
             raise body_error(exc) from None
         return service.upload(tenant, form, upload.data), 202
+    service.require_presigned_uploads()
     ticket_request = read_body(UploadRequest, read_whole(pieces))
     return service.presign_upload(
         tenant, ticket_request.filename, ticket_request.container, ticket_request.content_type

@@ -259,16 +259,22 @@ class DocumentService:
 
     # --- uploads ------------------------------------------------------------------------------
 
+    def require_presigned_uploads(self) -> Any:
+        """The presigner (AWS), or the refusal of a deployment that takes the file itself (engram local):
+        asked before the request is read as a ticket's, whose fields would be the wrong ones to name."""
+        if self.presigner is None:
+            raise InvalidInput(
+                "this deployment takes uploads as multipart/form-data on this route: the file as a part "
+                "named 'file', with its filename",
+                details={"field": "body"},
+            )
+        return self.presigner
+
     def presign_upload(
         self, tenant_id: UUID, filename: str, container: str, content_type: str | None
     ) -> UploadTicket:
-        if self.presigner is None:
-            raise InvalidInput(
-                "this deployment takes uploads as multipart/form-data on this route",
-                details={"field": "body"},
-            )
         key = f"{tenant_id}/{container}/{filename}"
-        url = self.presigner.presign_put(key, content_type, PRESIGN_SECONDS)
+        url = self.require_presigned_uploads().presign_put(key, content_type, PRESIGN_SECONDS)
         headers = {"Content-Type": content_type} if content_type else {}
         return UploadTicket(url=url, key=key, headers=headers, expires_in=PRESIGN_SECONDS)
 
