@@ -107,6 +107,31 @@ def test_custom_id_replaces_the_document_when_its_content_changes(api: Api) -> N
     assert [r["content"] for r in found] == ["The office opens at nine in the morning every weekday."]
 
 
+def test_a_custom_id_sent_to_another_container_is_a_409_and_moves_nothing(api: Api) -> None:
+    # Given: a document under custom_id doc-1 in container cid
+    first = ingest(api, {"content": "Mallory Stone lives in Oslo.", "custom_id": "doc-1", "container": "cid"})
+
+    # When: the same custom_id is sent with other content to container cid2
+    moved = api.post(
+        "/v1/documents",
+        {
+            "content": "Peggy Sue lives in Lima.",
+            "custom_id": "doc-1",
+            "container": "cid2",
+            "filename": "p.txt",
+        },
+    )
+
+    # Then: a 409 says where doc-1 is, and the document, its container and its memories are as they were
+    assert moved.status == 409, moved.json
+    assert moved.json["error"]["message"] == (
+        "custom_id doc-1 is a document in container cid: send it to cid, or delete it first"
+    )
+    assert moved.json["error"]["field"] == "custom_id"
+    assert api.get(f"/v1/documents/{first['id']}").json == first
+    assert api.post("/v1/documents/list", {"container": "cid2"}).json["documents"] == []
+
+
 def test_list_pages_with_a_cursor_and_filters_by_status(api: Api) -> None:
     for n in range(3):
         ingest(
@@ -222,6 +247,19 @@ def test_a_multipart_upload_with_a_field_it_does_not_take_is_a_422_naming_it(api
     response = _upload(api, {field: "crm"}, "a.txt", "x")
 
     assert response.status == 422 and response.json["error"]["field"] == field, response.json
+
+
+def test_a_multipart_upload_naming_a_custom_id_of_another_container_is_a_409(api: Api) -> None:
+    # Given: a document under custom_id doc-1 in container cid
+    first = ingest(api, {"content": "Mallory Stone lives in Oslo.", "custom_id": "doc-1", "container": "cid"})
+
+    # When: a file is uploaded under the same custom_id to container cid2
+    moved = _upload(api, {"custom_id": "doc-1", "container": "cid2"}, "p.txt", "Peggy Sue lives in Lima.")
+
+    # Then: the same 409 as the JSON route, and nothing changed
+    assert moved.status == 409, moved.json
+    assert "custom_id doc-1 is a document in container cid" in moved.json["error"]["message"]
+    assert api.get(f"/v1/documents/{first['id']}").json == first
 
 
 def test_local_upload_takes_multipart(api: Api) -> None:

@@ -72,7 +72,15 @@ ROUTES: tuple[Route, ...] = (
     Route("sessions", "POST", "/v1/sessions/{id}/extract", "extract_session", errors=PROVIDER),
     Route("sessions", "POST", "/v1/sessions/{id}/recent", "get_recent_messages", retry_safe=True),
     Route("stats", "GET", "/v1/stats", "get_stats"),
-    Route("documents", "POST", "/v1/documents", "create_document", status=202, idempotency_key="custom_id"),
+    Route(
+        "documents",
+        "POST",
+        "/v1/documents",
+        "create_document",
+        status=202,
+        errors=CONFLICT,
+        idempotency_key="custom_id",
+    ),
     # Locally the file is read as it arrives (up to ENGRAM_MAX_FILE_BYTES); in AWS it goes to S3.
     Route(
         "documents",
@@ -81,6 +89,7 @@ ROUTES: tuple[Route, ...] = (
         "upload_document",
         status=202,
         also=(200,),
+        errors=CONFLICT,
         streamed_body=True,
     ),
     Route("documents", "POST", "/v1/documents/list", "list_documents", retry_safe=True),

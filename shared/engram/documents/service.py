@@ -23,7 +23,7 @@ from engram.documents.models import (
 )
 from engram.documents.outputs import fail_document, purge_outputs
 from engram.documents.runs import DocumentRef, PipelineStarter, execution_name
-from engram.errors import InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
+from engram.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, ServiceUnavailable
 from engram.limits import file_too_large
 from engram.memories.predicates import ContainerScope
 from engram.observability import logger
@@ -218,11 +218,15 @@ class DocumentService:
     def _upsert(
         self, cur: Any, tenant_id: UUID, existing: dict[str, Any], fields: dict[str, Any], data: bytes | None
     ) -> Registration:
-        unchanged = (
-            fields.get("checksum") is not None
-            and fields.get("checksum") == existing["checksum"]
-            and fields["container"] == existing["container"]
-        )
+        if fields["container"] != existing["container"]:
+            # A custom_id names one document of the tenant, in one container: sending it to another would
+            # move the document, and its memories, out of the container that holds them.
+            raise Conflict(
+                f"custom_id {existing['custom_id']} is a document in container {existing['container']}: "
+                f"send it to {existing['container']}, or delete it first",
+                details={"field": "custom_id"},
+            )
+        unchanged = fields.get("checksum") is not None and fields.get("checksum") == existing["checksum"]
         if existing["status"] not in ("done", "failed") or (unchanged and existing["status"] == "done"):
             # Already being ingested, or this exact content is already in: nothing new to do.
             return _registration(tenant_id, existing, duplicate=True, start=existing["status"] == "queued")
