@@ -132,6 +132,66 @@ def test_a_custom_id_sent_to_another_container_is_a_409_and_moves_nothing(api: A
     assert api.post("/v1/documents/list", {"container": "cid2"}).json["documents"] == []
 
 
+def test_a_duplicate_sent_with_a_custom_id_takes_that_custom_id(api: Api) -> None:
+    # Given: a document sent without a custom_id
+    first = ingest(api, {"content": "The ferry to Hel leaves at nine.", "container": "cidx"})
+
+    # When: the same content is sent again with custom_id k1
+    again = api.post(
+        "/v1/documents",
+        {"content": "The ferry to Hel leaves at nine.", "container": "cidx", "custom_id": "k1"},
+    )
+
+    # Then: it is the same document, which now has custom_id k1
+    assert again.status == 202
+    assert again.json == {"id": first["id"], "status": "done", "duplicate": True}
+    assert api.get(f"/v1/documents/{first['id']}").json["custom_id"] == "k1"
+
+
+def test_new_content_under_a_custom_id_a_duplicate_gave_replaces_that_document(api: Api) -> None:
+    # Given: a document that took custom_id k1 when its content was sent again with it
+    first = ingest(api, {"content": "The ferry to Hel leaves at nine.", "container": "cidx"})
+    api.post(
+        "/v1/documents",
+        {"content": "The ferry to Hel leaves at nine.", "container": "cidx", "custom_id": "k1"},
+    )
+
+    # When: new content is sent under k1
+    replaced = ingest(
+        api, {"content": "The ferry to Hel leaves at ten.", "container": "cidx", "custom_id": "k1"}
+    )
+
+    # Then: it replaced that document: one document in the container, a new revision of the first
+    listed = api.post("/v1/documents/list", {"container": "cidx"}).json["documents"]
+    assert replaced["id"] == first["id"] and replaced["revision"] == first["revision"] + 1
+    assert [d["id"] for d in listed] == [first["id"]]
+
+
+def test_a_duplicate_sent_with_another_custom_id_is_a_409_and_changes_nothing(api: Api) -> None:
+    # Given: a document under custom_id k1
+    first = ingest(
+        api, {"content": "The ferry to Hel leaves at nine.", "container": "cidx", "custom_id": "k1"}
+    )
+
+    # When: the same content is sent to the same container under custom_id k2
+    other = api.post(
+        "/v1/documents",
+        {"content": "The ferry to Hel leaves at nine.", "container": "cidx", "custom_id": "k2"},
+    )
+
+    # Then: a 409 names both custom_ids, and the document keeps k1 (no second document)
+    assert other.status == 409, other.json
+    assert other.json["error"]["message"] == (
+        f"this content is already document {first['id']} in container cidx, under custom_id k1: send it "
+        "with custom_id k1, or delete that document first (k2 names no document)"
+    )
+    assert other.json["error"]["field"] == "custom_id"
+    assert api.get(f"/v1/documents/{first['id']}").json == first
+    assert [d["id"] for d in api.post("/v1/documents/list", {"container": "cidx"}).json["documents"]] == [
+        first["id"]
+    ]
+
+
 def test_list_pages_with_a_cursor_and_filters_by_status(api: Api) -> None:
     for n in range(3):
         ingest(

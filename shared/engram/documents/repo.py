@@ -123,6 +123,19 @@ def requeue(cur: TenantTx, tenant_id: UUID, document_id: UUID, fields: dict[str,
     return row
 
 
+def set_custom_id(cur: TenantTx, tenant_id: UUID, document_id: UUID, custom_id: str) -> dict[str, Any]:
+    """Give a document the custom_id it was sent again with (it had none)."""
+    row = cur.execute(
+        sql.SQL(
+            "UPDATE documents AS d SET custom_id = %s, updated_at = now() "
+            "WHERE d.tenant_id = %s AND d.id = %s AND d.custom_id IS NULL RETURNING {columns}, {counts}"
+        ).format(columns=DOCUMENT_COLUMNS, counts=COUNTS),
+        (custom_id, tenant_id, document_id),
+    ).fetchone()
+    assert row is not None
+    return row
+
+
 def get_document(
     cur: TenantTx, tenant_id: UUID, document_id: UUID, *, for_update: bool = False
 ) -> dict[str, Any] | None:

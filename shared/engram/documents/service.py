@@ -203,6 +203,8 @@ class DocumentService:
                     cur, tenant_id, fields["container"], checksum, fields.get("user_id")
                 )
                 if existing is not None and existing["status"] != "failed":
+                    if custom_id is not None:
+                        existing = _named(cur, tenant_id, existing, custom_id)
                     return _registration(
                         tenant_id, existing, duplicate=True, start=existing["status"] == "queued"
                     )
@@ -321,6 +323,20 @@ class DocumentService:
             logger.exception(
                 "could not delete the document's stored files", extra={"document_id": str(document_id)}
             )
+
+
+def _named(cur: Any, tenant_id: UUID, existing: dict[str, Any], custom_id: str) -> dict[str, Any]:
+    """The document already holding the content, found again under a custom_id no document has (the
+    caller holds both locks): it takes the custom_id, so that later sends of it replace this document.
+    One that has another custom_id is a 409: a document has one."""
+    if existing["custom_id"] is not None:
+        raise Conflict(
+            f"this content is already document {existing['id']} in container {existing['container']}, "
+            f"under custom_id {existing['custom_id']}: send it with custom_id {existing['custom_id']}, or "
+            f"delete that document first ({custom_id} names no document)",
+            details={"field": "custom_id"},
+        )
+    return repo.set_custom_id(cur, tenant_id, existing["id"], custom_id)
 
 
 def _registration(tenant_id: UUID, row: dict[str, Any], *, duplicate: bool, start: bool) -> Registration:
