@@ -595,6 +595,49 @@ def test_import_errors_name_the_line(fresh: FreshDatabase) -> None:
     assert _export(fresh.app, tenant_id, "errors")[1:] == [NOTHING]
 
 
+def test_an_import_of_a_custom_id_the_tenant_has_is_a_409_naming_it_and_imports_nothing(
+    api: Api, other_api: Api
+) -> None:
+    # Given: a tenant's export holding a document under custom_id doc-1, and a second tenant with a document
+    # of its own under doc-1
+    ingest(api, {"content": "Mallory Stone lives in Oslo.", "custom_id": "doc-1", "container": "cid"})
+    exported = api.post("/v1/export").raw
+    theirs = ingest(
+        other_api, {"content": "Peggy Sue lives in Lima.", "custom_id": "doc-1", "container": "p"}
+    )
+    before = other_api.post("/v1/export").raw.decode().splitlines()[1:]
+
+    # When: the second tenant imports the export with new ids
+    refused = other_api.post("/v1/import?new_ids=true", raw=exported)
+
+    # Then: a 409 names the line and the custom_id, and the second tenant holds what it held
+    line = next(
+        n
+        for n, text in enumerate(exported.decode().splitlines(), 1)
+        if json.loads(text)["record"] == "document"
+    )
+    assert refused.status == 409, refused.json
+    assert refused.json["error"]["message"].startswith(
+        f"line {line}: the document's custom_id doc-1 is document {theirs['id']} of this tenant "
+        "(container p):"
+    )
+    assert other_api.post("/v1/export").raw.decode().splitlines()[1:] == before
+
+
+def test_importing_a_tenants_own_export_with_new_ids_is_a_409_on_its_custom_ids(api: Api) -> None:
+    # Given: a tenant's export holding a document under custom_id doc-1
+    mine = ingest(api, {"content": "Mallory Stone lives in Oslo.", "custom_id": "doc-1", "container": "cid"})
+    exported = api.post("/v1/export").raw
+
+    # When: it imports its own export back with new ids
+    refused = api.post("/v1/import?new_ids=true", raw=exported)
+
+    # Then: a 409 names the custom_id and the document holding it, and nothing was imported
+    assert refused.status == 409, refused.json
+    assert f"custom_id doc-1 is document {mine['id']} of this tenant" in refused.json["error"]["message"]
+    assert api.post("/v1/export").raw.decode().splitlines()[1:] == exported.decode().splitlines()[1:]
+
+
 def test_the_api_exports_and_imports_locally(
     api: Api, tenant: IssuedKey, other_api: Api, other_tenant: IssuedKey, local_db: LocalDatabase
 ) -> None:

@@ -118,6 +118,8 @@ class _Import:
         row = self.ids.row(kind, fields)
         if kind == "memory" and self.ids.renews:
             row["conversation_id"] = self._conversation(row["conversation_id"])
+        if kind == "document" and row["custom_id"] is not None:
+            self._custom_id_free(row)
         if self.restorers[kind](row):
             self.inserted[kind] += 1
             return
@@ -144,6 +146,17 @@ class _Import:
             f"{kind} {old_id} already exists in another tenant: import with new ids (engram import "
             "--new-ids, POST /v1/import?new_ids=true) to copy it"
         )
+
+    def _custom_id_free(self, row: dict[str, Any]) -> None:
+        """A custom_id names one document of the tenant: the one this row restores, or none yet."""
+        holder = documents.find_by_custom_id(self.uow.cur, self.uow.tenant_id, row["custom_id"])
+        if holder is not None and holder["id"] != row["id"]:
+            raise Conflict(
+                f"the document's custom_id {row['custom_id']} is document {holder['id']} of this tenant "
+                f"(container {holder['container']}): delete that document, or take the custom_id out of "
+                "the file, to import it; nothing was imported",
+                details={"field": "custom_id"},
+            )
 
     def _conversation(self, value: str | None) -> str | None:
         """A conversation_id that names a session of the tenant follows the session's new id."""
