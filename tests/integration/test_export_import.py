@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import boto3
 import pytest
@@ -579,7 +579,7 @@ def test_import_errors_name_the_line(fresh: FreshDatabase) -> None:
         load(header, json.dumps({**CONTAINER, "colour": "red"}))
     with pytest.raises(InvalidInput, match="line 2: memories refused it"):
         load(header, json.dumps(MEMORY))
-    with pytest.raises(InvalidInput, match="line 3: memories refused it"):
+    with pytest.raises(InvalidInput, match="line 3: memory record: memory_type: Input should be 'fact'"):
         load(header, json.dumps(CONTAINER), json.dumps({**MEMORY, "container": "a", "memory_type": "gossip"}))
     with pytest.raises(InvalidInput, match="line 2: document_file: data is not base64"):
         load(header, json.dumps({"record": "document_file", "document_id": MEMORY["id"], "data": "%%%"}))
@@ -636,6 +636,48 @@ def test_importing_a_tenants_own_export_with_new_ids_is_a_409_on_its_custom_ids(
     assert refused.status == 409, refused.json
     assert f"custom_id doc-1 is document {mine['id']} of this tenant" in refused.json["error"]["message"]
     assert api.post("/v1/export").raw.decode().splitlines()[1:] == exported.decode().splitlines()[1:]
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "problem"),
+    [
+        ({"content": "x\u0000y"}, "content", "must not contain NUL characters"),
+        ({"memory_type": "gossip"}, "memory_type", "Input should be 'fact', 'preference'"),
+        ({"confidence": 5}, "confidence", "Input should be less than or equal to 1"),
+        ({"container": "no such/name"}, "container", "String should match pattern"),
+        ({"tags": [" x "]}, "tags[0]", "must not start or end with whitespace"),
+    ],
+)
+def test_a_memory_record_the_api_would_refuse_is_refused_naming_line_kind_and_field(
+    fresh: FreshDatabase, fields: dict[str, Any], field: str, problem: str
+) -> None:
+    # Given: a file whose second record is a memory with a value the API refuses
+    tenant_id = tenants.ensure_tenant(fresh.admin, f"refused-{uuid4().hex[:12]}")
+    lines = [json.dumps({**HEADER_V1, "version": 2}), json.dumps(CONTAINER), json.dumps({**MEMORY, **fields})]
+
+    # When: it is imported
+    with pytest.raises(InvalidInput) as refused:
+        _import(fresh, tenant_id, "refused", lines)
+
+    # Then: the refusal names the line, the record kind and the field, and nothing was imported
+    assert refused.value.message.startswith(f"line 3: memory record: {field}: "), refused.value.message
+    assert problem in refused.value.message
+    assert refused.value.details["field"] == field
+    assert _export(fresh.app, tenant_id, "refused")[1:] == [NOTHING]
+
+
+def test_the_api_answers_a_refused_import_record_as_a_422_naming_the_field(api: Api) -> None:
+    # Given: a file holding a memory whose content has a NUL character
+    body = records.jsonl(
+        [records.header(), records.container("a"), records.memory("x\u0000y", container="a")]
+    )
+
+    # When: it is imported over the API
+    refused = api.post("/v1/import?new_ids=true", raw=body.encode())
+
+    # Then: a 422 names the line, the record kind and the field
+    assert_invalid(refused, "content")
+    assert refused.json["error"]["message"].startswith("line 3: memory record: content: must not contain NUL")
 
 
 def test_the_api_exports_and_imports_locally(

@@ -28,6 +28,7 @@ from engram.errors import Conflict, InvalidInput
 from engram.export.coverage import TABLE_OF
 from engram.export.ids import IdMap, as_uuid
 from engram.export.models import RECORD_ORDER, V1_RECORD_ORDER, End, Header, ImportReport, Record
+from engram.fields import NATIVE_MESSAGES
 from engram.graph import repo as graph
 from engram.instructions import repo as instructions
 from engram.memories.writer import MemoryWriter
@@ -226,7 +227,7 @@ def _records(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
         try:
             record = _RECORD.validate_json(line)
         except ValidationError as exc:
-            raise InvalidInput(f"line {number}: {_first_error(exc)}") from exc
+            raise _refused(number, exc) from exc
         if record.record not in order:
             raise InvalidInput(f"line {number}: a {record.record} record has no place in this version")
         position = order.index(record.record)
@@ -256,6 +257,17 @@ def _end(line: str) -> End | None:
 
 def _listed(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no records"
+
+
+def _refused(number: int, exc: ValidationError) -> InvalidInput:
+    """A record that is not what its kind holds: the line, the kind and the field, in the API's words."""
+    error = exc.errors()[0]
+    loc = tuple(error.get("loc", ()))
+    if len(loc) < 2 or loc[0] not in RECORD_ORDER:  # no kind, or not one: the record field itself
+        return InvalidInput(f"line {number}: {_first_error(exc)}")
+    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc[1:]).lstrip(".")
+    problem = NATIVE_MESSAGES.get(error["type"]) or str(error["msg"]).removeprefix("Value error, ")
+    return InvalidInput(f"line {number}: {loc[0]} record: {field}: {problem}", details={"field": field})
 
 
 def _first_error(exc: ValidationError) -> str:

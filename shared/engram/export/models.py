@@ -16,9 +16,17 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from engram.fields import Flag
+from engram.fields import Flag, Float4Vector, JsonObject, Number, Text
 from engram.lazymodel import LazyModel
-from engram.memories.models import ContainerQuery
+from engram.memories.models import (
+    ContainerName,
+    ContainerQuery,
+    Identifier,
+    MemoryType,
+    ModelName,
+    Tag,
+    Visibility,
+)
 
 FORMAT_VERSION: Literal[3] = 3
 RECORD_ORDER = (
@@ -191,25 +199,29 @@ class SummaryRecord(_Record):
 
 
 class MemoryRecord(_Record):
+    """A memory's values follow the API's rules for them (engram.fields, the memory models), so that a file
+    brings in nothing the API would refuse, and a refusal names the field; its content has no size limit
+    here, since memories extracted from documents and conversations were never held to the API's."""
+
     record: Literal["memory"] = "memory"
     id: UUID
-    container: str
-    content: str
-    memory_type: str
-    tags: list[str]
-    metadata: dict[str, JsonValue]
-    agent_id: str | None
-    conversation_id: str | None
-    user_id: str | None
-    visibility: str
-    confidence: float
+    container: ContainerName
+    content: Annotated[Text, Field(min_length=1)]
+    memory_type: MemoryType
+    tags: list[Tag]
+    metadata: JsonObject
+    agent_id: Identifier | None
+    conversation_id: Identifier | None
+    user_id: Identifier | None
+    visibility: Visibility
+    confidence: Annotated[Number, Field(ge=0.0, le=1.0)]
     is_latest: bool
     valid_from: datetime
     valid_to: datetime | None
     expires_at: datetime | None
     reverted_at: datetime | None = None
-    embedding: list[float] | None
-    embedding_model: str | None
+    embedding: Float4Vector | None
+    embedding_model: ModelName | None
     created_at: datetime
     updated_at: datetime
 
