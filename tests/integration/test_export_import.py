@@ -666,6 +666,23 @@ def test_a_memory_record_the_api_would_refuse_is_refused_naming_line_kind_and_fi
     assert _export(fresh.app, tenant_id, "refused")[1:] == [NOTHING]
 
 
+def test_a_value_refused_before_it_reaches_the_database_is_named_in_its_own_words(
+    fresh: FreshDatabase,
+) -> None:
+    # Given: a container record whose description holds a NUL character (not checked by its record)
+    tenant_id = tenants.ensure_tenant(fresh.admin, f"nul-{uuid4().hex[:12]}")
+    lines = [json.dumps({**HEADER_V1, "version": 2}), json.dumps({**CONTAINER, "description": "a\u0000b"})]
+
+    # When: it is imported
+    with pytest.raises(InvalidInput) as refused:
+        _import(fresh, tenant_id, "nul", lines)
+
+    # Then: the refusal says why (psycopg's words), not "None"
+    assert refused.value.message == (
+        "line 2: containers refused it: PostgreSQL text fields cannot contain NUL (0x00) bytes"
+    )
+
+
 def test_the_api_answers_a_refused_import_record_as_a_422_naming_the_field(api: Api) -> None:
     # Given: a file holding a memory whose content has a NUL character
     body = records.jsonl(

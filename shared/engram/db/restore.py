@@ -55,7 +55,8 @@ def insert_as_is(
     try:
         inserted = cur.execute(query, values).fetchone()
     except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as exc:
-        raise InvalidInput(f"{table} refused it: {exc.diag.message_primary}") from exc
+        # A value refused before it reached the server (a NUL in text) has no diagnostic: its own words.
+        raise InvalidInput(f"{table} refused it: {exc.diag.message_primary or exc}") from exc
     return inserted is not None
 
 
