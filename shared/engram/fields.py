@@ -165,7 +165,10 @@ def has_direction(vector: list[float]) -> list[float]:
     return vector
 
 
-Float4Vector = Annotated[list[Float4], AfterValidator(has_direction)]
+Float4Vector = list[Float4]
+"""A vector as pgvector stores it (an export's, restored as it was)."""
+DirectedVector = Annotated[Float4Vector, AfterValidator(has_direction)]
+"""A vector a request sends: one with no direction is refused (a backup that holds one still restores)."""
 Label = Annotated[
     str, AfterValidator(no_nul), AfterValidator(trimmed), Field(json_schema_extra={"pattern": NO_NUL_TRIMMED})
 ]

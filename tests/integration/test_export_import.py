@@ -666,6 +666,20 @@ def test_a_memory_record_the_api_would_refuse_is_refused_naming_line_kind_and_fi
     assert _export(fresh.app, tenant_id, "refused")[1:] == [NOTHING]
 
 
+def test_a_backup_holding_a_vector_of_zeros_still_restores(fresh: FreshDatabase) -> None:
+    # Given: an export from before the API refused vectors with no direction
+    tenant_id = tenants.ensure_tenant(fresh.admin, f"zeros-{uuid4().hex[:12]}")
+    zeros = {"embedding": [0.0, 0.0, 0.0], "embedding_model": "my-model-3d"}
+    memory = records.memory("kept as it was", container="a", **zeros)
+    lines = [json.dumps({**HEADER_V1, "version": 2}), json.dumps(records.container("a")), json.dumps(memory)]
+
+    # When: it is imported
+    report = _import(fresh, tenant_id, "zeros", lines)
+
+    # Then: the memory is restored as it was
+    assert report.inserted["memory"] == 1
+
+
 def test_a_value_refused_before_it_reaches_the_database_is_named_in_its_own_words(
     fresh: FreshDatabase,
 ) -> None:

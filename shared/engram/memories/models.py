@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from engram.fields import Flag, Float4Vector, Integer, JsonObject, Label, NoNul, Number, Timestamp
+from engram.fields import DirectedVector, Flag, Integer, JsonObject, Label, NoNul, Number, Timestamp
 from engram.lazymodel import LazyModel
 
 MAX_CONTENT_BYTES = 100 * 1024
@@ -67,7 +67,7 @@ ContainerQuery = Annotated[str, StringConstraints(pattern=CONTAINER_QUERY_PATTER
 Tag = Annotated[Label, StringConstraints(min_length=1, max_length=100)]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=255), *NoNul]
 Metadata = Annotated[JsonObject, AfterValidator(_metadata_fits)]
-Vector = Annotated[Float4Vector, Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS)]
+Vector = Annotated[DirectedVector, Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS)]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), *NoNul]
 Cursor = Annotated[str, StringConstraints(max_length=200), *NoNul]
 
