@@ -19,6 +19,7 @@ from engram.containers.models import (
     ContainerDeleted,
     ContainerTree,
 )
+from engram.fields import QueryFlag
 from engram.instructions.models import Instructions, InstructionsList, InstructionsSet
 from engram.memories.models import CONTAINER_PATTERN, Identifier
 from engram.observability import logger, tracer
@@ -44,7 +45,7 @@ def create_container(body: ContainerCreate) -> tuple[Container, int]:
 @app.delete("/v1/containers/<name>")
 def delete_container(
     name: Name,
-    confirm: Annotated[bool, Query(description="required when the container is not empty")] = False,
+    confirm: Annotated[QueryFlag, Query(description="required when the container is not empty")] = False,
 ) -> ContainerDeleted:
     return deps.container_service().delete(tenant_of(app), name, confirm=confirm)
 
@@ -58,7 +59,7 @@ def archive_container(name: Name) -> ContainerArchived:
 def erase_user(
     user_id: Annotated[Identifier, Path(description="the user whose data goes: every row of theirs")],
     confirm: Annotated[
-        bool, Query(description="required to erase; without it, a 409 lists what would go")
+        QueryFlag, Query(description="required to erase; without it, a 409 lists what would go")
     ] = False,
 ) -> UserErasure:
     return deps.user_erasure().erase(tenant_of(app), user_id, confirm=confirm)

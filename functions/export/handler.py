@@ -26,6 +26,7 @@ from engram.api import build_resolver, principal_of, resolve
 from engram.api.streaming import lines_of
 from engram.errors import InvalidInput, NotFound, UnsupportedHere
 from engram.export.models import ExportRequest, ImportReport
+from engram.fields import QueryFlag
 from engram.observability import logger, tracer
 
 app = build_resolver()
@@ -80,10 +81,11 @@ def export_status(id: Annotated[str, Path(description="the id POST /v1/export an
 @app.post("/v1/import")
 def import_tenant(
     new_ids: Annotated[
-        bool, Query(description="give every row a new id (the same ones each time): copy into this tenant")
+        QueryFlag,
+        Query(description="give every row a new id (the same ones each time): copy into this tenant"),
     ] = False,
     upload: Annotated[
-        bool, Query(description="AWS: no body; answer an upload URL and a job (for files over 6 MB)")
+        QueryFlag, Query(description="AWS: no body; answer an upload URL and a job (for files over 6 MB)")
     ] = False,
 ) -> Response[Any]:
     principal = principal_of(app)

@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.api.ids import path_id
-from engram.fields import Text, Timestamp
+from engram.fields import QueryFlag, Text, Timestamp
 from engram.graph.models import (
     MAX_DEPTH,
     Entity,
@@ -104,7 +104,7 @@ def graph(
     limit: Annotated[int, Query(ge=1, le=200, description="entities per page")] = 50,
     cursor: Cursor = None,
     as_of: Annotated[Timestamp | None, Query(description="relations valid at this time")] = None,
-    include_history: Annotated[bool, Query(description="also relations no longer current")] = False,
+    include_history: Annotated[QueryFlag, Query(description="also relations no longer current")] = False,
     user_id: UserId = None,
 ) -> Subgraph:
     subgraph = deps.graph_service().graph(

@@ -4,6 +4,7 @@ A value that cannot be stored exactly as sent is refused with a 422 naming the f
 
 - strings hold no NUL character (PostgreSQL text and jsonb cannot store one);
 - numbers are JSON numbers: never `true`/`false` or a string, always finite;
+- booleans are `true` or `false`, in a body and in a query string alike;
 - timestamps are ISO 8601 strings with a UTC offset (a number is not a timestamp), to the microsecond,
   and their instant lies within what PostgreSQL stores and the API returns in any time zone;
 - JSON documents (metadata, working values) nest at most `MAX_JSON_DEPTH` levels and hold only finite
@@ -84,6 +85,14 @@ def _json_number(value: Any) -> Any:
     return value
 
 
+def _query_flag(value: Any) -> Any:
+    if isinstance(value, bool):  # the parameter's default, or a Python caller
+        return value
+    if value in ("true", "false"):
+        return value == "true"
+    raise ValueError("must be true or false")
+
+
 def _timestamp_text(value: Any) -> Any:
     if isinstance(value, datetime):  # from Python callers; JSON always sends a string
         return value
@@ -150,6 +159,9 @@ Integer = Annotated[int, BeforeValidator(_json_number)]
 """A JSON integer (5.0 is 5); never true/false or a string."""
 Flag = StrictBool
 """true or false, nothing else."""
+QueryFlag = Annotated[bool, BeforeValidator(_query_flag)]
+"""A boolean query parameter: the text `true` or `false`, nothing else (pydantic alone also reads yes,
+1, on, t, y and True as true: a `?confirm=yes` would delete a container)."""
 Timestamp = Annotated[AwareDatetime, BeforeValidator(_timestamp_text), AfterValidator(timestamp_in_range)]
 JsonDocument = Annotated[JsonValue, BeforeValidator(check_json)]
 JsonObject = Annotated[dict[str, JsonValue], BeforeValidator(check_json)]

@@ -55,6 +55,18 @@ def test_create_with_parent_and_description_and_update_the_description(api: Api)
     assert _node(tree, "a.b")["children"][0]["name"] == "a.b.c"
 
 
+def test_confirm_yes_is_refused_and_deletes_nothing(api: Api) -> None:
+    # Given a container with a memory in it
+    api.post("/v1/memories", {"content": "keep me", "container": "crm"})
+
+    # When its deletion is "confirmed" with a word other than true
+    response = api.delete("/v1/containers/crm?confirm=yes")
+
+    # Then it is a 422 naming confirm, and the memory is still there
+    assert_invalid(response, "confirm")
+    assert api.get("/v1/stats").json["total"] == 1
+
+
 def test_delete_asks_for_confirmation_when_not_empty(api: Api) -> None:
     api.post("/v1/memories", {"content": "old note", "container": "scratch.tmp"})
     api.post(

@@ -1,6 +1,7 @@
 """The input rules hold for every field of every operation in /openapi.json, read from the document
 itself, so a new route or field is covered without a new test: a NUL in any string, true/false for
-any number, a number for any timestamp and 1 for any boolean are each a 422 naming the field."""
+any number, a number for any timestamp and 1 for any boolean are each a 422 naming the field; a boolean
+query parameter takes `true` or `false` only."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ PATH_VALUES = {
     "plan_id": "p",
     "task_id": "t",
     "subtask_id": "st",
+    "user_id": "u",
 }
 NUL = "a\u0000b"
 BEYOND_DOUBLE = "<1e400>"  # written as the JSON number 1e400, which no double holds
@@ -112,6 +114,28 @@ def _query_cases() -> list[Any]:
     return cases
 
 
+def _flag_cases() -> list[Any]:
+    schemas = _schemas()
+    cases = []
+    for method, path, op in _operations():
+        for parameter in op.get("parameters", []):
+            schema = _resolve(parameter.get("schema", {}), schemas)
+            if parameter["in"] == "query" and schema.get("type") == "boolean":
+                name = parameter["name"]
+                # the route's other required parameters, so that the flag is all that is wrong
+                required = "".join(
+                    f"&{p['name']}=x" for p in op["parameters"] if p["in"] == "query" and p.get("required")
+                )
+                for word in NOT_A_FLAG:
+                    query = f"{name}={word}{required}"
+                    cases.append(pytest.param(method, path, name, query, id=f"{method} {path}?{query}"))
+    return cases
+
+
+# What pydantic alone reads as a boolean, besides true and false.
+NOT_A_FLAG = ["yes", "1", "on", "y", "t", "True", "0", "off", "no", "FALSE", ""]
+
+
 def _url(path: str, query: str = "") -> str:
     for name, value in PATH_VALUES.items():
         path = path.replace("{" + name + "}", value)
@@ -125,10 +149,12 @@ def _encode(value: Any) -> bytes:
 
 BODY_CASES = _body_cases()
 QUERY_CASES = _query_cases()
+FLAG_CASES = _flag_cases()
 
 
 def test_the_document_has_fields_to_check() -> None:
     assert len(BODY_CASES) > 150 and len(QUERY_CASES) > 15
+    assert {case.values[2] for case in FLAG_CASES} == {"confirm", "new_ids", "upload", "include_history"}
 
 
 @pytest.mark.parametrize(("method", "path", "body", "field"), BODY_CASES)
@@ -150,3 +176,18 @@ def test_every_string_query_parameter_refuses_nul(api: Api, method: str, path: s
     assert response.status == 422, (response.status, response.json)
     error = response.json["error"]
     assert name in {error.get("field")} | {e["field"] for e in error.get("errors", [])}, error
+
+
+@pytest.mark.parametrize(("method", "path", "name", "query"), FLAG_CASES)
+def test_every_boolean_query_parameter_takes_true_or_false_only(
+    api: Api, method: str, path: str, name: str, query: str
+) -> None:
+    # Given a boolean query parameter sent as something other than true or false
+    # When the route is called
+    response = api.call(method, _url(path, query))
+
+    # Then it is a 422 naming the parameter, whatever the route would have done with it
+    assert response.status == 422, (response.status, response.json)
+    error = response.json["error"]
+    assert (error["code"], error["field"]) == ("validation_error", name), error
+    assert error["message"] == f"{name}: must be true or false"
