@@ -14,7 +14,7 @@ from uuid import UUID
 import psycopg
 import pydantic_core
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter, Route
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
@@ -141,11 +141,43 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
         )
 
 
-def _refusal(status: int, code: str, message: str) -> dict[str, Any]:
+def _refusal(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
     """An error answered before the resolver sees the event."""
-    problem = {"error": {"code": code, "message": message}}
+    problem = {"error": {"code": code, "message": message, **extra}}
     headers = {"Content-Type": "application/json"}
     return {"statusCode": status, "headers": headers, "body": json.dumps(problem)}
+
+
+def route_of(app: APIGatewayRestResolver, method: str, resource: str) -> Route | None:
+    """The resolver's route for an event's method and API Gateway resource ("/v1/memories/{id}"), or
+    None (the resolver then answers its 404). Powertools keeps its routes in these two lists."""
+    for route in (*app._static_routes, *app._dynamic_routes):
+        if route.method == method and route.openapi_path == resource:
+            return route
+    return None
+
+
+def _query_names(route: Route) -> list[str]:
+    """The query parameters the route's handler declares, by the name a client sends."""
+    return [field.alias for field in route.dependant.query_params]
+
+
+def _unknown_query(event: dict[str, Any], method: str, resource: str, route: Route) -> dict[str, Any] | None:
+    """A 422 naming every query parameter the route does not declare, or None. Left to the resolver, a
+    parameter it does not know is dropped: a typo (?dept= for ?depth=, ?userid= for ?user_id=) would be
+    answered as if it had not been sent. A repeated name is one name (multiValueQueryStringParameters)."""
+    sent = {
+        **(event.get("queryStringParameters") or {}),
+        **(event.get("multiValueQueryStringParameters") or {}),
+    }
+    declared = _query_names(route)
+    unknown = [name for name in sent if name not in declared]
+    if not unknown:
+        return None
+    takes = f"it takes {', '.join(declared)}" if declared else "it takes none"
+    where = f"not a query parameter of {method} {resource}; {takes}"
+    listed = [{"field": name, "message": where} for name in unknown[:20]]
+    return _refusal(422, "validation_error", f"{unknown[0]}: {where}", field=unknown[0], errors=listed)
 
 
 def resolve(
@@ -160,11 +192,18 @@ def resolve(
     one exception is a multipart upload to one of `multipart_routes`, which reads it itself.
 
     A request naming several API keys is refused here too, not only by the authorizer: in AWS the
-    authorizer's cached answer for one of those keys would otherwise let it through."""
+    authorizer's cached answer for one of those keys would otherwise let it through. So is a query
+    parameter the route does not declare, once for every route."""
     try:
         api_key_from(event)
     except AmbiguousApiKey as exc:
         return _refusal(403, "forbidden", str(exc))
+    method, resource = str(event.get("httpMethod") or ""), str(event.get("resource") or "")
+    route = route_of(app, method, resource)
+    if route is not None:
+        unknown = _unknown_query(event, method, resource, route)
+        if unknown is not None:
+            return unknown
     headers = event.get("headers") or {}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
     content_type = content_type.strip()

@@ -1,0 +1,124 @@
+"""What a route does not read is refused, not dropped: a query parameter it does not declare is a 422
+naming it, on every route of engram.api.routes, read from the resolvers themselves, so a new route is
+covered without a new test."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from engram.api.app import route_of
+from engram.api.routes import ROUTES, Route
+from engram.local.functions import load_function
+from tests.conftest import Api, assert_invalid
+
+PATH_VALUES = {
+    "id": str(uuid.UUID(int=1)),
+    "memory_id": str(uuid.UUID(int=2)),
+    "scope": "s",
+    "key": "k",
+    "name": "c",
+    "plan_id": "p",
+    "task_id": "t",
+    "subtask_id": "st",
+    "user_id": "u",
+}
+
+
+def _url(route: Route, query: str) -> str:
+    path = route.path
+    for name, value in PATH_VALUES.items():
+        path = path.replace("{" + name + "}", value)
+    assert "{" not in path, f"no example value for a path parameter of {route.path}: add it to PATH_VALUES"
+    return f"{path}?{query}"
+
+
+def _declared(route: Route) -> list[str]:
+    found = route_of(load_function(route.function).app, route.method, route.path)
+    assert found is not None
+    return [field.alias for field in found.dependant.query_params]
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_every_route_of_the_table_is_found_in_its_resolver(route: Route) -> None:
+    # Given a route of the table, When its function's resolver is asked for it by method and resource
+    found = route_of(load_function(route.function).app, route.method, route.path)
+
+    # Then it is there: the checks made before resolving apply to every route
+    assert found is not None
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r.authorized], ids=lambda r: f"{r.method} {r.path}")
+def test_an_undeclared_query_parameter_is_refused_on_every_route(api: Api, route: Route) -> None:
+    # Given a query parameter no route declares
+    # When any route is called with it
+    response = api.call(route.method, _url(route, "bogus=1"))
+
+    # Then it is a 422 naming it and listing what the route takes
+    assert_invalid(response, "bogus")
+    declared = _declared(route)
+    takes = f"it takes {', '.join(declared)}" if declared else "it takes none"
+    assert response.json["error"]["message"] == (
+        f"bogus: not a query parameter of {route.method} {route.path}; {takes}"
+    )
+
+
+def test_the_health_check_refuses_an_undeclared_query_parameter_too(anonymous_api: Api) -> None:
+    # Given the one route that needs no key, When it is called with a parameter it does not take
+    response = anonymous_api.get("/health?verbose=true")
+
+    # Then it is refused as on every other route
+    assert_invalid(response, "verbose")
+
+
+def test_a_typo_of_a_query_parameter_is_refused_not_answered_with_the_default(api: Api) -> None:
+    # Given a memory
+    memory = api.post("/v1/memories", {"content": "Alice lives in Paris"}).json
+
+    # When its neighbours are asked for with ?dept= (meaning ?depth=)
+    response = api.get(f"/v1/memories/{memory['id']}/related?dept=3")
+
+    # Then the typo is named, with the parameters the route does take
+    assert_invalid(response, "dept")
+    assert "it takes depth, limit, user_id" in response.json["error"]["message"]
+
+
+def test_a_misspelt_user_id_is_a_422_not_a_misleading_404(api: Api) -> None:
+    # Given a private memory of zoe
+    body = {"content": "Zoe likes tea", "user_id": "zoe", "visibility": "private"}
+    memory = api.post("/v1/memories", body).json
+
+    # When it is read with ?userid=zoe
+    response = api.get(f"/v1/memories/{memory['id']}?userid=zoe")
+
+    # Then userid is named as unknown, rather than the memory being "not found"
+    assert_invalid(response, "userid")
+
+
+def test_every_undeclared_query_parameter_is_listed(api: Api) -> None:
+    # Given a request with a known parameter and two unknown ones
+    # When it is sent
+    response = api.get("/v1/profile?user_id=zoe&bogus=1&other=2")
+
+    # Then the first unknown is the field, and both are listed
+    assert_invalid(response, "bogus")
+    assert [e["field"] for e in response.json["error"]["errors"]] == ["bogus", "other"]
+
+
+def test_a_repeated_declared_parameter_is_not_undeclared(api: Api) -> None:
+    # Given a declared parameter sent twice (multiValueQueryStringParameters holds both)
+    # When the route is called
+    response = api.get("/v1/sessions?user_id=a&user_id=a")
+
+    # Then it is not called undeclared (the resolver refuses a repeated single value for its own reason)
+    assert "not a query parameter" not in response.json.get("error", {}).get("message", ""), response.json
+
+
+def test_declared_parameters_are_still_read(api: Api) -> None:
+    # Given a memory, When its neighbours are asked for with the parameters the route declares
+    memory = api.post("/v1/memories", {"content": "Alice lives in Paris"}).json
+    response = api.get(f"/v1/memories/{memory['id']}/related?depth=2&limit=5")
+
+    # Then they are read
+    assert response.status == 200, response.json
