@@ -1,6 +1,6 @@
 """What a route does not read is refused, not dropped: a query parameter it does not declare is a 422
-naming it, on every route of engram.api.routes, read from the resolvers themselves, so a new route is
-covered without a new test."""
+naming it, and so is a body sent to a route that reads none, on every route of engram.api.routes, read
+from the resolvers themselves, so a new route is covered without a new test."""
 
 from __future__ import annotations
 
@@ -32,6 +32,15 @@ def _url(route: Route, query: str) -> str:
         path = path.replace("{" + name + "}", value)
     assert "{" not in path, f"no example value for a path parameter of {route.path}: add it to PATH_VALUES"
     return f"{path}?{query}"
+
+
+def _takes_no_body(route: Route) -> bool:
+    found = route_of(load_function(route.function).app, route.method, route.path)
+    assert found is not None
+    return not found.dependant.body_params and not route.streamed_body
+
+
+NO_BODY_ROUTES = [r for r in ROUTES if r.authorized and _takes_no_body(r)]
 
 
 def _declared(route: Route) -> list[str]:
@@ -121,4 +130,74 @@ def test_declared_parameters_are_still_read(api: Api) -> None:
     response = api.get(f"/v1/memories/{memory['id']}/related?depth=2&limit=5")
 
     # Then they are read
+    assert response.status == 200, response.json
+
+
+# --- a body where the route reads none -----------------------------------------------------------
+
+
+def test_the_routes_that_read_no_body_are_found() -> None:
+    names = {r.operation_id for r in NO_BODY_ROUTES}
+    assert {"revert_memory", "get_recent_messages", "extract_session", "archive_container"} <= names
+    assert not names & {"import_tenant", "upload_document", "export", "create_memory"}
+
+
+@pytest.mark.parametrize("route", NO_BODY_ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_a_body_is_refused_on_every_route_that_reads_none(api: Api, route: Route) -> None:
+    # Given a route that reads no body, When it is sent one
+    response = api.call(route.method, _url(route, "").rstrip("?"), {"bogus": True})
+
+    # Then it is a 422 saying so, before anything is done
+    assert_invalid(response, "body")
+    assert response.json["error"]["message"].startswith("body: this route takes no body")
+
+
+def test_a_revert_sent_a_body_reverts_nothing(api: Api) -> None:
+    # Given a memory superseded by another
+    old = api.post("/v1/memories", {"content": "Alice lives in Paris"}).json
+    new = api.post("/v1/memories", {"content": "Alice lives in Berlin", "supersedes": old["id"]}).json
+
+    # When the revert is sent an array body
+    response = api.post(f"/v1/memories/{old['id']}/revert", [{"content": "a"}])
+
+    # Then it is refused, and the supersession stands
+    assert_invalid(response, "body")
+    assert api.get(f"/v1/memories/{new['id']}").json["is_latest"] is True
+
+
+def test_a_query_parameter_sent_in_the_body_is_pointed_to_the_query_string(api: Api) -> None:
+    # Given a session with two messages
+    session = api.post("/v1/sessions", {"user_id": "u"}).json
+    messages = [{"role": "user", "content": "one"}, {"role": "user", "content": "two"}]
+    api.post(f"/v1/sessions/{session['id']}/messages?user_id=u", {"messages": messages})
+
+    # When the recent messages are asked for with the limit in the body
+    response = api.post(f"/v1/sessions/{session['id']}/recent?user_id=u", {"limit": 1})
+
+    # Then it is refused, and the message says where limit goes
+    assert_invalid(response, "body")
+    assert response.json["error"]["message"] == (
+        "body: this route takes no body; limit goes in the query string (?limit=...)"
+    )
+
+
+@pytest.mark.parametrize("raw", [b'"hello"', b"5", b"null", b"[]", b"{", b'{"user_id": "x", "bogus": true}'])
+def test_any_body_but_an_empty_object_is_refused_where_none_is_read(api: Api, raw: bytes) -> None:
+    # Given a session, When its extraction is sent a body of any other shape
+    session = api.post("/v1/sessions", {"user_id": "u"}).json
+    response = api.post(f"/v1/sessions/{session['id']}/extract?user_id=u", raw=raw)
+
+    # Then it is refused as a body the route does not read, saying where its parameters go
+    assert_invalid(response, "body")
+    assert response.json["error"]["message"].startswith("body: this route takes no body; ")
+    assert "in the query string" in response.json["error"]["message"]
+
+
+@pytest.mark.parametrize("raw", [b"", b" \n", b"{}", b" { } "])
+def test_a_body_that_carries_nothing_is_accepted_where_none_is_read(api: Api, raw: bytes) -> None:
+    # Given a session, When its extraction is sent no body, whitespace or an empty object
+    session = api.post("/v1/sessions", {"user_id": "u"}).json
+    response = api.post(f"/v1/sessions/{session['id']}/extract?user_id=u", raw=raw)
+
+    # Then nothing is dropped, and it is answered
     assert response.status == 200, response.json

@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler.api_gateway import BaseRouter, Route
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
+from engram.api.routes import ROUTES
 from engram.apikey import AmbiguousApiKey, api_key_from
 from engram.errors import EngramError, InvalidInput, MalformedJson, Unauthorized
 from engram.fields import MAX_JSON_DEPTH, NATIVE_MESSAGES, field_nested_too_deep
@@ -157,6 +158,11 @@ def route_of(app: APIGatewayRestResolver, method: str, resource: str) -> Route |
     return None
 
 
+# The routes whose handlers read the body themselves rather than declare it: an import's JSON Lines, an
+# upload's file (engram local streams both to the handler as they arrive).
+_OWN_BODY = frozenset((route.method, route.path) for route in ROUTES if route.streamed_body)
+
+
 def _query_names(route: Route) -> list[str]:
     """The query parameters the route's handler declares, by the name a client sends."""
     return [field.alias for field in route.dependant.query_params]
@@ -180,6 +186,35 @@ def _unknown_query(event: dict[str, Any], method: str, resource: str, route: Rou
     return _refusal(422, "validation_error", f"{unknown[0]}: {where}", field=unknown[0], errors=listed)
 
 
+def _takes_no_body(route: Route, method: str, resource: str) -> bool:
+    return not route.dependant.body_params and (method, resource) not in _OWN_BODY
+
+
+def _unread_body(text: str, route: Route) -> dict[str, Any] | None:
+    """A 422 for a body sent to a route that reads none, or None when it carries nothing (no bytes,
+    whitespace, or `{}`). Left to the resolver, it is dropped unread: `{"limit": 1}` to a route that
+    takes ?limit= would be answered with the default limit."""
+    if not text.strip():
+        return None
+    try:
+        sent = json.loads(text)
+    except (ValueError, RecursionError):
+        sent = None
+    if sent == {}:
+        return None
+    declared = _query_names(route)
+    meant = [key for key in sent if key in declared] if isinstance(sent, dict) else []
+    if meant:
+        verb = "goes" if len(meant) == 1 else "go"
+        hint = f"; {', '.join(meant)} {verb} in the query string (?{meant[0]}=...)"
+    elif declared:
+        hint = f"; its parameters go in the query string: {', '.join(declared)}"
+    else:
+        hint = ""
+    message = f"body: this route takes no body{hint}"
+    return _refusal(422, "validation_error", message, field="body")
+
+
 def resolve(
     app: APIGatewayRestResolver,
     event: dict[str, Any],
@@ -192,8 +227,9 @@ def resolve(
     one exception is a multipart upload to one of `multipart_routes`, which reads it itself.
 
     A request naming several API keys is refused here too, not only by the authorizer: in AWS the
-    authorizer's cached answer for one of those keys would otherwise let it through. So is a query
-    parameter the route does not declare, once for every route."""
+    authorizer's cached answer for one of those keys would otherwise let it through. So are a query
+    parameter the route does not declare and a body sent to a route that reads none, once for every
+    route."""
     try:
         api_key_from(event)
     except AmbiguousApiKey as exc:
@@ -215,6 +251,10 @@ def resolve(
         except (ValueError, UnicodeDecodeError):
             return _refusal(400, "malformed_json", "the request body is not UTF-8 JSON")
         event = {**event, "body": body, "isBase64Encoded": False}
+    if route is not None and event.get("body") and _takes_no_body(route, method, resource):
+        unread = _unread_body(str(event["body"]), route)
+        if unread is not None:
+            return unread
     if not content_type.startswith("application/json"):  # exactly as the resolver tests it
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["Content-Type"] = "application/json"
