@@ -159,6 +159,24 @@ def test_strict_types_hold_on_every_route(api: Api, path: str, body: dict, field
     refused(api.post(path, body), field)
 
 
+def test_a_key_sent_twice_is_refused_and_nothing_stored(api: Api) -> None:
+    # Given a body that sends content twice, When it is posted
+    response = api.post("/v1/memories", raw=b'{"content": "a", "content": "b"}')
+
+    # Then it is a 422 naming content, and neither value is stored
+    message = refused(response, "content")
+    assert "more than once" in message
+    assert api.get("/v1/stats").json["total"] == 0
+
+
+def test_a_key_sent_twice_in_metadata_is_refused_at_its_path(api: Api) -> None:
+    # Given metadata that holds a key twice, When the memory is posted
+    response = api.post("/v1/memories", raw=b'{"content": "a", "metadata": {"k": 1, "k": 2}}')
+
+    # Then the key's path is named
+    refused(response, "metadata.k")
+
+
 def test_an_integral_float_is_still_an_integer(api: Api) -> None:
     # JSON Schema's integer admits 5.0; only true/false and strings are refused.
     assert api.post("/v1/memories/list", {"limit": 5.0}).status == 200

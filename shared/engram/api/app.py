@@ -270,16 +270,25 @@ def resolve(
 
 
 def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
-    """The body as JSON, strictly: NaN and Infinity are not JSON. What the decoder itself cannot take
-    (nesting some 1,000 levels deep, an integer of more than 4,300 digits) is a 422 naming the field,
-    long before the validators would have refused it. `route`: the request's (method, resource), for
-    the refusal's hint (_one_object)."""
+    """The body as JSON, strictly: NaN and Infinity are not JSON, and a key sent twice in one object is
+    a 422 naming it (Python's decoder keeps the last value and drops the others). What the decoder itself
+    cannot take (nesting some 1,000 levels deep, an integer of more than 4,300 digits) is a 422 naming the
+    field, long before the validators would have refused it. `route`: the request's (method, resource),
+    for the refusal's hint (_one_object)."""
 
     def no_constant(name: str) -> Any:
         raise json.JSONDecodeError(f"{name} is not JSON", text, text.find(name))
 
+    repeated: list[tuple[dict[str, Any], str]] = []
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        decoded = dict(pairs)
+        if len(decoded) < len(pairs):
+            repeated.append((decoded, _first_repeated(pairs)))
+        return decoded
+
     try:
-        decoded = json.loads(text, parse_constant=no_constant)
+        decoded = json.loads(text, parse_constant=no_constant, object_pairs_hook=unique_keys)
     except json.JSONDecodeError:
         raise
     except RecursionError:
@@ -288,8 +297,37 @@ def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
     except ValueError as exc:  # int() of too many digits: Python's guard against quadratic conversion
         field, problem = "body", f"holds a number too long to read ({exc})"
     else:
+        if repeated:
+            holder, key = repeated[0]
+            loc = ("body", *_path_to(decoded, holder), key)
+            problem = "sent more than once in one object (JSON keys must be unique: send it once)"
+            raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": problem}])
         return _one_object(decoded, route)
     raise RequestValidationError([{"type": "value_error", "loc": ("body", field), "msg": problem}])
+
+
+def _first_repeated(pairs: list[tuple[str, Any]]) -> str:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    return ""
+
+
+def _path_to(root: Any, target: Any) -> tuple[str | int, ...]:
+    """Where `target` (that very object) lies in a decoded body: the keys and indexes leading to it.
+    Walked iteratively, for a refusal only."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        if isinstance(node, dict):
+            stack.extend((child, (*path, key)) for key, child in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((child, (*path, index)) for index, child in reversed(list(enumerate(node))))
+    return ()
 
 
 _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
