@@ -3,7 +3,9 @@
 A value that cannot be stored exactly as sent is refused with a 422 naming the field, never rewritten:
 
 - strings hold no NUL character (PostgreSQL text and jsonb cannot store one);
-- numbers are JSON numbers: never `true`/`false` or a string, always finite;
+- numbers are JSON numbers: never `true`/`false` or a string, always finite, and held exactly by a
+  double (one that reads back otherwise, `1e-400` as 0.0 or `1.0000000000000000001` as 1.0, is refused
+  where the body is decoded: `exact_float_parser`);
 - booleans are `true` or `false`, in a body and in a query string alike;
 - timestamps are ISO 8601 strings with a UTC offset (a number is not a timestamp), to the microsecond,
   and their instant lies within what PostgreSQL stores and the API returns in any time zone;
@@ -21,7 +23,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, JsonValue, Strict, StrictBool
@@ -83,6 +89,47 @@ def _json_number(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(NOT_FINITE)
     return value
+
+
+MIN_NORMAL = sys.float_info.min  # 2.2250738585072014e-308: below it a double keeps fewer digits, then none
+
+
+@dataclass(frozen=True, eq=False)
+class InexactNumber:
+    """A JSON number no double holds as sent, left in the decoded body where it stood, to be named."""
+
+    text: str
+    value: float
+
+    @property
+    def problem(self) -> str:
+        return (
+            f"{self.text} cannot be stored exactly as sent: a double holds it as {self.value!r} "
+            "(send at most 15 significant digits, or the value as it reads back)"
+        )
+
+
+def exact_float_parser(inexact: list[InexactNumber]) -> Callable[[str], Any]:
+    """json.loads' parse_float: the double a JSON number (one with a fraction or an exponent) stands
+    for, or, when that double is not the number sent (it reads back as another: underflow to 0 or a
+    subnormal, more digits than a double keeps), an InexactNumber, also appended to `inexact`.
+    1e400 stays infinity, which the validators refuse as not finite.
+
+    Exact means Decimal(repr(value)) == Decimal(text). Cheap first: a text of at most 16 characters
+    holds at most 15 significant digits (it has a '.' or an 'e'), which a normal double always keeps;
+    a longer one is most often the shortest repr itself (what Python and JavaScript write)."""
+
+    def parse(text: str) -> Any:
+        value = float(text)
+        if len(text) < 17 and (value >= MIN_NORMAL or value <= -MIN_NORMAL):
+            return value
+        if repr(value) == text or not math.isfinite(value) or Decimal(repr(value)) == Decimal(text):
+            return value
+        found = InexactNumber(text, value)
+        inexact.append(found)
+        return found
+
+    return parse
 
 
 def _query_flag(value: Any) -> Any:

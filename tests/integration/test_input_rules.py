@@ -93,6 +93,25 @@ def test_a_metadata_number_beyond_double_precision_is_refused(api: Api) -> None:
     assert "[1] is not a finite number" in refused(put, "value")
 
 
+@pytest.mark.parametrize(("number", "held"), [(b"1e-400", "0.0"), (b"1.0000000000000000001", "1.0")])
+def test_a_number_no_double_holds_as_sent_is_refused_not_rounded(api: Api, number: bytes, held: str) -> None:
+    # Given a confidence that a double would round (to 0.0, to 1.0)
+    # When the memory is posted
+    response = api.post("/v1/memories", raw=b'{"content": "x", "confidence": ' + number + b"}")
+
+    # Then it is a 422 naming confidence and what it would have become, and nothing is stored
+    assert f"a double holds it as {held}" in refused(response, "confidence")
+    assert api.get("/v1/stats").json["total"] == 0
+
+
+def test_an_inexact_number_in_a_vector_is_refused_at_its_index(api: Api) -> None:
+    # Given a search embedding whose second number underflows, When the search is posted
+    raw = b'{"query": "x", "embedding": [0.5, 1e-400, 0.5], "embedding_model": "m3"}'
+
+    # Then the element is named
+    refused(api.post("/v1/search", raw=raw), "embedding[1]")
+
+
 def test_a_vector_outside_float4_is_refused(api: Api) -> None:
     body = {"content": "x", "embedding": [1e39, 0.5, 0.5], "embedding_model": "m3"}
 

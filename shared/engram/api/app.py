@@ -21,7 +21,13 @@ from pydantic import BaseModel, ValidationError
 from engram.api.routes import ROUTES
 from engram.apikey import AmbiguousApiKey, api_key_from
 from engram.errors import EngramError, InvalidInput, MalformedJson, Unauthorized
-from engram.fields import MAX_JSON_DEPTH, NATIVE_MESSAGES, field_nested_too_deep
+from engram.fields import (
+    MAX_JSON_DEPTH,
+    NATIVE_MESSAGES,
+    InexactNumber,
+    exact_float_parser,
+    field_nested_too_deep,
+)
 from engram.observability import logger
 from engram.tenants.principal import Principal
 
@@ -270,8 +276,9 @@ def resolve(
 
 
 def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
-    """The body as JSON, strictly: NaN and Infinity are not JSON, and a key sent twice in one object is
-    a 422 naming it (Python's decoder keeps the last value and drops the others). What the decoder itself
+    """The body as JSON, strictly: NaN and Infinity are not JSON, a key sent twice in one object is a 422
+    naming it (Python's decoder keeps the last value and drops the others), and so is a number no double
+    holds as sent (engram.fields.exact_float_parser). What the decoder itself
     cannot take (nesting some 1,000 levels deep, an integer of more than 4,300 digits) is a 422 naming the
     field, long before the validators would have refused it. `route`: the request's (method, resource),
     for the refusal's hint (_one_object)."""
@@ -280,6 +287,7 @@ def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
         raise json.JSONDecodeError(f"{name} is not JSON", text, text.find(name))
 
     repeated: list[tuple[dict[str, Any], str]] = []
+    inexact: list[InexactNumber] = []
 
     def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         decoded = dict(pairs)
@@ -288,7 +296,12 @@ def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
         return decoded
 
     try:
-        decoded = json.loads(text, parse_constant=no_constant, object_pairs_hook=unique_keys)
+        decoded = json.loads(
+            text,
+            parse_constant=no_constant,
+            object_pairs_hook=unique_keys,
+            parse_float=exact_float_parser(inexact),
+        )
     except json.JSONDecodeError:
         raise
     except RecursionError:
@@ -302,6 +315,9 @@ def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
             loc = ("body", *_path_to(decoded, holder), key)
             problem = "sent more than once in one object (JSON keys must be unique: send it once)"
             raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": problem}])
+        if inexact:
+            loc = ("body", *_path_to(decoded, inexact[0]))
+            raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": inexact[0].problem}])
         return _one_object(decoded, route)
     raise RequestValidationError([{"type": "value_error", "loc": ("body", field), "msg": problem}])
 
