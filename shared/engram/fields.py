@@ -3,9 +3,10 @@
 A value that cannot be stored exactly as sent is refused with a 422 naming the field, never rewritten:
 
 - strings hold no NUL character (PostgreSQL text and jsonb cannot store one);
-- numbers are JSON numbers: never `true`/`false` or a string, always finite, and held exactly by a
-  double (one that reads back otherwise, `1e-400` as 0.0 or `1.0000000000000000001` as 1.0, is refused
-  where the body is decoded: `exact_float_parser`);
+- numbers are JSON numbers: never `true`/`false` or a string, and within a double's range: one too
+  large (`1e400`) or too small to be anything but 0.0 (`1e-400`, refused where the body is decoded:
+  `underflow_parser`); digits past a double's precision are rounded to the nearest double, as every JSON
+  reader does (RFC 8259 §6);
 - booleans are `true` or `false`, in a body and in a query string alike;
 - timestamps are ISO 8601 strings with a UTC offset (a number is not a timestamp), to the microsecond,
   and their instant lies within what PostgreSQL stores and the API returns in any time zone;
@@ -23,11 +24,9 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, JsonValue, Strict, StrictBool
@@ -91,41 +90,43 @@ def _json_number(value: Any) -> Any:
     return value
 
 
-MIN_NORMAL = sys.float_info.min  # 2.2250738585072014e-308: below it a double keeps fewer digits, then none
+# A number that can underflow has an exponent of -100 or below, or some 300 zeros after its point: only a
+# body holding one is decoded through underflow_parser (a Python call per number), so that a search's
+# 384-number vector is read at the C decoder's speed. Each pattern starts with a literal, which re finds
+# with a fast scan (a character class first made the check cost more than the decoding: 0.1 ms).
+_SMALL_EXPONENT = re.compile(r"e-0*[1-9][0-9]{2}")
+_SMALL_EXPONENT_UPPER = re.compile(r"E-0*[1-9][0-9]{2}")
+_MANY_ZEROS = "0" * 300
+
+
+def may_underflow(text: str) -> bool:
+    return bool(
+        _SMALL_EXPONENT.search(text)
+        or ("E-" in text and _SMALL_EXPONENT_UPPER.search(text))
+        or _MANY_ZEROS in text
+    )
 
 
 @dataclass(frozen=True, eq=False)
 class InexactNumber:
-    """A JSON number no double holds as sent, left in the decoded body where it stood, to be named."""
+    """A JSON number a double can hold only as 0.0, left in the decoded body where it stood, to be named."""
 
     text: str
-    value: float
 
     @property
     def problem(self) -> str:
-        return (
-            f"{self.text} cannot be stored exactly as sent: a double holds it as {self.value!r} "
-            "(send at most 15 significant digits, or the value as it reads back)"
-        )
+        return f"{self.text} is too small for a double: it would be stored as 0.0"
 
 
-def exact_float_parser(inexact: list[InexactNumber]) -> Callable[[str], Any]:
-    """json.loads' parse_float: the double a JSON number (one with a fraction or an exponent) stands
-    for, or, when that double is not the number sent (it reads back as another: underflow to 0 or a
-    subnormal, more digits than a double keeps), an InexactNumber, also appended to `inexact`.
-    1e400 stays infinity, which the validators refuse as not finite.
-
-    Exact means Decimal(repr(value)) == Decimal(text). Cheap first: a text of at most 16 characters
-    holds at most 15 significant digits (it has a '.' or an 'e'), which a normal double always keeps;
-    a longer one is most often the shortest repr itself (what Python and JavaScript write)."""
+def underflow_parser(inexact: list[InexactNumber]) -> Callable[[str], Any]:
+    """json.loads' parse_float: the double a JSON number (one with a fraction or an exponent) stands for,
+    or, when that is 0.0 for a number that is not zero, an InexactNumber, also appended to `inexact`."""
 
     def parse(text: str) -> Any:
         value = float(text)
-        if len(text) < 17 and (value >= MIN_NORMAL or value <= -MIN_NORMAL):
+        if value != 0.0 or not any(c in "123456789" for c in text.split("e")[0].split("E")[0]):
             return value
-        if repr(value) == text or not math.isfinite(value) or Decimal(repr(value)) == Decimal(text):
-            return value
-        found = InexactNumber(text, value)
+        found = InexactNumber(text)
         inexact.append(found)
         return found
 

@@ -25,8 +25,9 @@ from engram.fields import (
     MAX_JSON_DEPTH,
     NATIVE_MESSAGES,
     InexactNumber,
-    exact_float_parser,
     field_nested_too_deep,
+    may_underflow,
+    underflow_parser,
 )
 from engram.observability import logger
 from engram.tenants.principal import Principal
@@ -277,8 +278,8 @@ def resolve(
 
 def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
     """The body as JSON, strictly: NaN and Infinity are not JSON, a key sent twice in one object is a 422
-    naming it (Python's decoder keeps the last value and drops the others), and so is a number no double
-    holds as sent (engram.fields.exact_float_parser). What the decoder itself
+    naming it (Python's decoder keeps the last value and drops the others), and so is a number a double
+    holds only as 0.0 (engram.fields.underflow_parser). What the decoder itself
     cannot take (nesting some 1,000 levels deep, an integer of more than 4,300 digits) is a 422 naming the
     field, long before the validators would have refused it. `route`: the request's (method, resource),
     for the refusal's hint (_one_object)."""
@@ -300,7 +301,7 @@ def decode_json_body(text: str, route: tuple[str, str] | None) -> Any:
             text,
             parse_constant=no_constant,
             object_pairs_hook=unique_keys,
-            parse_float=exact_float_parser(inexact),
+            parse_float=underflow_parser(inexact) if may_underflow(text) else None,
         )
     except json.JSONDecodeError:
         raise
