@@ -96,3 +96,31 @@ def test_batch_sizes_outside_1_to_100_are_refused(api: Api) -> None:
     assert_invalid(empty, "memories")
     assert_invalid(too_many, "memories")
     assert api.get("/v1/stats").json["total"] == 0
+
+
+def test_a_batch_item_that_supersedes_another_owners_memory_stores_nothing(api: Api) -> None:
+    # Given a shared fact
+    shared = api.post("/v1/memories", {"content": "Lunch is at noon", "container": "r2b"}).json
+
+    # When a batch's second item, private to a user, supersedes it
+    response = api.post(
+        "/v1/memories/batch",
+        {
+            "memories": [
+                {"content": "The canteen opens at 11", "container": "r2b"},
+                {
+                    "content": "Lunch is at one",
+                    "container": "r2b",
+                    "user_id": "mallory",
+                    "visibility": "private",
+                    "supersedes": shared["id"],
+                },
+            ]
+        },
+    )
+
+    # Then the batch is refused whole and the shared fact stays current
+    assert response.status == 409, response.json
+    assert response.json["error"]["field"] == "supersedes"
+    listed = api.post("/v1/memories/list", {"container": "r2b", "user_id": "mallory"}).json["memories"]
+    assert [m["content"] for m in listed] == ["Lunch is at noon"]

@@ -134,3 +134,49 @@ def test_as_of_with_include_history_is_a_clear_422(api: Api) -> None:
 
     assert_invalid(response, "body")
     assert "as_of" in response.json["error"]["message"]
+
+
+def test_a_private_write_cannot_supersede_a_shared_memory(api: Api) -> None:
+    # Given a shared fact of the container
+    shared = _store(api, content="Office hours are 9 to 5", container="r2")
+
+    # When one user supersedes it with a private memory of theirs
+    response = api.post(
+        "/v1/memories",
+        {
+            "content": "Office hours are 10 to 6",
+            "container": "r2",
+            "user_id": "mallory",
+            "visibility": "private",
+            "supersedes": shared["id"],
+        },
+    )
+
+    # Then it is refused, naming why, and nothing is stored
+    assert response.status == 409, response.json
+    assert response.json["error"]["field"] == "supersedes"
+    assert "only a memory of the same owner and visibility" in response.json["error"]["message"]
+    assert api.get(f"/v1/memories/{shared['id']}").json["is_latest"] is True
+    mine = api.post("/v1/memories/list", {"container": "r2", "user_id": "mallory"}).json["memories"]
+    assert [m["content"] for m in mine] == ["Office hours are 9 to 5"]
+
+
+def test_a_user_cannot_supersede_another_users_memory(api: Api) -> None:
+    # Given alice's memory, seen by the whole tenant
+    alices = _store(api, content="Alice's desk is by the window", container="r2", user_id="alice")
+
+    # When bob's write supersedes it
+    response = api.post(
+        "/v1/memories",
+        {
+            "content": "Alice's desk is by the door",
+            "container": "r2",
+            "user_id": "bob",
+            "supersedes": alices["id"],
+        },
+    )
+
+    # Then it is refused and alice's memory stays current
+    assert response.status == 409, response.json
+    assert response.json["error"]["field"] == "supersedes"
+    assert api.get(f"/v1/memories/{alices['id']}").json["is_latest"] is True

@@ -279,8 +279,8 @@ def mentions_of(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> l
 _OLDER_PEER = sql.SQL(
     """o.id <> n.id AND {current} AND o.created_at < n.created_at
        AND NOT EXISTS (SELECT 1 FROM memory_sources s WHERE s.memory_id = o.id AND s.document_id = %(d)s)
-       AND (NOT %(owner)s OR (o.user_id IS NOT DISTINCT FROM n.user_id AND o.visibility = n.visibility))"""
-).format(current=predicates.current("o"))
+       AND (NOT %(owner)s OR ({same_owner}))"""
+).format(current=predicates.current("o"), same_owner=predicates.same_owner(*predicates.owner_of("n"), "o"))
 
 
 def nearest_older_memories(

@@ -156,11 +156,24 @@ def where(
     return sql.SQL(" AND ").join(clauses)
 
 
-def same_owner(user_id: str | None, visibility: str, alias: str = "m") -> sql.Composable:
-    """Memories of this user (or of none) with this visibility."""
+def same_owner(
+    user_id: str | sql.Composable | None, visibility: str | sql.Composable, alias: str = "m"
+) -> sql.Composable:
+    """Memories of this user (or of none) with this visibility: the one rule for which memories a write
+    may retire (graph-link's peers, an explicit `supersedes`) and which an upsert may match. The owner
+    is given as values, or as SQL (another row's columns, `owner_of`; placeholders)."""
     return sql.SQL("{user} IS NOT DISTINCT FROM {u} AND {visibility} = {v}").format(
         user=_col(alias, "user_id"),
-        u=sql.Literal(user_id),
+        u=_sql(user_id),
         visibility=_col(alias, "visibility"),
-        v=sql.Literal(visibility),
+        v=_sql(visibility),
     )
+
+
+def owner_of(alias: str) -> tuple[sql.Composable, sql.Composable]:
+    """The owner of the row `alias` (user_id, visibility), for `same_owner`."""
+    return _col(alias, "user_id"), _col(alias, "visibility")
+
+
+def _sql(value: str | sql.Composable | None) -> sql.Composable:
+    return value if isinstance(value, sql.Composable) else sql.Literal(value)

@@ -185,9 +185,12 @@ def nearest_same_owner(
         sql.SQL(
             "SELECT {columns}, 1 - (m.embedding <=> %s::vector) AS similarity FROM memories m "
             "WHERE m.tenant_id = %s AND m.container = %s AND m.embedding_model = %s AND {current} "
-            "AND m.user_id IS NOT DISTINCT FROM %s AND m.visibility = %s "
-            "ORDER BY m.embedding <=> %s::vector, m.created_at, m.id LIMIT 1"
-        ).format(columns=MEMORY_COLUMNS, current=predicates.current()),
+            "AND {owned} ORDER BY m.embedding <=> %s::vector, m.created_at, m.id LIMIT 1"
+        ).format(
+            columns=MEMORY_COLUMNS,
+            current=predicates.current(),
+            owned=predicates.same_owner(sql.Placeholder(), sql.Placeholder()),
+        ),
         (_vector_literal(vector), tenant_id, container, model, user_id, visibility, _vector_literal(vector)),
     ).fetchone()
 
@@ -228,6 +231,18 @@ def lock_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, An
         ),
         (tenant_id, memory_id),
     ).fetchone()
+
+
+def owned_by(cur: TenantTx, tenant_id: UUID, memory_id: UUID, user_id: str | None, visibility: str) -> bool:
+    """Whether the memory belongs to this owner: this user (or none) and visibility (the rule of
+    predicates.same_owner)."""
+    row = cur.execute(
+        sql.SQL("SELECT {owned} AS owned FROM memories m WHERE m.tenant_id = %(t)s AND m.id = %(m)s").format(
+            owned=predicates.same_owner(sql.Placeholder("u"), sql.Placeholder("v"))
+        ),
+        {"t": tenant_id, "m": memory_id, "u": user_id, "v": visibility},
+    ).fetchone()
+    return bool(row and row["owned"])
 
 
 def end_version(cur: TenantTx, tenant_id: UUID, memory_id: UUID, valid_to: datetime | None) -> None:

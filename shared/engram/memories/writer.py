@@ -81,7 +81,7 @@ class MemoryWriter:
     def create(self, uow: UnitOfWork, memory: NewMemory, *, supersedes: UUID | None = None) -> dict[str, Any]:
         """A direct write. With `supersedes`, the new memory retires that one (kept as history), in
         the same unit of work: both happen, or neither."""
-        old = self._supersedable(uow, supersedes) if supersedes is not None else None
+        old = self._supersedable(uow, supersedes, owner=memory.owner) if supersedes is not None else None
         row = self._insert(uow, memory)
         if old is not None:
             self._retire(uow, old["id"], row["id"], row["valid_from"], 1.0, {})
@@ -252,13 +252,26 @@ class MemoryWriter:
 
     # --- helpers ------------------------------------------------------------------------------
 
-    def _supersedable(self, uow: UnitOfWork, memory_id: UUID, *, field: str = "supersedes") -> dict[str, Any]:
+    def _supersedable(
+        self, uow: UnitOfWork, memory_id: UUID, *, field: str = "supersedes", owner: Owner | None = None
+    ) -> dict[str, Any]:
+        """The current memory a write replaces, locked. With `owner` (the new memory's), only one of
+        that owner: a write never retires another user's memory, nor a shared one (as graph-link)."""
         old = repo.lock_memory(uow.cur, uow.tenant_id, memory_id)
         if old is None:
             raise InvalidInput(f"supersedes: memory {memory_id} not found", details={"field": "supersedes"})
         if not old["is_latest"]:
             what = "supersede" if field == "supersedes" else "change the content of"
             raise Conflict(f"memory {memory_id} is already superseded; {what} its current version instead")
+        if owner is not None and not repo.owned_by(
+            uow.cur, uow.tenant_id, memory_id, owner.user_id, owner.visibility
+        ):
+            raise Conflict(
+                f"memory {memory_id} belongs to {_owner(old['user_id'], old['visibility'])} and this one to "
+                f"{_owner(owner.user_id, owner.visibility)}: only a memory of the same owner and visibility "
+                "can supersede it (a write never retires another user's memory, nor a shared one)",
+                details={"field": "supersedes"},
+            )
         return old
 
     def _link(self, uow: UnitOfWork, memory: Mapping[str, Any], peers: Peers) -> list[Link]:
@@ -344,6 +357,11 @@ def _redate(uow: UnitOfWork, row: Mapping[str, Any]) -> None:
     """The periods of a memory changed in place, in place of those it had."""
     periods = memory_periods(row["content"], row["metadata"], row["valid_from"])
     repo.replace_periods(uow.cur, uow.tenant_id, row["id"], periods)
+
+
+def _owner(user_id: str | None, visibility: str) -> str:
+    who = "no user (shared)" if user_id is None else f"user {user_id!r}"
+    return f"{who}, visibility {visibility!r}"
 
 
 def _not_found(memory_id: UUID) -> NotFound:
