@@ -4,6 +4,7 @@ embedded in one call to the model, answered in the order sent."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -124,3 +125,20 @@ def test_a_batch_item_that_supersedes_another_owners_memory_stores_nothing(api: 
     assert response.json["error"]["field"] == "supersedes"
     listed = api.post("/v1/memories/list", {"container": "r2b", "user_id": "mallory"}).json["memories"]
     assert [m["content"] for m in listed] == ["Lunch is at noon"]
+
+
+def test_a_retired_memory_was_updated_when_it_was_retired(api: Api) -> None:
+    # Given a memory
+    old = api.post("/v1/memories", {"content": "The office is in Riga", "container": "r4b"}).json
+
+    # When a later write supersedes it
+    new = api.post(
+        "/v1/memories", {"content": "The office is in Tallinn", "container": "r4b", "supersedes": old["id"]}
+    ).json
+
+    # Then its updated_at is when it was retired: not before its end, nor before the new memory
+    retired = api.get(f"/v1/memories/{old['id']}").json
+    updated_at = datetime.fromisoformat(retired["updated_at"])
+    assert retired["valid_to"] == new["valid_from"]
+    assert updated_at >= datetime.fromisoformat(retired["valid_to"])
+    assert updated_at >= datetime.fromisoformat(new["created_at"])

@@ -247,10 +247,12 @@ def owned_by(cur: TenantTx, tenant_id: UUID, memory_id: UUID, user_id: str | Non
 
 def end_version(cur: TenantTx, tenant_id: UUID, memory_id: UUID, valid_to: datetime | None) -> None:
     """The memory stops being current (it stays, as history), valid until `valid_to` (never before it
-    began) or, with None, until now."""
+    began) or, with None, until now. Updated now: the statement's time, as insert_memory's, so that a
+    row retired by a memory written later in the transaction was not updated before that memory was made."""
     cur.execute(
-        "UPDATE memories SET is_latest = false, updated_at = now(), "
-        "valid_to = CASE WHEN %s::timestamptz IS NULL THEN now() ELSE greatest(valid_from, %s) END "
+        "UPDATE memories SET is_latest = false, updated_at = clock_timestamp(), "
+        "valid_to = CASE WHEN %s::timestamptz IS NULL THEN clock_timestamp() "
+        "ELSE greatest(valid_from, %s) END "
         "WHERE tenant_id = %s AND id = %s",
         (valid_to, valid_to, tenant_id, memory_id),
     )
