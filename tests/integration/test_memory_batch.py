@@ -142,3 +142,24 @@ def test_a_retired_memory_was_updated_when_it_was_retired(api: Api) -> None:
     assert retired["valid_to"] == new["valid_from"]
     assert updated_at >= datetime.fromisoformat(retired["valid_to"])
     assert updated_at >= datetime.fromisoformat(new["created_at"])
+
+
+def test_a_batch_answers_an_item_a_later_one_retired_as_committed(api: Api) -> None:
+    # Given / When a batch whose second memory retires its first (graph-link)
+    response = api.post(
+        "/v1/memories/batch",
+        {
+            "memories": [
+                {"content": "Olga Petrova lives in Riga", "container": "r4"},
+                {"content": "Olga Petrova moved to Tallinn", "container": "r4"},
+            ]
+        },
+    )
+
+    # Then the answer shows the first as it is stored: retired, as GET reads it
+    assert response.status == 201, response.json
+    first, second = response.json["memories"]
+    assert second["superseded"] == [first["id"]]
+    stored = api.get(f"/v1/memories/{first['id']}").json
+    assert first["is_latest"] is False and first["valid_to"] == second["valid_from"]
+    assert {k: v for k, v in first.items() if k != "superseded"} == stored

@@ -57,7 +57,9 @@ class MemoryService:
         self, tenant_id: UUID, request: MemoryBatch, *, field_prefix: str = "memories"
     ) -> list[CreatedMemory]:
         """Every memory of the batch, in order, or none: embedded together (one call to the model),
-        stored in one unit of work, each as made for its own user_id."""
+        stored in one unit of work, each as made for its own user_id. Answered as committed: an item a
+        later one retired is read again (only a memory of its owner retires it, so the later item's
+        party sees it)."""
         items = request.memories
         prepared = [
             self._prepared(tenant_id, item, f"{field_prefix}[{i}].extract" if field_prefix else "extract")
@@ -65,6 +67,7 @@ class MemoryService:
         ]
         memories = self.writer.embedded([memory for memory, _ in prepared])
         out: list[CreatedMemory] = []
+        position: dict[UUID, int] = {}
         acting_for = items[0].user_id
         with self.db.unit_of_work(tenant_id, Party(user_id=acting_for)) as uow:
             for item, memory, (_, link) in zip(items, memories, prepared, strict=True):
@@ -74,6 +77,11 @@ class MemoryService:
                 row = self.writer.create(uow, memory, supersedes=item.supersedes)
                 retired = [item.supersedes] if item.supersedes else []
                 retired += self.writer.relate(uow, row) if link else []
+                for earlier in (position[i] for i in retired if i in position):
+                    again = repo.get_memory(uow.cur, tenant_id, out[earlier].id)
+                    if again is not None:
+                        out[earlier] = CreatedMemory(**again, superseded=out[earlier].superseded)
+                position[row["id"]] = len(out)
                 out.append(CreatedMemory(**row, superseded=retired))
         return out
 
