@@ -106,3 +106,17 @@ def test_extract_needs_content(api: Api) -> None:
     response = api.patch(f"/v1/memories/{memory['id']}", {"tags": ["x"], "extract": "light"})
 
     assert response.status == 422 and "extract" in response.json["error"]["message"]
+
+
+def test_a_memory_valid_from_a_later_time_cannot_get_a_new_version_now(api: Api) -> None:
+    # Given a memory valid from a time still to come
+    later = _store(api, content="Dan moves to Oslo", valid_from="2999-01-01T00:00:00Z")
+
+    # When its content is patched (a new version starts now)
+    response = api.patch(f"/v1/memories/{later['id']}", {"content": "Dan moves to Bergen"})
+
+    # Then it is refused, naming its start, and it stays current
+    assert response.status == 409, response.json
+    assert "2999-01-01T00:00:00Z" in response.json["error"]["message"]
+    kept = api.get(f"/v1/memories/{later['id']}").json
+    assert kept["is_latest"] is True and kept["content"] == "Dan moves to Oslo"

@@ -180,3 +180,28 @@ def test_a_user_cannot_supersede_another_users_memory(api: Api) -> None:
     assert response.status == 409, response.json
     assert response.json["error"]["field"] == "supersedes"
     assert api.get(f"/v1/memories/{alices['id']}").json["is_latest"] is True
+
+
+def test_a_replacement_cannot_start_before_the_memory_it_replaces(api: Api) -> None:
+    # Given a memory valid from 1 June 2025
+    old = _store(api, content="Olga works in Riga", container="r5", valid_from="2025-06-01T00:00:00Z")
+
+    # When a memory valid from 1 January 2025 supersedes it
+    response = api.post(
+        "/v1/memories",
+        {
+            "content": "Olga works in Tallinn",
+            "container": "r5",
+            "valid_from": "2025-01-01T00:00:00Z",
+            "supersedes": old["id"],
+        },
+    )
+
+    # Then it is a 422 on valid_from naming both dates, and nothing is stored
+    assert_invalid(response, "valid_from")
+    message = response.json["error"]["message"]
+    assert "2025-01-01T00:00:00Z" in message and "2025-06-01T00:00:00Z" in message
+    kept = api.get(f"/v1/memories/{old['id']}").json
+    assert kept["is_latest"] is True and kept["valid_to"] is None
+    listed = api.post("/v1/memories/list", {"container": "r5"}).json["memories"]
+    assert [m["content"] for m in listed] == ["Olga works in Riga"]

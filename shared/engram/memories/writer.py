@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
@@ -84,6 +84,7 @@ class MemoryWriter:
         old = self._supersedable(uow, supersedes, owner=memory.owner) if supersedes is not None else None
         row = self._insert(uow, memory)
         if old is not None:
+            _check_starts_after(old, row, "valid_from")
             self._retire(uow, old["id"], row["id"], row["valid_from"], 1.0, {})
         return row
 
@@ -202,6 +203,7 @@ class MemoryWriter:
             mentions=mentions,
         )
         row = self._insert(uow, version)
+        _check_starts_after(old, row, "content")
         self._retire(uow, old["id"], row["id"], row["valid_from"], 1.0, {"by": "patch"})
         return row
 
@@ -357,6 +359,32 @@ def _redate(uow: UnitOfWork, row: Mapping[str, Any]) -> None:
     """The periods of a memory changed in place, in place of those it had."""
     periods = memory_periods(row["content"], row["metadata"], row["valid_from"])
     repo.replace_periods(uow.cur, uow.tenant_id, row["id"], periods)
+
+
+def _check_starts_after(old: Mapping[str, Any], new: Mapping[str, Any], field: str) -> None:
+    """An explicit replacement (`supersedes`, a PATCH of content) starts when or after the memory it
+    replaces started: the old one stays valid until the new one's valid_from, so an earlier start would
+    leave it a period that ends before it begins. Refused, never clamped (raised after the insert, the
+    caller's unit of work rolls it back). graph-link and upsert, which pick what they retire themselves,
+    retire such a memory as of its own valid_from instead (repo.end_version)."""
+    if new["valid_from"] >= old["valid_from"]:
+        return
+    starts, started = _iso(new["valid_from"]), _iso(old["valid_from"])
+    if field == "valid_from":
+        raise InvalidInput(
+            f"valid_from: a replacement cannot start before the memory it replaces started: {starts} is "
+            f"before {started}, when memory {old['id']} became valid",
+            details={"field": "valid_from"},
+        )
+    raise Conflict(
+        f"memory {old['id']} is valid from {started}, and a new version made now would start before it "
+        f"({starts}): to replace it, POST /v1/memories with supersedes and a valid_from from {started} on",
+        details={"field": "content"},
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _owner(user_id: str | None, visibility: str) -> str:
