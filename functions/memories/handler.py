@@ -66,7 +66,7 @@ def get_memory(id: MemoryId, user_id: UserId = None) -> Memory:
 
 
 @app.patch("/v1/memories/<id>")
-def patch_memory(id: MemoryId, body: MemoryPatch, user_id: UserId = None) -> Memory:
+def patch_memory(id: MemoryId, body: MemoryPatch, user_id: UserId = None) -> CreatedMemory:
     return deps.memory_service().patch(tenant_of(app), path_id(id, "memory"), body, user_id=user_id)
 
 

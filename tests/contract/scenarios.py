@@ -95,9 +95,13 @@ def memories(api: GeneratedApi) -> None:
     assert found.results[0].id == newer.id
     assert api.expect(200, "Memory", "get_memory", str(newer.id)).content == "Alice lives in Rome"
     patched = api.expect(
-        200, "Memory", "update_memory", str(newer.id), body=api.body("MemoryPatch", {"tags": ["moved"]})
+        200,
+        "CreatedMemory",
+        "update_memory",
+        str(newer.id),
+        body=api.body("MemoryPatch", {"tags": ["moved"]}),
     )
-    assert patched.tags == ["moved"]
+    assert patched.tags == ["moved"] and patched.superseded == []
     history = api.expect(200, "MemoryHistory", "get_memory_history", str(newer.id))
     assert [v.id for v in history.versions] == [first.id, newer.id]
     related = api.expect(200, "RelatedMemories", "get_related_memories", str(newer.id))

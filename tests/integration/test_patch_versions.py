@@ -120,3 +120,29 @@ def test_a_memory_valid_from_a_later_time_cannot_get_a_new_version_now(api: Api)
     assert "2999-01-01T00:00:00Z" in response.json["error"]["message"]
     kept = api.get(f"/v1/memories/{later['id']}").json
     assert kept["is_latest"] is True and kept["content"] == "Dan moves to Oslo"
+
+
+def test_a_patch_of_content_answers_the_memories_it_retired(api: Api) -> None:
+    # Given where Nora lives, and what she likes
+    rome = _store(api, content="Nora Quinn lives in Rome")
+    pizza = _store(api, content="Nora Quinn likes pizza")
+
+    # When the second is patched to say she moved
+    response = api.patch(f"/v1/memories/{pizza['id']}", {"content": "Nora Quinn moved to Madrid"})
+
+    # Then the answer names both memories it retired: the patched one, and the one graph-link found
+    assert response.status == 200, response.json
+    assert response.json["superseded"] == [pizza["id"], rome["id"]]
+    assert api.get(f"/v1/memories/{rome['id']}").json["is_latest"] is False
+
+
+def test_a_patch_in_place_retires_nothing(api: Api) -> None:
+    # Given a memory
+    memory = _store(api, content="Nora Quinn likes pasta")
+
+    # When its tags change
+    response = api.patch(f"/v1/memories/{memory['id']}", {"tags": ["food"]})
+
+    # Then it is the same memory, and the answer says it retired nothing
+    assert response.status == 200, response.json
+    assert response.json["id"] == memory["id"] and response.json["superseded"] == []

@@ -31,7 +31,7 @@ def _headers(values: dict[str, Any]) -> dict[str, str]:
 _GET_HEALTH = Operation("GET", "/health", {200: models.Health}, True)
 _GET_MEMORY = Operation("GET", "/v1/memories/{id}", {200: models.Memory}, True)
 _DELETE_MEMORY = Operation("DELETE", "/v1/memories/{id}", {204: None}, True)
-_UPDATE_MEMORY = Operation("PATCH", "/v1/memories/{id}", {200: models.Memory}, False)
+_UPDATE_MEMORY = Operation("PATCH", "/v1/memories/{id}", {200: models.CreatedMemory}, False)
 _GET_MEMORY_HISTORY = Operation("GET", "/v1/memories/{id}/history", {200: models.MemoryHistory}, True)
 _GET_RELATED_MEMORIES = Operation("GET", "/v1/memories/{id}/related", {200: models.RelatedMemories}, True)
 _REVERT_MEMORY = Operation("POST", "/v1/memories/{id}/revert", {200: models.Memory}, False)
@@ -162,7 +162,7 @@ class SyncOperations(SyncCore):
         expires_at: datetime | str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
-    ) -> models.Memory:
+    ) -> models.CreatedMemory:
         """PATCH /v1/memories/{id}
 
         id: the memory's id
@@ -1584,7 +1584,7 @@ class AsyncOperations(AsyncCore):
         expires_at: datetime | str | NotGiven | None = NOT_GIVEN,
         visibility: Literal["private", "tenant"] | NotGiven | None = NOT_GIVEN,
         extract: Literal["none", "light", "full"] | NotGiven | None = NOT_GIVEN,
-    ) -> models.Memory:
+    ) -> models.CreatedMemory:
         """PATCH /v1/memories/{id}
 
         id: the memory's id

@@ -319,7 +319,7 @@ class CreatedMemory(BaseModel):
     superseded: Annotated[
         list[UUID] | None,
         Field(
-            description="the memories this write retired (kept as history): the one it supersedes, and those graph-link found it contradicts",
+            description="the memories this write retired (kept as history): the one it supersedes (for a PATCH of content, the patched memory), and those graph-link found it contradicts",
             title="Superseded",
         ),
     ] = None

@@ -213,8 +213,8 @@ class Memory(LazyModel):
 class CreatedMemory(Memory):
     superseded: list[UUID] = Field(
         default_factory=list,
-        description="the memories this write retired (kept as history): the one it supersedes, and "
-        "those graph-link found it contradicts",
+        description="the memories this write retired (kept as history): the one it supersedes (for a "
+        "PATCH of content, the patched memory), and those graph-link found it contradicts",
     )
 
 

@@ -95,8 +95,9 @@ class MemoryService:
     @tracer.capture_method
     def patch(
         self, tenant_id: UUID, memory_id: UUID, request: MemoryPatch, *, user_id: str | None = None
-    ) -> Memory:
-        """New content is a new version (answered); the rest changes in place."""
+    ) -> CreatedMemory:
+        """New content is a new version (answered, with the memories it retired: the patched one, and
+        those graph-link found it contradicts); the rest changes in place (nothing retired)."""
         extractor, mentions = None, Mentions()
         if request.content is not None:
             extractor = self.extraction.extractor(self.extraction.mode(request.extract))
@@ -109,9 +110,10 @@ class MemoryService:
             )
         with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
             row = self.writer.update(uow, memory_id, request, user_id=user_id, mentions=mentions)
-            if row["id"] != memory_id and extractor is not None:
-                self.writer.relate(uow, row)
-        return Memory(**row)
+            retired = [memory_id] if row["id"] != memory_id else []
+            if retired and extractor is not None:
+                retired += self.writer.relate(uow, row)
+        return CreatedMemory(**row, superseded=retired)
 
     def delete(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> None:
         with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
