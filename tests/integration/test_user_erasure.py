@@ -28,7 +28,23 @@ def _ok(response: Any, *statuses: int) -> Any:
     return response.json
 
 
-def _seed(api: Api, user: str, mark: str) -> dict[str, Any]:
+def _supersede_as_stored_before_the_owner_rule(local_db: LocalDatabase, older: str, newer: str) -> None:
+    """`newer` (a user's) retires `older` (a shared memory), as an explicit supersedes did before only a
+    memory of the same owner could (the API now refuses it; databases may still hold such rows)."""
+    with psycopg.connect(local_db.admin_conninfo) as conn:
+        conn.execute(
+            "UPDATE memories SET is_latest = false, "
+            "valid_to = (SELECT valid_from FROM memories WHERE id = %s) WHERE id = %s",
+            (newer, older),
+        )
+        conn.execute(
+            "INSERT INTO memory_relationships (tenant_id, source_id, target_id, relationship_type) "
+            "SELECT tenant_id, id, %s, 'updates' FROM memories WHERE id = %s",
+            (older, newer),
+        )
+
+
+def _seed(api: Api, local_db: LocalDatabase, user: str, mark: str) -> dict[str, Any]:
     """One of everything a user can own, each naming `mark`."""
     made: dict[str, Any] = {}
     made["shared"] = _ok(api.post("/v1/memories", {"content": f"The team office is in Oslo {mark}."}))
@@ -58,14 +74,10 @@ def _seed(api: Api, user: str, mark: str) -> dict[str, Any]:
         api.post("/v1/memories", {"content": f"My PIN is {mark}.", "user_id": user, "visibility": "private"})
     )
     made["supersedes_shared"] = _ok(
-        api.post(
-            "/v1/memories",
-            {
-                "content": f"The team office moved to Bergen {mark}.",
-                "user_id": user,
-                "supersedes": made["shared"]["id"],
-            },
-        )
+        api.post("/v1/memories", {"content": f"The team office moved to Bergen {mark}.", "user_id": user})
+    )
+    _supersede_as_stored_before_the_owner_rule(
+        local_db, made["shared"]["id"], made["supersedes_shared"]["id"]
     )
     session = _ok(
         api.post("/v1/sessions", {"user_id": user, "agent_id": "concierge", "container": f"chat.{user}"})
@@ -171,8 +183,8 @@ def log_lines() -> Iterator[list[str]]:
 def test_erasure_leaves_no_trace_of_the_user_in_any_table(
     api: Api, tenant: IssuedKey, local_db: LocalDatabase, log_lines: list[str]
 ) -> None:
-    erin = _seed(api, ERIN, MARK)
-    bob = _seed(api, "bob", "bobmark")
+    erin = _seed(api, local_db, ERIN, MARK)
+    bob = _seed(api, local_db, "bob", "bobmark")
     before = _traces(local_db, tenant, MARK)
     assert sum(before.values()) > 20 and before["entities"] and before["chunks"] and before["task_contexts"]
 
