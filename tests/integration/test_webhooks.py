@@ -120,6 +120,7 @@ def test_each_change_arrives_once_signed_with_ids_and_no_content(
         ("memory.updated", {"memory_id": first}),
         ("memory.created", {"memory_id": second}),
         ("memory.superseded", {"memory_id": first, "superseded_by": second}),
+        ("memory.updated", {"memory_id": first}),  # current again: what it superseded is deleted
         ("memory.deleted", {"memory_id": second}),
     ]
     for headers, body in receiver.received:
@@ -127,11 +128,11 @@ def test_each_change_arrives_once_signed_with_ids_and_no_content(
         assert headers["x-engram-signature"] == expected
         assert "Alice" not in body.decode()
     assert {e["tenant_id"] for e in events} == {str(tenant.tenant_id)}
-    assert len({e["id"] for e in events}) == 5
+    assert len({e["id"] for e in events}) == 6
 
     # And: a second pass delivers nothing again
     _relay(delivery, tenant)
-    assert len(receiver.received) == 5
+    assert len(receiver.received) == 6
 
 
 def test_a_failed_write_emits_nothing(

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from engram.db.database import Database, TenantTx
+from engram.db.database import Database, TenantTx, UnitOfWork
 from engram.documents import repo
 from engram.documents.runs import DocumentRef
-from engram.graph import relationships
-from engram.memories import repo as memories
+from engram.memories.writer import remove as remove_memories
 
 
 def purge_outputs(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
@@ -20,12 +19,11 @@ def purge_outputs(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
 
 
 def purge_memories(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
-    """Remove the memories that come only from this document, restoring what they had retired
-    (unless something else still retires it), and the document's memory sources."""
+    """Remove the memories that come only from this document, mending the version chains they were
+    part of (engram.memories.writer.remove), and the document's memory sources."""
     own = repo.memories_only_from(cur, tenant_id, document_id)
     if own:
-        memories.make_current(cur, tenant_id, relationships.retired_only_by(cur, tenant_id, own))
-        memories.delete_memories(cur, tenant_id, own)
+        remove_memories(UnitOfWork(cur, tenant_id), own)
     repo.delete_sources(cur, tenant_id, document_id)
 
 

@@ -66,21 +66,34 @@ def mark_update_reverted(cur: TenantTx, tenant_id: UUID, replacement_id: UUID, m
     )
 
 
-def retired_only_by(cur: TenantTx, tenant_id: UUID, sources: Sequence[UUID]) -> list[UUID]:
-    """The memories that `sources` retired (`updates`) and that nothing else retires: current again
-    once `sources` are gone."""
-    if not sources:
+def mended_over(cur: TenantTx, tenant_id: UUID, removed: Sequence[UUID]) -> list[tuple[UUID, UUID | None]]:
+    """How the version chains read once `removed` are gone: for each memory one of them retired
+    (`updates`) that nothing else retires, the nearest newer version that stays (up the chain of
+    replacements, past removed ones; reverted replacements do not count), or None when there is none
+    (it is current again)."""
+    if not removed:
         return []
     rows = cur.execute(
-        """SELECT DISTINCT r.target_id AS id FROM memory_relationships r
-           WHERE r.tenant_id = %(t)s AND r.relationship_type = 'updates' AND r.source_id = ANY(%(own)s)
-             AND NOT (r.target_id = ANY(%(own)s))
-             AND NOT EXISTS (SELECT 1 FROM memory_relationships r2
-                             WHERE r2.target_id = r.target_id AND r2.relationship_type = 'updates'
-                               AND NOT (r2.source_id = ANY(%(own)s)))""",
-        {"t": tenant_id, "own": list(sources)},
+        """WITH RECURSIVE up(target_id, at) AS (
+               SELECT DISTINCT r.target_id, r.source_id FROM memory_relationships r
+               WHERE r.tenant_id = %(t)s AND r.relationship_type = 'updates'
+                 AND r.source_id = ANY(%(gone)s) AND NOT (r.target_id = ANY(%(gone)s))
+                 AND NOT EXISTS (SELECT 1 FROM memory_relationships r2
+                                 WHERE r2.tenant_id = r.tenant_id AND r2.target_id = r.target_id
+                                   AND r2.relationship_type = 'updates' AND NOT (r2.source_id = ANY(%(gone)s))
+                                   AND NOT r2.metadata ? 'reverted_at')
+               UNION
+               SELECT u.target_id, r.source_id FROM up u
+               JOIN memory_relationships r
+                 ON r.tenant_id = %(t)s AND r.relationship_type = 'updates' AND r.target_id = u.at
+                AND NOT r.metadata ? 'reverted_at'
+               WHERE u.at = ANY(%(gone)s))
+           SELECT DISTINCT ON (target_id) target_id,
+                  CASE WHEN at = ANY(%(gone)s) THEN NULL ELSE at END AS successor
+           FROM up ORDER BY target_id, (at = ANY(%(gone)s)), at""",
+        {"t": tenant_id, "gone": list(removed)},
     ).fetchall()
-    return [row["id"] for row in rows]
+    return [(row["target_id"], row["successor"]) for row in rows]
 
 
 def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:

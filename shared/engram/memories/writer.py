@@ -208,8 +208,9 @@ class MemoryWriter:
         return row
 
     def delete(self, uow: UnitOfWork, memory_id: UUID) -> None:
-        if not repo.delete_memories(uow.cur, uow.tenant_id, [memory_id]):
+        if repo.lock_memory(uow.cur, uow.tenant_id, memory_id) is None:
             raise _not_found(memory_id)
+        remove(uow, [memory_id])
 
     def revert(self, uow: UnitOfWork, memory_id: UUID) -> dict[str, Any]:
         """Undo the supersession that retired `memory_id`: it is current again, and the memory that
@@ -347,6 +348,21 @@ class MemoryWriter:
             m = memory.mentions
             link_memory(uow.cur, uow.tenant_id, row["id"], m.entities, m.relations, m.subject)
         return row
+
+
+def remove(uow: UnitOfWork, memory_ids: Sequence[UUID]) -> int:
+    """Delete these memories (DELETE /v1/memories/{id}, a document's, an erased user's) and mend the
+    version chains they were part of: a memory one of them had retired is current again when none of
+    them had a replacement that stays (deleting the current version undoes its supersession), and is
+    retired by that replacement otherwise (deleting v2 of v1 -> v2 -> v3: v3 `updates` v1, whose
+    valid_to stays). What something else still retires stays retired. Returns how many went."""
+    cur, tenant_id = uow.cur, uow.tenant_id
+    mended = relationships.mended_over(cur, tenant_id, memory_ids)
+    repo.make_current(cur, tenant_id, [target for target, successor in mended if successor is None])
+    for target, successor in mended:
+        if successor is not None:
+            relationships.add(cur, tenant_id, successor, target, "updates", 1.0, {"by": "delete"})
+    return repo.delete_memories(cur, tenant_id, memory_ids)
 
 
 def _date(uow: UnitOfWork, row: Mapping[str, Any]) -> None:

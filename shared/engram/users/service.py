@@ -17,15 +17,15 @@ import hashlib
 from uuid import UUID
 
 from engram.containers import repo as containers
-from engram.db.database import EVERYONE, Database, TenantTx
+from engram.db.database import EVERYONE, Database, TenantTx, UnitOfWork
 from engram.documents import repo as documents
 from engram.documents.blobs import BlobStore, work_prefix_of
 from engram.documents.outputs import purge_outputs
 from engram.errors import Conflict
-from engram.graph import relationships
 from engram.graph import repo as graph
 from engram.memories import repo as memories
 from engram.memories.search import text as text_index
+from engram.memories.writer import remove as remove_memories
 from engram.observability import logger
 from engram.plans import repo as plans
 from engram.procedures import repo as procedures
@@ -98,8 +98,7 @@ class UserErasureService:
         for document_id in document_ids:
             purge_outputs(cur, tenant_id, document_id)
             documents.delete_document(cur, tenant_id, document_id)
-        memories.make_current(cur, tenant_id, relationships.retired_only_by(cur, tenant_id, ids))
-        memories.delete_memories(cur, tenant_id, ids)
+        remove_memories(UnitOfWork(cur, tenant_id), ids)
         entities = graph.delete_unreferenced(cur, tenant_id, extracted["entities"])
         session_containers = sessions.containers_of_user(cur, tenant_id, user_id)
         session_count, messages = sessions.delete_of_user(cur, tenant_id, user_id)
