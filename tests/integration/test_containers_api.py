@@ -3,6 +3,7 @@ archive into the parent with provenance, errors and tenant isolation."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tests.conftest import Api, assert_invalid
@@ -111,7 +112,7 @@ def test_archive_moves_content_into_the_parent_and_keeps_provenance(api: Api) ->
     moved = api.get(f"/v1/memories/{kept['id']}").json
     assert moved["container"] == "team"
     assert moved["metadata"]["archived_from"] == ["team.q1"] and moved["metadata"]["k"] == 1
-    assert "archived_at" in moved["metadata"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", moved["metadata"]["archived_at"])
     assert api.get(f"/v1/memories/{deep['id']}").json["metadata"]["archived_from"] == ["team.q1.w3"]
     assert api.get(f"/v1/memories/{private['id']}?user_id=u").json["container"] == "team"
     tree = api.get("/v1/containers").json["containers"]

@@ -107,7 +107,10 @@ def _move_with_provenance(cur: TenantTx, table: str, tenant_id: UUID, name: str,
     cur.execute(
         sql.SQL(
             "UPDATE {table} t SET container = %(into)s, updated_at = now(), metadata = jsonb_set("
-            "  t.metadata || jsonb_build_object('archived_at', to_jsonb(now())), '{{archived_from}}', "
+            # archived_at in UTC with a Z, as the API writes every timestamp (to_jsonb(now()) wrote +00:00)
+            "  t.metadata || jsonb_build_object('archived_at', "
+            "    to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')), "
+            "  '{{archived_from}}', "
             "  coalesce(t.metadata -> 'archived_from', '[]'::jsonb) || to_jsonb(t.container::text)) "
             "WHERE t.tenant_id = %(tenant)s AND {subtree}"
         ).format(table=sql.Identifier(table), subtree=_subtree("t", "container", name)),
