@@ -61,7 +61,9 @@ def test_content_of_exactly_100_kb_is_accepted(api: Api) -> None:
     assert response.status == 201
 
 
-@pytest.mark.parametrize("path", ["/v1/memories", "/v1/search", "/v1/sessions", "/v1/documents"])
+@pytest.mark.parametrize(
+    "path", ["/v1/memories", "/v1/search", "/v1/sessions", "/v1/documents", "/v1/documents/upload"]
+)
 @pytest.mark.parametrize("raw", [b"{bad", b"\xff\xfe", b'{"content": "x"', b"[1,"])
 def test_malformed_json_is_400_malformed_json(api: Api, path: str, raw: bytes) -> None:
     response = api.post(path, raw=raw)
@@ -70,8 +72,10 @@ def test_malformed_json_is_400_malformed_json(api: Api, path: str, raw: bytes) -
     assert response.json["error"]["code"] == "malformed_json" and response.json["error"]["message"]
 
 
-@pytest.mark.parametrize("raw", [b"", b"{bad", b'{"filename": "a.txt"}'])
-def test_the_local_upload_says_it_takes_multipart_whatever_else_is_sent(api: Api, raw: bytes) -> None:
+@pytest.mark.parametrize("raw", [b"", b"  ", b'{"filename": "a.txt"}'])
+def test_the_local_upload_says_it_takes_multipart_to_an_empty_or_a_ticket_request(
+    api: Api, raw: bytes
+) -> None:
     response = api.post("/v1/documents/upload", raw=raw)
 
     assert response.status == 422, response.json

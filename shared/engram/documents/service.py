@@ -267,7 +267,8 @@ class DocumentService:
 
     def require_presigned_uploads(self) -> Any:
         """The presigner (AWS), or the refusal of a deployment that takes the file itself (engram local):
-        asked before the request is read as a ticket's, whose fields would be the wrong ones to name."""
+        asked before an empty request is read as a ticket's, whose missing fields would be the wrong
+        ones to name."""
         if self.presigner is None:
             raise InvalidInput(
                 "this deployment takes uploads as multipart/form-data on this route: the file as a part "
