@@ -6,7 +6,6 @@ query parameter takes `true` or `false` only."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,18 +13,8 @@ import pytest
 
 from engram.local.gateway import LocalGateway
 from tests.conftest import Api
+from tests.integration.route_paths import PATH_VALUES
 
-PATH_VALUES = {
-    "id": str(uuid.UUID(int=1)),
-    "memory_id": str(uuid.UUID(int=2)),
-    "scope": "s",
-    "key": "k",
-    "name": "c",
-    "plan_id": "p",
-    "task_id": "t",
-    "subtask_id": "st",
-    "user_id": "u",
-}
 NUL = "a\u0000b"
 BEYOND_DOUBLE = "<1e400>"  # written as the JSON number 1e400, which no double holds
 

@@ -4,26 +4,13 @@ from the resolvers themselves, so a new route is covered without a new test."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from engram.api.app import route_of
 from engram.api.routes import ROUTES, Route
 from engram.local.functions import load_function
 from tests.conftest import Api, assert_invalid
-
-PATH_VALUES = {
-    "id": str(uuid.UUID(int=1)),
-    "memory_id": str(uuid.UUID(int=2)),
-    "scope": "s",
-    "key": "k",
-    "name": "c",
-    "plan_id": "p",
-    "task_id": "t",
-    "subtask_id": "st",
-    "user_id": "u",
-}
+from tests.integration.route_paths import PATH_VALUES
 
 
 def _url(route: Route, query: str) -> str:
