@@ -120,7 +120,14 @@ def _seed(api: Api, tenant: IssuedKey, local_db: LocalDatabase) -> None:
             "embedding_model": "my-model-3d",
         },
     )
-    api.post("/v1/memories", {"content": "already expired", "expires_at": "2020-01-01T00:00:00+00:00"})
+    api.post(
+        "/v1/memories",
+        {
+            "content": "already expired",
+            "valid_from": "2019-01-01T00:00:00Z",
+            "expires_at": "2020-01-01T00:00:00+00:00",
+        },
+    )
     api.post("/v1/memories/upsert", {"content": "The SLA is 99.9 percent."})
     api.post("/v1/memories/upsert", {"content": "The SLA is 99.9 percent!", "dedupe_threshold": 0.8})
     session = api.post(

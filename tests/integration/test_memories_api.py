@@ -104,12 +104,43 @@ def test_malformed_ids_are_plain_404s(api: Api) -> None:
 
 def test_expired_memories_disappear_from_reads_and_search(api: Api) -> None:
     created = api.post(
-        "/v1/memories", {"content": "the temporary door code is 4242", "expires_at": "2000-01-01T00:00:00Z"}
+        "/v1/memories",
+        {
+            "content": "the temporary door code is 4242",
+            "valid_from": "1999-01-01T00:00:00Z",
+            "expires_at": "2000-01-01T00:00:00Z",
+        },
     ).json
 
     assert api.get(f"/v1/memories/{created['id']}").status == 404
     found = api.post("/v1/search", {"query": "temporary door code"}).json
     assert created["id"] not in {r["id"] for r in found["results"]}
+
+
+def test_a_memory_that_would_expire_before_it_begins_is_refused(api: Api) -> None:
+    before_it_begins = {"valid_from": "2025-06-01T00:00:00Z", "expires_at": "2025-01-01T00:00:00Z"}
+
+    refused = api.post("/v1/memories", {"content": "the door code is 4242", **before_it_begins})
+    already_gone = api.post(
+        "/v1/memories", {"content": "the door code is 4242", "expires_at": "2000-01-01T00:00:00Z"}
+    )
+
+    assert refused.status == 422 and refused.json["error"]["field"] == "expires_at"
+    assert already_gone.status == 422 and "before it begins" in already_gone.json["error"]["message"]
+    assert api.post("/v1/memories/list", {}).json["memories"] == []
+
+
+def test_a_memory_that_expired_after_it_began_is_history_as_of_finds(api: Api) -> None:
+    body = {
+        "content": "the door code was 1234",
+        "valid_from": "2019-01-01T00:00:00Z",
+        "expires_at": "2020-01-01T00:00:00Z",
+    }
+
+    created = api.post("/v1/memories", body)
+    found = api.post("/v1/search", {"query": "door code", "as_of": "2019-06-01T00:00:00Z"}).json["results"]
+
+    assert created.status == 201 and [r["id"] for r in found] == [created.json["id"]]
 
 
 def test_list_pages_through_everything_with_a_cursor(api: Api) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -13,6 +13,7 @@ from pydantic import (
     Field,
     JsonValue,
     StringConstraints,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -104,6 +105,19 @@ class MemoryCreate(_Strict):
         description="the id of the memory this one replaces: it stays as history, no longer current",
     )
     extract: ExtractMode | None = Field(default=None, description=_EXTRACT)
+
+    @field_validator("expires_at")
+    @classmethod
+    def _expires_after_it_begins(cls, expires_at: datetime | None, info: ValidationInfo) -> datetime | None:
+        # valid_from defaults to the time of the write. A memory that expires before it begins is found by
+        # no read and no as_of; one that expired later than it began is history as_of still finds.
+        begins = info.data.get("valid_from") or datetime.now(UTC)
+        if expires_at is not None and expires_at <= begins:
+            raise ValueError(
+                f"must come after valid_from ({begins.isoformat()}): a memory that expires before it "
+                "begins is never found, at any as_of"
+            )
+        return expires_at
 
     @model_validator(mode="after")
     def _pair(self) -> MemoryCreate:
