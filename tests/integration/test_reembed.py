@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from engram import cli, deps
+from engram.db.party import EVERYONE
 from engram.local.stack import LocalDatabase
 from engram.providers import local_embeddings
 from engram.providers.local_embeddings import LOCAL_MODELS, LocalEmbedder
@@ -130,6 +131,24 @@ def test_after_the_switch_new_memories_are_embedded_with_the_tenants_model(
 
     assert _models(local_db, tenant) == {OTHER: 2}
     assert _found(api, "who is responsible for billing")[0] == FACTS[3]
+
+
+def test_every_users_private_memories_move_with_the_tenant(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase, other_model: Permuted
+) -> None:
+    _store(api, FACTS[0])
+    private = {"content": FACTS[1], "container": "re", "user_id": "alice", "visibility": "private"}
+    assert api.post("/v1/memories", private).status == 201
+
+    assert Reembedder(local_db.app, other_model, [MODEL]).run(tenant.tenant_id).done
+
+    with local_db.app.tenant(tenant.tenant_id, EVERYONE) as cur:
+        models = cur.execute(
+            "SELECT embedding_model AS model, count(*) AS n FROM memories GROUP BY 1"
+        ).fetchall()
+    assert [(r["model"], r["n"]) for r in models] == [(OTHER, 2)]
+    search = {"query": "what does Alice drink", "mode": "vector", "container": "re", "user_id": "alice"}
+    assert api.post("/v1/search", search).json["results"][0]["content"] == FACTS[1]
 
 
 def test_a_memory_edited_during_the_run_is_embedded_again_before_the_switch(

@@ -9,6 +9,9 @@ its staged vector for its current text (rows written or edited during the run ar
 then copies the vectors into the rows, records M as the tenant's model and empties the staging. A
 reader sees the old vectors or the new ones, never a mix.
 
+Every user's rows are moved (the party EVERYONE): under a narrower one, row-level security hid private
+memories from the run, and they stayed on the old model, out of vector search.
+
 Only rows under a model Engram embeds with are moved (`sources`: the configured model and the local
 ones); vectors a client sent under a model name of its own stay as they are.
 """
@@ -20,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
-from engram.db.database import Database
+from engram.db.database import EVERYONE, Database
 from engram.db.vectors import vector_literal
 from engram.providers.embeddings import Embedder
 from engram.reembed import repo
@@ -48,7 +51,7 @@ class Reembedder:
 
     def totals(self, tenant_id: UUID) -> dict[Table, tuple[int, int]]:
         """Per table: (rows to move, of which already staged)."""
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, EVERYONE) as cur:
             return {t: repo.count(cur, tenant_id, t, self.model, self.sources) for t in TABLES}
 
     def run(self, tenant_id: UUID, *, progress: Callable[[Table, int], None] | None = None) -> ReembedReport:
@@ -65,7 +68,7 @@ class Reembedder:
         after: UUID | None = None
         done = 0
         while True:
-            with self.db.tenant(tenant_id) as cur:
+            with self.db.tenant(tenant_id, EVERYONE) as cur:
                 rows = repo.pending(cur, tenant_id, table, self.model, self.sources, after, self.page)
             if not rows:
                 return done
@@ -79,7 +82,7 @@ class Reembedder:
                 )
                 for r, v in zip(rows, vectors, strict=True)
             ]
-            with self.db.tenant(tenant_id) as cur:
+            with self.db.tenant(tenant_id, EVERYONE) as cur:
                 repo.stage(cur, tenant_id, table, self.model, staged)
             after = rows[-1]["id"]
             done += len(rows)
@@ -89,7 +92,7 @@ class Reembedder:
     def _switch(self, tenant_id: UUID, report: ReembedReport) -> bool:
         """Every row's staged vector into the row and the tenant onto the model, or nothing (False)
         when a row still has none: one written or edited since it was staged."""
-        with self.db.tenant(tenant_id) as cur:
+        with self.db.tenant(tenant_id, EVERYONE) as cur:
             repo.lock_tenant(cur, tenant_id)
             for table in TABLES:
                 if repo.pending(cur, tenant_id, table, self.model, self.sources, None, 1):
