@@ -122,8 +122,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
                 print("give --key or --prefix", file=sys.stderr)
                 return 2
             count = service.revoke_key(local.admin, args.tenant, plaintext=args.key, prefix=args.prefix)
-            print(f"revoked {count} key(s)")
-            return 0 if count else 1
+            return _revoked(count, args.tenant)
         else:
             from engram.tenants import repo
 
@@ -152,12 +151,19 @@ def cmd_keys_aws(args: argparse.Namespace) -> int:
         if not (args.key or args.prefix):
             print("give --key or --prefix", file=sys.stderr)
             return 2
-        count = keys.revoke(args.tenant, plaintext=args.key, prefix=args.prefix)
-        print(f"revoked {count} key(s)")
-        return 0 if count else 1
+        return _revoked(keys.revoke(args.tenant, plaintext=args.key, prefix=args.prefix), args.tenant)
     for key in keys.list_keys(args.tenant):
         state = f"revoked {key['revoked_at'][:10]}" if key["revoked_at"] else "active"
         print(f"{key['id']}  {key['prefix']}…  {state}  {key['name']}")
+    return 0
+
+
+def _revoked(count: int, tenant: str) -> int:
+    """What a revoke says: how many keys went, or on stderr (exit 1) that none matched."""
+    if not count:
+        print(f"engram: no active key of tenant {tenant!r} matched; none revoked", file=sys.stderr)
+        return 1
+    print(f"revoked {count} key(s)")
     return 0
 
 
@@ -188,6 +194,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 2
     logger.setLevel("WARNING")  # stdout may be the export itself
     if args.url:
+        if args.tenant:
+            print("engram: with --url, give no --tenant: the key decides", file=sys.stderr)
+            return 2
         return _remote_export(args)
     if not args.tenant:
         print("engram: give --tenant (this database) or --url and --key (a deployment)", file=sys.stderr)
@@ -416,17 +425,17 @@ def build_parser() -> argparse.ArgumentParser:
     clean = sub.add_parser("cleanup", help="delete expired rows and old superseded versions")
     retention = clean.add_mutually_exclusive_group()
     retention.add_argument(
-        "--retention-days", type=int, help="keep superseded versions this long (default: 90)"
+        "--retention-days", type=_days, help="keep superseded versions this long (default: 90)"
     )
     retention.add_argument("--keep-superseded", action="store_true", help="never delete superseded versions")
     clean.set_defaults(func=cmd_cleanup)
     export = sub.add_parser("export", help="export a tenant as JSON Lines")
     export.add_argument("--tenant", help="the tenant, in this data directory's database")
     export.add_argument("--container", help="only this container ('a.b', or 'a.b.*' with everything below)")
-    export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.add_argument("-o", "--output", help="write to this file instead of stdout (with --url: required)")
     export.add_argument("--with-files", action="store_true", help="also the documents' original bytes")
     load = sub.add_parser("import", help="import a JSON Lines export (idempotent by id)")
-    load.add_argument("file", help="the export file, or - for stdin")
+    load.add_argument("file", help="the export file, or - for stdin (not with --url)")
     load.add_argument("--tenant", help="import into this tenant (default: the one in the file)")
     load.add_argument(
         "--new-ids", action="store_true", help="give every row a new id: copy into another tenant or database"
@@ -469,14 +478,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NoDatabaseHere as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except OSError as exc:  # a file that cannot be read or written: said, not a traceback
+        print(f"engram: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
     except Exception as exc:
+        import httpx
+
         from engram_client.errors import EngramError as ClientError
 
+        if isinstance(exc, httpx.TransportError):  # a stream the client reads itself (export_to)
+            print(f"engram: connection_error: {exc}", file=sys.stderr)
+            return 2
         if not isinstance(exc, ClientError):
             raise
         print(f"engram: {exc}", file=sys.stderr)
         return 2
     return code
+
+
+def _days(text: str) -> int:
+    days = int(text)
+    if days < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return days
 
 
 if __name__ == "__main__":

@@ -265,6 +265,21 @@ def test_cli_with_stage_prints_the_key_once_as_the_last_line(
     assert apigateway.get_api_keys()["items"] == []
 
 
+def test_cli_revoking_a_key_that_matches_none_says_so_on_stderr_and_exits_1(
+    keys: AwsKeys, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(AwsKeys, "for_stage", staticmethod(lambda stage, region=None: keys))
+    tenant = _tenant()
+    assert cli.main(["keys", "create", "--tenant", tenant, "--stage", "test"]) == 0
+    capsys.readouterr()
+
+    code = cli.main(["keys", "revoke", "--tenant", tenant, "--stage", "test", "--key", "bogus"])
+
+    said = capsys.readouterr()
+    assert code == 1 and said.out == ""
+    assert said.err == f"engram: no active key of tenant {tenant!r} matched; none revoked\n"
+
+
 def test_without_stage_the_cli_keeps_the_local_path() -> None:
     args = cli.build_parser().parse_args(["keys", "create", "--tenant", "acme"])
     assert args.stage is None and args.func is cli.cmd_keys
