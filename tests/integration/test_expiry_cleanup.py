@@ -20,6 +20,12 @@ def _past() -> str:
     return (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
 
 
+def _expired() -> dict[str, str]:
+    """A memory that began a day ago and has just expired (one that would expire before it begins is
+    refused)."""
+    return {"valid_from": (datetime.now(UTC) - timedelta(days=1)).isoformat(), "expires_at": _past()}
+
+
 def _exists(local_db: LocalDatabase, table: str, column: str, value: Any) -> bool:
     with local_db.admin.transaction() as cur:
         row = cur.execute(f"SELECT count(*) AS n FROM {table} WHERE {column} = %s", (value,)).fetchone()  # noqa: S608
@@ -52,7 +58,7 @@ def test_an_expired_memory_disappears_from_every_read_at_once(api: Api) -> None:
 
 
 def test_a_memory_created_already_expired_is_never_visible(api: Api) -> None:
-    memory = api.post("/v1/memories", {"content": "stale news", "expires_at": _past()}).json
+    memory = api.post("/v1/memories", {"content": "stale news", **_expired()}).json
 
     assert api.get(f"/v1/memories/{memory['id']}").status == 404
     assert api.post("/v1/search", {"query": "stale news"}).json["results"] == []
@@ -72,8 +78,8 @@ def test_cleanup_deletes_expired_rows_and_old_superseded_versions_only(
     api: Api, other_api: Api, local_db: LocalDatabase
 ) -> None:
     live = api.post("/v1/memories", {"content": "keep me"}).json["id"]
-    gone = api.post("/v1/memories", {"content": "expired", "expires_at": _past()}).json["id"]
-    theirs = other_api.post("/v1/memories", {"content": "expired too", "expires_at": _past()}).json["id"]
+    gone = api.post("/v1/memories", {"content": "expired", **_expired()}).json["id"]
+    theirs = other_api.post("/v1/memories", {"content": "expired too", **_expired()}).json["id"]
     old = _superseded(api, local_db, "The printer is on floor three", days_ago=100)
     recent = _superseded(api, local_db, "The canteen closes at two", days_ago=5)
     api.put("/v1/working/plan/temp", {"value": 1, "ttl_seconds": 60})
@@ -105,7 +111,7 @@ def test_cleanup_without_retention_keeps_superseded_versions(api: Api, local_db:
 
 
 def test_engram_cleanup_command(api: Api, local_db: LocalDatabase, tmp_path: Path) -> None:
-    gone = api.post("/v1/memories", {"content": "expired via cli", "expires_at": _past()}).json["id"]
+    gone = api.post("/v1/memories", {"content": "expired via cli", **_expired()}).json["id"]
     env = {
         **os.environ,
         "DATABASE_URL": local_db.admin_conninfo,

@@ -288,7 +288,9 @@ def test_the_s3_event_registers_a_document_and_starts_it(
 
 def test_the_cleanup_schedule_deletes_expired_memories(api: Api, local_db: LocalDatabase) -> None:
     past = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
-    gone = api.post("/v1/memories", {"content": "The door code was 1234", "expires_at": past}).json["id"]
+    began = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+    expired = {"content": "The door code was 1234", "valid_from": began, "expires_at": past}
+    gone = api.post("/v1/memories", expired).json["id"]
     kept = api.post("/v1/memories", {"content": "The door code is 5678"}).json["id"]
 
     report = invoke("cleanup", sample("cleanup.json"))
