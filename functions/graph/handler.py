@@ -78,9 +78,11 @@ def add_observation(id: EntityId, body: ObservationCreate) -> tuple[Observation,
 
 
 @app.delete("/v1/entities/<id>/observations/<memory_id>", responses={204: {"description": "unlinked"}})
-def delete_observation(id: EntityId, memory_id: Annotated[str, Path(description="the memory's id")]) -> None:
+def delete_observation(
+    id: EntityId, memory_id: Annotated[str, Path(description="the memory's id")], user_id: UserId = None
+) -> None:
     deps.graph_service().delete_observation(
-        tenant_of(app), path_id(id, "entity"), path_id(memory_id, "memory")
+        tenant_of(app), path_id(id, "entity"), path_id(memory_id, "memory"), user_id=user_id
     )
     return no_content()
 
@@ -92,8 +94,10 @@ def create_relation(body: RelationCreate) -> tuple[Relation, int]:
 
 
 @app.delete("/v1/relations/<id>", responses={204: {"description": "deleted"}})
-def delete_relation(id: Annotated[str, Path(description="the relation's id")]) -> None:
-    deps.graph_service().delete_relation(tenant_of(app), path_id(id, "relation"))
+def delete_relation(
+    id: Annotated[str, Path(description="the relation's id")], user_id: UserId = None
+) -> None:
+    deps.graph_service().delete_relation(tenant_of(app), path_id(id, "relation"), user_id=user_id)
     return no_content()
 
 

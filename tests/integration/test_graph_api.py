@@ -332,6 +332,76 @@ def test_deleting_a_relation(api: Api) -> None:
     assert api.delete("/v1/relations/not-a-uuid").status == 404
 
 
+# --- what a private memory gave the graph ---------------------------------------------------------
+
+
+def alices_private_fact(api: Api) -> tuple[str, dict[str, Any]]:
+    """Alice's private memory "Alice lives in Paris." and the lives_in relation extraction made of it."""
+    created = api.post(
+        "/v1/memories",
+        {"content": "Alice lives in Paris.", "user_id": "alice", "visibility": "private", "extract": "light"},
+    )
+    assert created.status == 201, created.json
+    (relation,) = api.get("/v1/graph?entity=Alice&user_id=alice").json["edges"]
+    assert relation["source_memory_id"] == created.json["id"]
+    return str(created.json["id"]), relation
+
+
+def test_a_relation_from_a_private_memory_is_not_found_to_a_delete_made_for_nobody(api: Api) -> None:
+    # Given a relation extracted from Alice's private memory (hidden from requests not made for her)
+    _, relation = alices_private_fact(api)
+
+    # When a request made for nobody, and one made for Bob, delete it
+    anonymous = api.delete(f"/v1/relations/{relation['id']}")
+    bob = api.delete(f"/v1/relations/{relation['id']}?user_id=bob")
+
+    # Then both are a 404, as reading it is, and Alice still has it
+    assert anonymous.status == 404 and bob.status == 404, (anonymous.json, bob.json)
+    edges = api.get("/v1/graph?entity=Alice&user_id=alice").json["edges"]
+    assert [e["id"] for e in edges] == [relation["id"]]
+
+
+def test_the_owner_deletes_a_relation_from_her_private_memory_with_user_id(api: Api) -> None:
+    # Given a relation extracted from Alice's private memory
+    _, relation = alices_private_fact(api)
+
+    # When a request made for Alice deletes it
+    deleted = api.delete(f"/v1/relations/{relation['id']}?user_id=alice")
+
+    # Then it is gone for her too
+    assert deleted.status == 204, deleted.json
+    assert api.get("/v1/graph?entity=Alice&user_id=alice").json["edges"] == []
+
+
+def test_an_observation_from_a_private_memory_is_not_found_to_a_delete_made_for_nobody(api: Api) -> None:
+    # Given Alice's private memory, an observation of the entity Paris
+    memory_id, relation = alices_private_fact(api)
+    paris = relation["target"]["id"]
+
+    # When a request made for nobody, and one made for Bob, unlink it
+    anonymous = api.delete(f"/v1/entities/{paris}/observations/{memory_id}")
+    bob = api.delete(f"/v1/entities/{paris}/observations/{memory_id}?user_id=bob")
+
+    # Then both are a 404, and the observation is still there for Alice
+    assert anonymous.status == 404 and bob.status == 404, (anonymous.json, bob.json)
+    observations = api.get(f"/v1/entities/{paris}?user_id=alice").json["observations"]
+    assert [o["memory_id"] for o in observations] == [memory_id]
+
+
+def test_the_owner_unlinks_an_observation_of_her_private_memory_with_user_id(api: Api) -> None:
+    # Given Alice's private memory, an observation of the entity Paris
+    memory_id, relation = alices_private_fact(api)
+    paris = relation["target"]["id"]
+
+    # When a request made for Alice unlinks it
+    unlinked = api.delete(f"/v1/entities/{paris}/observations/{memory_id}?user_id=alice")
+
+    # Then the observation is gone and the memory stays
+    assert unlinked.status == 204, unlinked.json
+    assert api.get(f"/v1/entities/{paris}?user_id=alice").json["observations"] == []
+    assert api.get(f"/v1/memories/{memory_id}?user_id=alice").status == 200
+
+
 # --- graph parameters ---------------------------------------------------------------------------
 
 

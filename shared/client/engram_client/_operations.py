@@ -720,20 +720,26 @@ class SyncOperations(SyncCore):
             ),
         )
 
-    def delete_observation(self, id: str | UUID, memory_id: str | UUID) -> None:
+    def delete_observation(
+        self, id: str | UUID, memory_id: str | UUID, *, user_id: str | NotGiven | None = NOT_GIVEN
+    ) -> None:
         """DELETE /v1/entities/{id}/observations/{memory_id}
 
         id: the entity's id
         memory_id: the memory's id
+        user_id: the user the request is made for: their private memories' observations and relations
         """
-        return self._call(_DELETE_OBSERVATION, path={"id": id, "memory_id": memory_id})
+        return self._call(
+            _DELETE_OBSERVATION, path={"id": id, "memory_id": memory_id}, query={"user_id": user_id}
+        )
 
-    def delete_relation(self, id: str | UUID) -> None:
+    def delete_relation(self, id: str | UUID, *, user_id: str | NotGiven | None = NOT_GIVEN) -> None:
         """DELETE /v1/relations/{id}
 
         id: the relation's id
+        user_id: the user the request is made for: their private memories' observations and relations
         """
-        return self._call(_DELETE_RELATION, path={"id": id})
+        return self._call(_DELETE_RELATION, path={"id": id}, query={"user_id": user_id})
 
     def list_entities(
         self,
@@ -2148,20 +2154,26 @@ class AsyncOperations(AsyncCore):
             ),
         )
 
-    async def delete_observation(self, id: str | UUID, memory_id: str | UUID) -> None:
+    async def delete_observation(
+        self, id: str | UUID, memory_id: str | UUID, *, user_id: str | NotGiven | None = NOT_GIVEN
+    ) -> None:
         """DELETE /v1/entities/{id}/observations/{memory_id}
 
         id: the entity's id
         memory_id: the memory's id
+        user_id: the user the request is made for: their private memories' observations and relations
         """
-        return await self._call(_DELETE_OBSERVATION, path={"id": id, "memory_id": memory_id})
+        return await self._call(
+            _DELETE_OBSERVATION, path={"id": id, "memory_id": memory_id}, query={"user_id": user_id}
+        )
 
-    async def delete_relation(self, id: str | UUID) -> None:
+    async def delete_relation(self, id: str | UUID, *, user_id: str | NotGiven | None = NOT_GIVEN) -> None:
         """DELETE /v1/relations/{id}
 
         id: the relation's id
+        user_id: the user the request is made for: their private memories' observations and relations
         """
-        return await self._call(_DELETE_RELATION, path={"id": id})
+        return await self._call(_DELETE_RELATION, path={"id": id}, query={"user_id": user_id})
 
     async def list_entities(
         self,

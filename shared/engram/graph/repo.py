@@ -216,9 +216,13 @@ def add_mention(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: UUID
 
 
 def delete_mention(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: UUID) -> bool:
+    """Unlinks the memory from the entity, if the request may see the memory: an observation is its
+    memory joined under RLS, here as in `observations`, so one it cannot read it cannot delete."""
     cur.execute(
-        "DELETE FROM entity_mentions WHERE tenant_id = %s AND entity_id = %s AND memory_id = %s",
-        (tenant_id, entity_id, memory_id),
+        """DELETE FROM entity_mentions em USING memories m
+           WHERE em.tenant_id = %(t)s AND em.entity_id = %(e)s AND em.memory_id = %(m)s
+             AND m.tenant_id = %(t)s AND m.id = em.memory_id""",
+        {"t": tenant_id, "e": entity_id, "m": memory_id},
     )
     return cur.rowcount == 1
 
@@ -393,6 +397,9 @@ def edge_filter(as_of: datetime | None, include_history: bool) -> sql.Composable
     ).format(sql.Literal(as_of), sql.Literal(include_history))
 
 
+# The relations a request may see, of any time: those of no memory, and those of a memory it can read.
+_VISIBLE = edge_filter(None, include_history=True)
+
 _RELATION_SELECT = sql.SQL(
     """SELECT r.id, r.relation_type, r.valid_from,
               relation_end(r.valid_to, sm.valid_to, sm.expires_at) AS valid_to, r.confidence,
@@ -447,13 +454,22 @@ def get_relations(cur: TenantTx, tenant_id: UUID, relation_ids: Sequence[UUID]) 
     return cur.execute(
         sql.SQL(
             "{select} WHERE r.tenant_id = %s AND r.id = ANY(%s) AND {visible} ORDER BY r.created_at, r.id"
-        ).format(select=_RELATION_SELECT, visible=edge_filter(None, include_history=True)),
+        ).format(select=_RELATION_SELECT, visible=_VISIBLE),
         (tenant_id, list(relation_ids)),
     ).fetchall()
 
 
 def delete_relation(cur: TenantTx, tenant_id: UUID, relation_id: UUID) -> bool:
-    cur.execute("DELETE FROM entity_relations WHERE tenant_id = %s AND id = %s", (tenant_id, relation_id))
+    """Deletes the relation, if the request may see it (as get_relations reads it): one from a memory
+    the request cannot read is not found, to a delete as to a read."""
+    cur.execute(
+        sql.SQL(
+            """DELETE FROM entity_relations WHERE tenant_id = %(t)s AND id IN (
+                   SELECT r.id FROM entity_relations r LEFT JOIN memories sm ON sm.id = r.source_memory_id
+                   WHERE r.tenant_id = %(t)s AND r.id = %(r)s AND {visible})"""
+        ).format(visible=_VISIBLE),
+        {"t": tenant_id, "r": relation_id},
+    )
     return cur.rowcount == 1
 
 
@@ -472,7 +488,7 @@ def relations_of(
                WHERE r.tenant_id = %(t)s AND (r.source_entity = %(e)s OR r.target_entity = %(e)s) {page}
                  AND {visible}
                ORDER BY r.created_at DESC, r.id DESC LIMIT %(n)s"""
-        ).format(select=_RELATION_SELECT, page=page, visible=edge_filter(None, include_history=True)),
+        ).format(select=_RELATION_SELECT, page=page, visible=_VISIBLE),
         {"t": tenant_id, "e": entity_id, "n": limit},
     ).fetchall()
 

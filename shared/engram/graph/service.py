@@ -180,9 +180,12 @@ class GraphService:
             row = repo.observation(cur, tenant_id, entity_id, memory_id)
         return Observation(**row)
 
-    def delete_observation(self, tenant_id: UUID, entity_id: UUID, memory_id: UUID) -> None:
-        """Unlinks the memory from the entity; the memory itself stays."""
-        with self.db.tenant(tenant_id) as cur:
+    def delete_observation(
+        self, tenant_id: UUID, entity_id: UUID, memory_id: UUID, *, user_id: str | None = None
+    ) -> None:
+        """Unlinks the memory from the entity; the memory itself stays. An observation the request's
+        user may not see (another user's private memory) is not found, as to get_entity."""
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             if not repo.delete_mention(cur, tenant_id, entity_id, memory_id):
                 raise NotFound(f"memory {memory_id} is not an observation of entity {entity_id}")
 
@@ -227,8 +230,10 @@ class GraphService:
             raise NotFound(f"entity {end} not found", details={"field": field})
         return end
 
-    def delete_relation(self, tenant_id: UUID, relation_id: UUID) -> None:
-        with self.db.tenant(tenant_id) as cur:
+    def delete_relation(self, tenant_id: UUID, relation_id: UUID, *, user_id: str | None = None) -> None:
+        """Deletes the relation. One the request's user may not see (extracted from another user's
+        private memory) is not found, as to get_entity and graph."""
+        with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             if not repo.delete_relation(cur, tenant_id, relation_id):
                 raise NotFound(f"relation {relation_id} not found")
 
