@@ -266,6 +266,54 @@ def test_bring_your_own_triples_by_name_are_deduplicated_and_idempotent(api: Api
     assert {e["name"] for e in api.get("/v1/entities").json["entities"]} == {"Dr. Alice Smith", "ACME Corp."}
 
 
+WORKS_FOR_NASA = {
+    "source": {"name": "Dorothy Vaughan", "entity_type": "person"},
+    "relation_type": "works_for",
+    "target": {"name": "NASA", "entity_type": "organization"},
+    "valid_from": "2020-01-01T00:00:00Z",
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"valid_from": "2021-01-01T00:00:00Z", "valid_to": "2022-01-01T00:00:00Z"}, "valid_from"),
+        ({"valid_to": "2022-01-01T00:00:00Z"}, "valid_to"),
+        ({"confidence": 0.5}, "confidence"),
+    ],
+)
+def test_the_same_triple_sent_with_other_values_is_a_409_naming_the_relation(
+    api: Api, change: dict[str, Any], field: str
+) -> None:
+    # Given the triple, stored
+    first = api.post("/v1/relations", WORKS_FOR_NASA)
+    assert first.status == 201, first.json
+
+    # When the same triple is sent with another validity or confidence
+    again = api.post("/v1/relations", {**WORKS_FOR_NASA, **change})
+
+    # Then it is refused, naming the relation and the field that differs, and the relation is unchanged
+    assert again.status == 409, again.json
+    error = again.json["error"]
+    assert (error["code"], error["field"]) == ("conflict", field)
+    assert first.json["id"] in error["message"] and "DELETE /v1/relations/" in error["message"]
+    (stored,) = api.get(f"/v1/entities/{first.json['source']['id']}").json["relations"]
+    assert stored == first.json
+
+
+def test_repeating_a_triple_without_valid_from_finds_the_one_stored(api: Api) -> None:
+    # Given a triple sent without valid_from (it began when it was stored)
+    triple = {key: value for key, value in WORKS_FOR_NASA.items() if key != "valid_from"}
+    first = api.post("/v1/relations", triple)
+
+    # When the same request is sent again, later
+    again = api.post("/v1/relations", triple)
+
+    # Then it is the stored relation (the default "now" is not a different start)
+    assert first.status == 201 and again.status == 200, again.json
+    assert again.json == first.json
+
+
 def test_a_relation_can_cite_its_source_memory_and_ends_with_its_validity(api: Api) -> None:
     memory_id = memory(api, "Alice worked at Initech until 2020")
     body = {

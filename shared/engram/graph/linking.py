@@ -64,7 +64,7 @@ def link_memory(
     for relation, (source, target) in zip(relations, relation_ends, strict=True):
         if source == target:
             continue  # two names of one entity: not a relation
-        relation_id, _ = repo.insert_relation(
+        stored, _ = repo.insert_relation(
             cur,
             tenant_id,
             {
@@ -77,7 +77,7 @@ def link_memory(
                 "source_memory_id": memory_id,
             },
         )
-        relation_ids.append(relation_id)
+        relation_ids.append(stored["id"])
     return LinkResult(entity_ids, relation_ids, subject_id, created)
 
 

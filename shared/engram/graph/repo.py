@@ -413,15 +413,16 @@ _RELATION_SELECT = sql.SQL(
 ).format(current=edge_filter(None, include_history=False))
 
 
-def insert_relation(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> tuple[UUID, bool]:
-    """Insert the relation; if the same (source, type, target, source memory) exists, keep it.
-    Returns its id and whether this call created it."""
+def insert_relation(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Insert the relation; if the same (source, type, target, source memory) exists, keep it (the
+    table holds one such row). Returns the row's stored id, valid_from, valid_to and confidence (its
+    own, not its source memory's), and whether this call created it."""
     row = cur.execute(
         """INSERT INTO entity_relations (tenant_id, source_entity, target_entity, relation_type,
                valid_from, valid_to, confidence, source_memory_id)
            VALUES (%s, %s, %s, %s, coalesce(%s, now()), %s, %s, %s)
            ON CONFLICT (tenant_id, source_entity, relation_type, target_entity, source_memory_id) DO NOTHING
-           RETURNING id""",
+           RETURNING id, valid_from, valid_to, confidence""",
         (
             tenant_id,
             fields["source_entity"],
@@ -434,9 +435,10 @@ def insert_relation(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> t
         ),
     ).fetchone()
     if row is not None:
-        return row["id"], True
+        return row, True
     existing = cur.execute(
-        """SELECT id FROM entity_relations WHERE tenant_id = %s AND source_entity = %s AND relation_type = %s
+        """SELECT id, valid_from, valid_to, confidence FROM entity_relations
+           WHERE tenant_id = %s AND source_entity = %s AND relation_type = %s
                AND target_entity = %s AND source_memory_id IS NOT DISTINCT FROM %s""",
         (
             tenant_id,
@@ -447,7 +449,7 @@ def insert_relation(cur: TenantTx, tenant_id: UUID, fields: dict[str, Any]) -> t
         ),
     ).fetchone()
     assert existing is not None
-    return existing["id"], False
+    return existing, False
 
 
 def get_relations(cur: TenantTx, tenant_id: UUID, relation_ids: Sequence[UUID]) -> list[dict[str, Any]]:

@@ -3,7 +3,7 @@ resolution and deduplication live in linking.py."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -192,6 +192,9 @@ class GraphService:
     # --- relations ----------------------------------------------------------------------------
 
     def create_relation(self, tenant_id: UUID, request: RelationCreate) -> tuple[Relation, bool]:
+        """The relation, created; or the one already stored for the triple (and source memory), when
+        the request says what it holds. One that holds other values is a Conflict (the table keeps one
+        row per triple and source memory): stored as sent, or refused."""
         with self.db.tenant(tenant_id) as cur:
             ends = [
                 self._end(cur, tenant_id, end, name)
@@ -206,7 +209,7 @@ class GraphService:
                 raise NotFound(
                     f"memory {request.source_memory_id} not found", details={"field": "source_memory_id"}
                 )
-            relation_id, created = repo.insert_relation(
+            stored, created = repo.insert_relation(
                 cur,
                 tenant_id,
                 {
@@ -219,7 +222,9 @@ class GraphService:
                     "source_memory_id": request.source_memory_id,
                 },
             )
-            (row,) = repo.get_relations(cur, tenant_id, [relation_id])
+            if not created:
+                _refuse_other_values(stored, request)
+            (row,) = repo.get_relations(cur, tenant_id, [stored["id"]])
         return _relation(row), created
 
     def _end(self, cur: TenantTx, tenant_id: UUID, end: UUID | EntityRef, field: str) -> UUID:
@@ -356,6 +361,33 @@ def _relation(row: dict[str, Any]) -> Relation:
         source_memory_id=row["source_memory_id"],
         created_at=row["created_at"],
     )
+
+
+def _refuse_other_values(stored: dict[str, Any], request: RelationCreate) -> None:
+    """A triple sent again must say what its stored relation holds: the same valid_to and confidence,
+    and the same valid_from when it sends one (without one it began when it was stored, which a retry
+    cannot repeat). Otherwise a Conflict names the relation, each value that differs, and the way to
+    change it (there is no PATCH of a relation)."""
+    sent = {"valid_to": request.valid_to, "confidence": request.confidence}
+    if request.valid_from is not None:
+        sent = {"valid_from": request.valid_from, **sent}
+    differing = [name for name, value in sent.items() if value != stored[name]]
+    if not differing:
+        return
+    what = "; ".join(f"{name} {_shown(stored[name])}, not {_shown(sent[name])}" for name in differing)
+    raise Conflict(
+        f"relation {stored['id']} already states this triple, with {what}: a triple (with its source "
+        f"memory) is stored once; to change it, DELETE /v1/relations/{stored['id']} and POST it again",
+        details={"field": differing[0]},
+    )
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return repr(value)
 
 
 def _entity_not_found(entity_id: UUID) -> NotFound:
