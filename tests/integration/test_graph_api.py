@@ -73,6 +73,28 @@ def test_invalid_entities_are_422_naming_the_field(api: Api, body: dict[str, Any
     assert_invalid(response, field)
 
 
+@pytest.mark.parametrize(
+    ("aliases", "field", "repeated"),
+    [
+        (["Dot"], "aliases[0]", "the name 'Dot'"),
+        (["D. V.", "dot"], "aliases[1]", "the name 'Dot'"),
+        (["Dotty", "DOTTY"], "aliases[1]", "aliases[0] 'Dotty'"),
+    ],
+)
+def test_an_alias_that_repeats_the_name_or_another_alias_is_422_naming_it(
+    api: Api, aliases: list[str], field: str, repeated: str
+) -> None:
+    # Given nothing stored
+
+    # When an entity is sent with an alias that is the same key as its name or an earlier alias
+    response = api.post("/v1/entities", {"name": "Dot", "entity_type": "person", "aliases": aliases})
+
+    # Then it is refused, naming the alias and what it repeats, and nothing is stored
+    assert_invalid(response, field)
+    assert repeated in response.json["error"]["message"]
+    assert api.get("/v1/entities").json["entities"] == []
+
+
 def test_search_by_name_word_and_alias_with_type_filter_and_pages(api: Api) -> None:
     entity(api, "Alice Smith", aliases=["Ali"])
     entity(api, "Bob Smith")

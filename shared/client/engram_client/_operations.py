@@ -768,6 +768,7 @@ class SyncOperations(SyncCore):
         """POST /v1/entities
 
         entity_type: a lowercase word: person, place, ...
+        aliases: other names; each a key of its own (not the name's, nor another alias's)
         """
         return self._call(_CREATE_ENTITY, body=given(name=name, entity_type=entity_type, aliases=aliases))
 
@@ -2204,6 +2205,7 @@ class AsyncOperations(AsyncCore):
         """POST /v1/entities
 
         entity_type: a lowercase word: person, place, ...
+        aliases: other names; each a key of its own (not the name's, nor another alias's)
         """
         return await self._call(
             _CREATE_ENTITY, body=given(name=name, entity_type=entity_type, aliases=aliases)

@@ -574,7 +574,14 @@ class EntityCreate(BaseModel):
             title="Entity Type",
         ),
     ] = "unknown"
-    aliases: Annotated[list[Alias] | None, Field(max_length=20, title="Aliases")] = None
+    aliases: Annotated[
+        list[Alias] | None,
+        Field(
+            description="other names; each a key of its own (not the name's, nor another alias's)",
+            max_length=20,
+            title="Aliases",
+        ),
+    ] = None
 
 
 class EntityPage(BaseModel):

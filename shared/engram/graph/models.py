@@ -7,7 +7,17 @@ from datetime import UTC, datetime
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from engram.fields import Flag, NoNul, Number, Timestamp
 from engram.graph.names import MAX_NAME_CHARS, display_name, normalize_name, normalize_type
@@ -61,7 +71,37 @@ RelationType = TypeName
 class EntityCreate(_Strict):
     name: Name
     entity_type: EntityType = Field(default="unknown", description="a lowercase word: person, place, ...")
-    aliases: list[Name] = Field(default_factory=list, max_length=MAX_ALIASES)
+    aliases: list[Name] = Field(
+        default_factory=list,
+        max_length=MAX_ALIASES,
+        description="other names; each a key of its own (not the name's, nor another alias's)",
+    )
+
+    @field_validator("aliases")
+    @classmethod
+    def _each_alias_once(cls, aliases: list[str], info: ValidationInfo) -> list[str]:
+        """An entity is found by each of its keys once: an alias that is the key of the name or of an
+        earlier alias would be kept once, so it is refused, naming it (aliases[i]), as a name that
+        would be stored otherwise is (_as_stored)."""
+        name = info.data.get("name")
+        seen = {normalize_name(name): "the name " + repr(name)} if name else {}
+        for index, alias in enumerate(aliases):
+            key = normalize_name(alias)
+            if key in seen:
+                raise ValidationError.from_exception_data(
+                    cls.__name__,
+                    [
+                        InitErrorDetails(
+                            type=PydanticCustomError(
+                                "value_error", f"repeats {seen[key]} (both are the key {key!r}): send it once"
+                            ),
+                            loc=(index,),
+                            input=alias,
+                        )
+                    ],
+                )
+            seen[key] = f"aliases[{index}] {alias!r}"
+        return aliases
 
 
 class EntityRef(_Strict):
