@@ -82,6 +82,18 @@ async def test_remember_recall_supersede_and_forget_for_the_pinned_user(mcp: Cli
     assert engram.search(query="where does Alice live?").results == []
 
 
+async def test_a_pinned_user_cannot_forget_a_shared_memory(mcp: Client, engram: Engram) -> None:
+    # Given a memory shared with the tenant (no user_id), which the server pinned to alice can recall
+    shared = engram.create_memory(content="The office opens at 9", extract="none")
+
+    # When alice's server forgets it
+    called = await mcp.call_tool("forget", {"memory_id": str(shared.id)})
+
+    # Then it is a tool error saying why, and the memory stays
+    assert called.is_error and "cannot change a shared memory" in called.content[0].text
+    assert engram.get_memory(shared.id).is_latest is True
+
+
 async def test_errors_come_back_as_tool_errors_and_the_server_keeps_serving(mcp: Client) -> None:
     missing = await mcp.call_tool("forget", {"memory_id": "00000000-0000-4000-8000-000000000000"})
     bad = await mcp.call_tool("working_set", {"scope": "bad scope!", "key": "k", "value": 1})

@@ -84,7 +84,7 @@ def test_only_the_owner_can_make_a_shared_memory_private(api: Api) -> None:
     by_nobody = api.patch(f"/v1/memories/{shared['id']}", {"visibility": "private"})
     by_alice = api.patch(f"/v1/memories/{shared['id']}?user_id=alice", {"visibility": "private"})
 
-    assert by_bob.status == 422 and by_bob.json["error"]["field"] == "visibility"
+    assert by_bob.status == 409 and by_bob.json["error"]["field"] == "user_id"
     assert_invalid(by_nobody, "visibility")
     assert by_alice.status == 200 and by_alice.json["visibility"] == "private"
     assert api.get(f"/v1/memories/{shared['id']}?user_id=bob").status == 404

@@ -156,15 +156,21 @@ def where(
     return sql.SQL(" AND ").join(clauses)
 
 
+def of_user(user_id: str | sql.Composable | None, alias: str = "m") -> sql.Composable:
+    """Memories of this user (with None, of no user: shared ones): whose a memory is. The one rule for
+    which memories a request made for a user may change (PATCH, DELETE, revert: only that user's), and
+    half of `same_owner`."""
+    return sql.SQL("{user} IS NOT DISTINCT FROM {u}").format(user=_col(alias, "user_id"), u=_sql(user_id))
+
+
 def same_owner(
     user_id: str | sql.Composable | None, visibility: str | sql.Composable, alias: str = "m"
 ) -> sql.Composable:
     """Memories of this user (or of none) with this visibility: the one rule for which memories a write
     may retire (graph-link's peers, an explicit `supersedes`) and which an upsert may match. The owner
     is given as values, or as SQL (another row's columns, `owner_of`; placeholders)."""
-    return sql.SQL("{user} IS NOT DISTINCT FROM {u} AND {visibility} = {v}").format(
-        user=_col(alias, "user_id"),
-        u=_sql(user_id),
+    return sql.SQL("{user} AND {visibility} = {v}").format(
+        user=of_user(user_id, alias),
         visibility=_col(alias, "visibility"),
         v=_sql(visibility),
     )

@@ -233,12 +233,19 @@ def lock_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, An
     ).fetchone()
 
 
-def owned_by(cur: TenantTx, tenant_id: UUID, memory_id: UUID, user_id: str | None, visibility: str) -> bool:
+def owned_by(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, user_id: str | None, visibility: str | None = None
+) -> bool:
     """Whether the memory belongs to this owner: this user (or none) and visibility (the rule of
-    predicates.same_owner)."""
+    predicates.same_owner); with no `visibility`, this user's whatever its visibility (predicates.of_user)."""
+    owned = (
+        predicates.of_user(sql.Placeholder("u"))
+        if visibility is None
+        else predicates.same_owner(sql.Placeholder("u"), sql.Placeholder("v"))
+    )
     row = cur.execute(
         sql.SQL("SELECT {owned} AS owned FROM memories m WHERE m.tenant_id = %(t)s AND m.id = %(m)s").format(
-            owned=predicates.same_owner(sql.Placeholder("u"), sql.Placeholder("v"))
+            owned=owned
         ),
         {"t": tenant_id, "m": memory_id, "u": user_id, "v": visibility},
     ).fetchone()

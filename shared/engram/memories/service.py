@@ -117,13 +117,13 @@ class MemoryService:
 
     def delete(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> None:
         with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
-            self.writer.delete(uow, memory_id)
+            self.writer.delete(uow, memory_id, user_id=user_id)
 
     @tracer.capture_method
     def revert(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> Memory:
         """Undo the supersession that retired `memory_id` (MemoryWriter.revert)."""
         with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
-            return Memory(**self.writer.revert(uow, memory_id))
+            return Memory(**self.writer.revert(uow, memory_id, user_id=user_id))
 
     def _prepared(self, tenant_id: UUID, request: MemoryCreate, field: str) -> tuple[NewMemory, bool]:
         """The memory to store, with what its extract mode finds named in it, and whether graph-link

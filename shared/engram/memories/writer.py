@@ -156,10 +156,12 @@ class MemoryWriter:
         history (`is_latest` false, `valid_to` set), the new version (embedded again with the writer's
         model, with `mentions`) carries its fields and the patch's, and an `updates` link joins them;
         the new version's row is returned. Tags, metadata, type, expiry and visibility change in place.
-        Only a request made for the memory's user can make it private."""
+        A request made for a user (`user_id`) changes only that user's memories (`_changeable`); only a
+        request made for the memory's user can make it private."""
         current = repo.get_memory(uow.cur, uow.tenant_id, memory_id)
         if current is None:
             raise _not_found(memory_id)
+        self._changeable(uow, current, user_id)
         if patch.visibility == "private" and current["user_id"] is None:
             raise InvalidInput(
                 "visibility 'private' needs a memory with a user_id; this one has none",
@@ -207,18 +209,23 @@ class MemoryWriter:
         self._retire(uow, old["id"], row["id"], row["valid_from"], 1.0, {"by": "patch"})
         return row
 
-    def delete(self, uow: UnitOfWork, memory_id: UUID) -> None:
-        if repo.lock_memory(uow.cur, uow.tenant_id, memory_id) is None:
+    def delete(self, uow: UnitOfWork, memory_id: UUID, *, user_id: str | None) -> None:
+        """DELETE, made for `user_id` (`_changeable`); the version chain is mended (`remove`)."""
+        memory = repo.lock_memory(uow.cur, uow.tenant_id, memory_id)
+        if memory is None:
             raise _not_found(memory_id)
+        self._changeable(uow, memory, user_id)
         remove(uow, [memory_id])
 
-    def revert(self, uow: UnitOfWork, memory_id: UUID) -> dict[str, Any]:
+    def revert(self, uow: UnitOfWork, memory_id: UUID, *, user_id: str | None) -> dict[str, Any]:
         """Undo the supersession that retired `memory_id`: it is current again, and the memory that
-        replaced it is marked reverted (kept, never current again)."""
+        replaced it is marked reverted (kept, never current again). Made for `user_id`, both must be
+        that user's (`_changeable`)."""
         cur, tenant_id = uow.cur, uow.tenant_id
         memory = repo.lock_memory(cur, tenant_id, memory_id)
         if memory is None:
             raise _not_found(memory_id)
+        self._changeable(uow, memory, user_id)
         if memory["is_latest"]:
             raise Conflict(f"memory {memory_id} is current: there is no supersession to revert")
         replacement_id = relationships.replacement_of(cur, tenant_id, memory_id)
@@ -230,6 +237,7 @@ class MemoryWriter:
                 f"memory {replacement_id}, which replaced {memory_id}, has itself been superseded: "
                 "revert the newer version first"
             )
+        self._changeable(uow, replacement, user_id)
         repo.mark_reverted(cur, tenant_id, replacement_id)
         relationships.mark_update_reverted(cur, tenant_id, replacement_id, memory_id)
         (row,) = repo.make_current(cur, tenant_id, [memory_id])
@@ -254,6 +262,23 @@ class MemoryWriter:
         return restored
 
     # --- helpers ------------------------------------------------------------------------------
+
+    def _changeable(self, uow: UnitOfWork, memory: Mapping[str, Any], user_id: str | None) -> None:
+        """A request made for a user (`user_id`) changes (PATCH, DELETE, revert) only that user's
+        memories: another user's, or a shared one (no user_id), is a 409 naming whose it is, as a write
+        never retires another owner's memory (`_supersedable`). A request made for no user, the tenant's
+        own caller, may change every memory it sees."""
+        if user_id is None or repo.owned_by(uow.cur, uow.tenant_id, memory["id"], user_id):
+            return
+        owner = memory["user_id"]
+        whose = (
+            "a shared memory (it has no user_id); make it without user_id"
+            if owner is None
+            else f"a memory of user {owner!r}; make it without user_id, or for user {owner!r}"
+        )
+        raise Conflict(
+            f"a request made for user {user_id!r} cannot change {whose}", details={"field": "user_id"}
+        )
 
     def _supersedable(
         self, uow: UnitOfWork, memory_id: UUID, *, field: str = "supersedes", owner: Owner | None = None
