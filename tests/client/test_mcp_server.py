@@ -21,6 +21,9 @@ from engram_client import Engram
 
 pytestmark = pytest.mark.anyio
 ENGRAM_MCP = str(Path(sys.executable).with_name("engram-mcp"))
+# The console script runs this checkout's client, not the one installed in the environment (a shared
+# virtualenv may have another checkout's installed).
+CLIENT_PATH = {"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "shared" / "client")}
 TOOLS = {
     "remember",
     "recall",
@@ -41,7 +44,7 @@ async def mcp(live_url: str, tenant: IssuedKey) -> AsyncIterator[Client]:
     server = StdioServerParameters(
         command=ENGRAM_MCP,
         args=["--user-id", "alice"],
-        env={"ENGRAM_URL": live_url, "ENGRAM_API_KEY": tenant.plaintext},
+        env={"ENGRAM_URL": live_url, "ENGRAM_API_KEY": tenant.plaintext, **CLIENT_PATH},
     )
     async with Client(server, read_timeout_seconds=120) as client:
         yield client
@@ -92,6 +95,25 @@ async def test_a_pinned_user_cannot_forget_a_shared_memory(mcp: Client, engram: 
     # Then it is a tool error saying why, and the memory stays
     assert called.is_error and "cannot change a shared memory" in called.content[0].text
     assert engram.get_memory(shared.id).is_latest is True
+
+
+async def test_a_pinned_user_supersedes_their_memory_shared_with_the_tenant(
+    mcp: Client, engram: Engram
+) -> None:
+    # Given alice's memory, visible to the whole tenant (as a document she uploads gives)
+    hers = engram.create_memory(content="Alice's desk is by the window", user_id="alice", extract="none")
+
+    # When the server pinned to alice supersedes it
+    moved = _result(
+        await mcp.call_tool(
+            "supersede", {"memory_id": str(hers.id), "content": "Alice's desk is by the door"}
+        )
+    )
+
+    # Then the replacement is hers with the same visibility, and the old one is history
+    replacement = engram.get_memory(moved["id"], user_id="alice")
+    assert (replacement.user_id, replacement.visibility) == ("alice", "tenant")
+    assert engram.get_memory(hers.id).is_latest is False
 
 
 async def test_errors_come_back_as_tool_errors_and_the_server_keeps_serving(mcp: Client) -> None:
@@ -148,7 +170,7 @@ def http_server(live_url: str, tenant: IssuedKey) -> Iterator[str]:
     port = _free_port()
     process = subprocess.Popen(
         [ENGRAM_MCP, "--transport", "streamable-http", "--port", str(port), "--url", live_url],
-        env={"ENGRAM_API_KEY": tenant.plaintext, "PATH": str(Path(sys.executable).parent)},
+        env={"ENGRAM_API_KEY": tenant.plaintext, "PATH": str(Path(sys.executable).parent), **CLIENT_PATH},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -172,7 +172,8 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         memory_id: Annotated[str, Field(description="the id recall or remember returned")],
     ) -> dict[str, Any]:
         """Delete a memory for good (the user asked to forget it, or it was stored by mistake). To correct
-        a memory, use supersede instead, which keeps the history."""
+        a memory, use supersede instead, which keeps the history. A server pinned to a user forgets only
+        that user's own memories: a shared one or another user's is refused."""
         await engram.delete_memory(memory_id, user_id=user)
         return {"deleted": memory_id}
 
@@ -183,7 +184,8 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         content: Annotated[str, Field(description="the corrected statement")],
     ) -> dict[str, Any]:
         """Replace a memory that is no longer true (e.g. the user moved): the new one becomes current and the
-        old one stays as history. Returns the new memory."""
+        old one stays as history. Returns the new memory. A server pinned to a user supersedes only that
+        user's own memories: a shared one or another user's is refused."""
         old = await engram.get_memory(memory_id, user_id=user)
         stored = await engram.create_memory(
             content=content,
@@ -192,7 +194,9 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
             memory_type=old.memory_type,
             tags=list(old.tags),
             user_id=user,
-            visibility=visibility,
+            # the replacement keeps the memory's visibility: only a memory of the same owner and
+            # visibility supersedes it (a pinned user's memory shared with the tenant stays shared)
+            visibility=old.visibility if pin.user_id else NOT_GIVEN,
         )
         return _memory(stored)
 
