@@ -13,8 +13,8 @@ A value that cannot be stored exactly as sent is refused with a 422 naming the f
 - JSON documents (metadata, working values) nest at most `MAX_JSON_DEPTH` levels and hold only finite
   numbers and NUL-free strings and keys;
 - vectors hold finite numbers within single precision (`float4`, what pgvector stores);
-- labels (tags, filenames, titles, content types, URLs) do not start or end with whitespace: nothing
-  is trimmed.
+- labels (tags, filenames, titles, content types, URLs) and ids (user_id, agent_id, conversation_id)
+  do not start or end with whitespace: nothing is trimmed.
 
 The OpenAPI document states what JSON Schema can say (`pattern`, bounds); the validators say the rest.
 """
@@ -232,7 +232,7 @@ DirectedVector = Annotated[Float4Vector, AfterValidator(has_direction)]
 Label = Annotated[
     str, AfterValidator(no_nul), AfterValidator(trimmed), Field(json_schema_extra={"pattern": NO_NUL_TRIMMED})
 ]
-"""A short name (tag, filename, title): no NUL, no whitespace at either end."""
+"""A short name (tag, filename, title, an id such as user_id): no NUL, no whitespace at either end."""
 
 
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')

@@ -3,6 +3,7 @@ never a silent rewrite (issue 14's findings, one by one)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -316,6 +317,56 @@ def test_nesting_is_refused_beyond_the_stated_depth_and_kept_within_it(api: Api)
 @pytest.mark.parametrize("tag", [" a", "a ", "\ta", "a\n"])
 def test_a_tag_with_whitespace_at_either_end_is_refused_not_trimmed(api: Api, tag: str) -> None:
     assert "whitespace" in refused(api.post("/v1/memories", {"content": "x", "tags": [tag]}), "tags[0]")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/v1/sessions", {"user_id": " alice"}, "user_id"),
+        ("/v1/sessions", {"agent_id": "planner\n"}, "agent_id"),
+        ("/v1/memories", {"content": "x", "user_id": "alice "}, "user_id"),
+        ("/v1/memories", {"content": "x", "agent_id": "\tplanner"}, "agent_id"),
+        ("/v1/memories", {"content": "x", "conversation_id": "c-1 "}, "conversation_id"),
+        ("/v1/memories/batch", {"memories": [{"content": "x", "user_id": " "}]}, "memories[0].user_id"),
+        ("/v1/search", {"query": "x", "filters": {"user_id": "alice "}}, "filters.user_id"),
+        ("/v1/procedures", {"trigger": "t", "content": "c", "agent_id": " planner"}, "agent_id"),
+    ],
+)
+def test_an_id_with_whitespace_at_either_end_is_refused_not_trimmed(
+    api: Api, path: str, body: dict, field: str
+) -> None:
+    # When an id (a party: user_id, agent_id; conversation_id) comes with whitespace at either end
+    message = refused(api.post(path, body), field)
+
+    # Then it is refused as a label is, and nothing is stored: " alice" would be another party than "alice"
+    assert message.endswith(": must not start or end with whitespace (nothing is trimmed: send it as meant)")
+    _header, *records, end = [json.loads(line) for line in api.post("/v1/export").raw.decode().splitlines()]
+    assert records == [] and end["record"] == "end"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "field"),
+    [
+        ("GET", "/v1/memories/00000000-0000-0000-0000-000000000000?user_id=%20alice", "user_id"),
+        ("DELETE", "/v1/memories/00000000-0000-0000-0000-000000000000?user_id=alice%20", "user_id"),
+        ("GET", "/v1/sessions?agent_id=planner%09", "agent_id"),
+        ("GET", "/v1/stats?user_id=alice%0A", "user_id"),
+        ("DELETE", "/v1/users/%20alice?confirm=true", "user_id"),
+    ],
+)
+def test_an_id_with_whitespace_at_either_end_is_refused_in_the_query_and_path(
+    api: Api, method: str, path: str, field: str
+) -> None:
+    response = api.get(path) if method == "GET" else api.delete(path)
+
+    assert "must not start or end with whitespace" in refused(response, field)
+
+
+def test_an_id_is_kept_exactly_as_sent_with_whitespace_inside(api: Api) -> None:
+    created = api.post("/v1/memories", {"content": "x", "user_id": "Alice Smith", "agent_id": "a\tb"})
+
+    assert created.status == 201, created.json
+    assert (created.json["user_id"], created.json["agent_id"]) == ("Alice Smith", "a\tb")
 
 
 def test_tags_are_kept_exactly_as_sent(api: Api) -> None:

@@ -173,7 +173,7 @@ class UserId(RootModel[str]):
             description="the user the turn is for",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -186,7 +186,7 @@ class AgentId(RootModel[str]):
             description="the agent (its private procedures)",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="Agent Id",
         ),
     ]
@@ -472,7 +472,7 @@ class CustomId(RootModel[str]):
             description="your id: sending it again replaces the document (same content: no-op)",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="Custom Id",
         ),
     ]
@@ -485,7 +485,7 @@ class UserId1(RootModel[str]):
             description="the user who uploads it: the document and the memories extracted from it are theirs (user_id, visible to the tenant), erased with them (DELETE /v1/users/{user_id})",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -793,7 +793,7 @@ class UserId2(RootModel[str]):
             description="the user the request is made for",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -817,7 +817,7 @@ class AgentId1(RootModel[str]):
             description="also match this agent's private procedures",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="Agent Id",
         ),
     ]
@@ -883,14 +883,24 @@ class MemoryBatchResult(BaseModel):
 class AgentId2(RootModel[str]):
     root: Annotated[
         str,
-        Field(max_length=255, min_length=1, pattern="^[^\\x00]*$", title="Agent Id"),
+        Field(
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
+            title="Agent Id",
+        ),
     ]
 
 
 class ConversationId(RootModel[str]):
     root: Annotated[
         str,
-        Field(max_length=255, min_length=1, pattern="^[^\\x00]*$", title="Conversation Id"),
+        Field(
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
+            title="Conversation Id",
+        ),
     ]
 
 
@@ -901,7 +911,7 @@ class UserId3(RootModel[str]):
             description="the user this memory is about and for",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -1230,7 +1240,7 @@ class UserId5(RootModel[str]):
             description="the user the plan is for",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -1290,7 +1300,15 @@ class Status(RootModel[str]):
 
 
 class UserId6(RootModel[str]):
-    root: Annotated[str, Field(max_length=255, min_length=1, pattern="^[^\\x00]*$", title="User Id")]
+    root: Annotated[
+        str,
+        Field(
+            max_length=255,
+            min_length=1,
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
+            title="User Id",
+        ),
+    ]
 
 
 class PlanUpdate(BaseModel):
@@ -1326,7 +1344,7 @@ class UserId7(RootModel[str]):
             description="the user it was learned from or is for: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -1597,7 +1615,7 @@ class UserId8(RootModel[str]):
             description="only this user's memories (their user_id). Their private ones only when the request is also made for them (user_id)",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -1641,7 +1659,7 @@ class UserId9(RootModel[str]):
             description="the user the request is made for",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -1796,7 +1814,7 @@ class UserId10(RootModel[str]):
             description="the user in this conversation",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]
@@ -1809,7 +1827,7 @@ class AgentId6(RootModel[str]):
             description="the agent in this conversation",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="Agent Id",
         ),
     ]
@@ -2325,7 +2343,7 @@ class UserId11(RootModel[str]):
             description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none",
             max_length=255,
             min_length=1,
-            pattern="^[^\\x00]*$",
+            pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
             title="User Id",
         ),
     ]

@@ -66,7 +66,9 @@ ContainerName = Annotated[str, StringConstraints(pattern=CONTAINER_PATTERN, max_
 ContainerQuery = Annotated[str, StringConstraints(pattern=CONTAINER_QUERY_PATTERN, max_length=522)]
 # Tags are kept exactly as sent; one with whitespace at either end is refused, never trimmed.
 Tag = Annotated[Label, StringConstraints(min_length=1, max_length=100)]
-Identifier = Annotated[str, StringConstraints(min_length=1, max_length=255), *NoNul]
+# An id a caller names (user_id, agent_id, conversation_id): a party, matched exactly, so " alice" would
+# be another user than "alice": whitespace at either end is refused as for a tag, never trimmed.
+Identifier = Annotated[Label, StringConstraints(min_length=1, max_length=255)]
 Metadata = Annotated[JsonObject, AfterValidator(_metadata_fits)]
 Vector = Annotated[DirectedVector, Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS)]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), *NoNul]
