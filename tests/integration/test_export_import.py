@@ -687,6 +687,19 @@ def test_a_backup_holding_a_vector_of_zeros_still_restores(fresh: FreshDatabase)
     assert report.inserted["memory"] == 1
 
 
+def test_a_backup_holding_an_id_with_whitespace_at_an_end_still_restores(fresh: FreshDatabase) -> None:
+    # Given: an export from before the API refused ids with whitespace at either end
+    tenant_id = tenants.ensure_tenant(fresh.admin, f"spaced-{uuid4().hex[:12]}")
+    memory = records.memory("kept as it was", container="a", user_id=" alice", visibility="private")
+    lines = [json.dumps({**HEADER_V1, "version": 2}), json.dumps(records.container("a")), json.dumps(memory)]
+
+    # When: it is imported
+    report = _import(fresh, tenant_id, "spaced", lines)
+
+    # Then: the memory is restored as it was
+    assert report.inserted["memory"] == 1
+
+
 def test_a_value_refused_before_it_reaches_the_database_is_named_in_its_own_words(
     fresh: FreshDatabase,
 ) -> None:

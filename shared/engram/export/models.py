@@ -21,9 +21,9 @@ from engram.lazymodel import LazyModel
 from engram.memories.models import (
     ContainerName,
     ContainerQuery,
-    Identifier,
     MemoryType,
     ModelName,
+    StoredIdentifier,
     Tag,
     Visibility,
 )
@@ -210,9 +210,9 @@ class MemoryRecord(_Record):
     memory_type: MemoryType
     tags: list[Tag]
     metadata: JsonObject
-    agent_id: Identifier | None
-    conversation_id: Identifier | None
-    user_id: Identifier | None
+    agent_id: StoredIdentifier | None
+    conversation_id: StoredIdentifier | None
+    user_id: StoredIdentifier | None
     visibility: Visibility
     confidence: Annotated[Number, Field(ge=0.0, le=1.0)]
     is_latest: bool

@@ -69,6 +69,9 @@ Tag = Annotated[Label, StringConstraints(min_length=1, max_length=100)]
 # An id a caller names (user_id, agent_id, conversation_id): a party, matched exactly, so " alice" would
 # be another user than "alice": whitespace at either end is refused as for a tag, never trimmed.
 Identifier = Annotated[Label, StringConstraints(min_length=1, max_length=255)]
+# An id as stored: what an export holds, restored as it was (ids stored before the rule above may have
+# whitespace at an end; a backup that holds one still restores).
+StoredIdentifier = Annotated[str, StringConstraints(min_length=1, max_length=255), *NoNul]
 Metadata = Annotated[JsonObject, AfterValidator(_metadata_fits)]
 Vector = Annotated[DirectedVector, Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS)]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), *NoNul]
