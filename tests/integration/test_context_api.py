@@ -133,6 +133,22 @@ def test_without_a_session_or_user_only_relevant_memories_and_procedures(
     assert "Maria" not in found["context"]  # private to Maria: not this request's
 
 
+def test_a_session_named_without_its_user_brings_its_summary(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given: a summarized session of the travel user and agent
+    session_id = converse(api)
+    SummaryService(local_db.app, lambda: None).refresh_queued(tenant.tenant_id)
+
+    # When: the context names the session but neither its user nor its agent
+    answered = api.post("/v1/context", {"query": "Oslo flight", "session_id": session_id})
+
+    # Then: the conversation's summary is part of it, as its messages are
+    assert answered.status == 200, answered.json
+    sources = [i["source"] for i in answered.json["items"]]
+    assert "summary" in sources and "message" in sources
+
+
 def test_an_unknown_plan_is_a_404_as_an_unknown_session_is(api: Api) -> None:
     missing = api.post("/v1/context", {"query": "hi", "plan_id": "no-such-plan"})
 

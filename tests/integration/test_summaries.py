@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from engram.db.party import Party
 from engram.local.stack import LocalDatabase
 from engram.providers.llm_openai import OpenAILLM
 from engram.sessions.summaries import ExtractiveSummarizer, SummaryService
@@ -137,12 +138,33 @@ def test_an_unusable_llm_answer_falls_back_to_an_extractive_summary(
 def test_a_summary_is_private_to_the_sessions_party(
     api: Api, tenant: IssuedKey, local_db: LocalDatabase
 ) -> None:
+    # Given: a summarized session of the travel user and agent
     session_id = converse(api)
     _offline(local_db).refresh_queued(tenant.tenant_id)
 
-    assert api.get(f"/v1/sessions/{session_id}?user_id=someone-else").status == 404
-    with local_db.app.tenant(tenant.tenant_id) as cur:  # no party: the summary row is not visible either
+    # When: a request is made for another user
+    answered = api.get(f"/v1/sessions/{session_id}?user_id=someone-else")
+
+    # Then: the session is a 404, and the summary row is not visible to that user either
+    assert answered.status == 404
+    with local_db.app.tenant(tenant.tenant_id, Party(user_id="someone-else")) as cur:
         assert cur.execute("SELECT count(*) AS n FROM session_summaries").fetchone()["n"] == 0
+
+
+def test_a_session_read_by_its_id_alone_shows_its_summary(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given: a summarized session of the travel user and agent
+    session_id = converse(api)
+    _offline(local_db).refresh_queued(tenant.tenant_id)
+
+    # When: it is read by its id, naming neither user nor agent (README: no ?user_id= needed)
+    answered = api.get(f"/v1/sessions/{session_id}")
+
+    # Then: the summary comes with it, the same one its party reads
+    assert answered.status == 200, answered.json
+    assert answered.json["summary"] is not None
+    assert answered.json["summary"] == _session(api, session_id)["summary"]
 
 
 def test_the_extractive_summary_keeps_only_system_messages_when_there_is_nothing_else() -> None:
