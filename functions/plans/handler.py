@@ -52,8 +52,8 @@ def get_plan(plan_id: PlanId) -> Response[Plan]:
 
 @app.put("/v1/plans/<plan_id>")
 def update_plan(plan_id: PlanId, body: PlanUpdate) -> Response[Plan]:
-    plan = deps.plan_service().update(principal_of(app).tenant_id, plan_id, body, _expected())
-    return with_etag(plan, plan.version)
+    plan, created = deps.plan_service().update(principal_of(app).tenant_id, plan_id, body, _expected())
+    return with_etag(plan, plan.version, 201 if created else 200)
 
 
 @app.delete("/v1/plans/<plan_id>", responses={204: {"description": "deleted"}})

@@ -57,8 +57,10 @@ def get_task_context(task_id: TaskId) -> Response[TaskContext]:
 
 @app.put("/v1/task-context/<task_id>")
 def update_task_context(task_id: TaskId, body: TaskContextUpdate) -> Response[TaskContext]:
-    task = deps.task_context_service().update(principal_of(app).tenant_id, task_id, body, _expected())
-    return with_etag(task, task.version)
+    task, created = deps.task_context_service().update(
+        principal_of(app).tenant_id, task_id, body, _expected()
+    )
+    return with_etag(task, task.version, 201 if created else 200)
 
 
 @app.delete("/v1/task-context/<task_id>", responses={204: {"description": "deleted"}})

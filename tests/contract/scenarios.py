@@ -403,6 +403,15 @@ def plans(api: GeneratedApi) -> None:
         if_match=str(plan.version),
     )
     assert api.expect(200, "Plan", "get_plan", "trip-1").version == updated.version == 2
+    created = api.expect(
+        201,
+        "Plan",
+        "update_plan",
+        "trip-2",
+        body=api.body("PlanUpdate", {"goal_event": "trip.requested"}),
+        if_match="0",
+    )
+    assert created.version == 1
     assert [p.plan_id for p in api.expect(200, "PlanPage", "list_plans", status="running").plans] == [
         "trip-1"
     ]
@@ -423,6 +432,14 @@ def plans(api: GeneratedApi) -> None:
         "update_task_context",
         "book-1",
         body=api.body("TaskContextUpdate", {"state": "waiting"}),
+    )
+    api.expect(
+        201,
+        "TaskContext",
+        "update_task_context",
+        "book-2",
+        body=api.body("TaskContextUpdate", {"event_type": "book"}),
+        if_match="0",
     )
     assert len(api.expect(200, "TaskContextPage", "list_task_contexts", plan_id="trip-1").task_contexts) == 1
     api.expect(204, None, "delete_task_context", "book-1")

@@ -62,6 +62,62 @@ def test_put_refuses_nothing_to_change_and_nulls_that_are_not_allowed(api: Api) 
     assert null_state.status == 200 and null_state.json["state"] is None
 
 
+def test_put_with_if_match_0_creates_an_absent_plan(api: Api) -> None:
+    # Given: no plan "nope"
+    assert api.get("/v1/plans/nope").status == 404
+
+    # When: it is PUT with If-Match: 0 (write only if absent), as working memory takes it
+    created = api.put("/v1/plans/nope", {"goal_event": "x"}, headers={"If-Match": "0"})
+
+    # Then: the plan is created at version 1, with POST's defaults for the fields not sent
+    assert created.status == 201, created.json
+    assert created.headers["ETag"] == '"1"' and created.json["version"] == 1
+    assert (created.json["plan_id"], created.json["goal_event"], created.json["status"]) == (
+        "nope",
+        "x",
+        "pending",
+    )
+    assert api.get("/v1/plans/nope").json == created.json
+
+
+def test_put_with_if_match_0_on_an_existing_plan_is_a_conflict_naming_its_version(api: Api) -> None:
+    # Given: plan p-0 at version 2
+    _plan(api, "p-0")
+    api.put("/v1/plans/p-0", {"status": "running"})
+
+    # When: it is PUT with If-Match: 0
+    again = api.put("/v1/plans/p-0", {"goal_event": "x"}, headers={"If-Match": "0"})
+
+    # Then: 409 version_conflict with its current version, and the plan is unchanged
+    assert again.status == 409 and again.json["error"]["code"] == "version_conflict"
+    assert again.json["error"]["current_version"] == 2
+    assert "already exists at version 2" in again.json["error"]["message"]
+    assert api.get("/v1/plans/p-0").json["goal_event"] == "trip.requested"
+
+
+def test_put_with_if_match_0_without_what_a_plan_needs_is_a_422_naming_it(api: Api) -> None:
+    # Given: no plan "bare"
+    # When: it is PUT with If-Match: 0 but without a goal_event
+    refused = api.put("/v1/plans/bare", {"status": "running"}, headers={"If-Match": "0"})
+
+    # Then: 422 naming goal_event, and nothing is created
+    assert refused.status == 422 and refused.json["error"]["field"] == "goal_event"
+    assert api.get("/v1/plans/bare").status == 404
+
+
+def test_put_with_if_match_0_creates_an_absent_task_context_and_claims_its_sub_tasks(api: Api) -> None:
+    # Given: no task context "t-new"
+    # When: it is PUT with If-Match: 0
+    created = api.put(
+        "/v1/task-context/t-new", {"event_type": "e", "sub_tasks": ["s-new"]}, headers={"If-Match": "0"}
+    )
+
+    # Then: it is created at version 1, and its sub-task finds it
+    assert created.status == 201, created.json
+    assert created.headers["ETag"] == '"1"' and created.json["task_id"] == "t-new"
+    assert api.get("/v1/task-context/by-subtask/s-new").json == created.json
+
+
 def test_plans_are_listed_by_status_newest_first_in_pages(api: Api) -> None:
     for n in range(5):
         _plan(api, f"l-{n}", status="running" if n % 2 == 0 else "done")

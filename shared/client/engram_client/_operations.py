@@ -100,7 +100,7 @@ _DELETE_WEBHOOK = Operation("DELETE", "/v1/webhooks/{id}", {204: None}, True)
 _LIST_WEBHOOKS = Operation("GET", "/v1/webhooks", {200: models.WebhookList}, True)
 _CREATE_WEBHOOK = Operation("POST", "/v1/webhooks", {201: models.WebhookCreated}, False)
 _GET_PLAN = Operation("GET", "/v1/plans/{plan_id}", {200: models.Plan}, True)
-_UPDATE_PLAN = Operation("PUT", "/v1/plans/{plan_id}", {200: models.Plan}, True)
+_UPDATE_PLAN = Operation("PUT", "/v1/plans/{plan_id}", {200: models.Plan, 201: models.Plan}, True)
 _DELETE_PLAN = Operation("DELETE", "/v1/plans/{plan_id}", {204: None}, True)
 _LIST_PLANS = Operation("GET", "/v1/plans", {200: models.PlanPage}, True)
 _CREATE_PLAN = Operation("POST", "/v1/plans", {201: models.Plan}, False)
@@ -108,7 +108,9 @@ _FIND_TASK_CONTEXT_BY_SUBTASK = Operation(
     "GET", "/v1/task-context/by-subtask/{subtask_id}", {200: models.TaskContext}, True
 )
 _GET_TASK_CONTEXT = Operation("GET", "/v1/task-context/{task_id}", {200: models.TaskContext}, True)
-_UPDATE_TASK_CONTEXT = Operation("PUT", "/v1/task-context/{task_id}", {200: models.TaskContext}, True)
+_UPDATE_TASK_CONTEXT = Operation(
+    "PUT", "/v1/task-context/{task_id}", {200: models.TaskContext, 201: models.TaskContext}, True
+)
 _DELETE_TASK_CONTEXT = Operation("DELETE", "/v1/task-context/{task_id}", {204: None}, True)
 _LIST_TASK_CONTEXTS = Operation("GET", "/v1/task-context", {200: models.TaskContextPage}, True)
 _CREATE_TASK_CONTEXT = Operation("POST", "/v1/task-context", {201: models.TaskContext}, False)

@@ -164,7 +164,16 @@ ROUTES: tuple[Route, ...] = (
     Route("plans", "POST", "/v1/plans", "create_plan", status=201, errors=CONFLICT, etag=True),
     Route("plans", "GET", "/v1/plans", "list_plans"),
     Route("plans", "GET", "/v1/plans/{plan_id}", "get_plan", etag=True),
-    Route("plans", "PUT", "/v1/plans/{plan_id}", "update_plan", errors=CONFLICT, headers=IF_MATCH, etag=True),
+    Route(
+        "plans",
+        "PUT",
+        "/v1/plans/{plan_id}",
+        "update_plan",
+        also=(201,),
+        errors=CONFLICT,
+        headers=IF_MATCH,
+        etag=True,
+    ),
     Route(
         "plans", "DELETE", "/v1/plans/{plan_id}", "delete_plan", status=204, errors=CONFLICT, headers=IF_MATCH
     ),
@@ -191,6 +200,7 @@ ROUTES: tuple[Route, ...] = (
         "PUT",
         "/v1/task-context/{task_id}",
         "update_task_context",
+        also=(201,),
         errors=CONFLICT,
         headers=IF_MATCH,
         etag=True,

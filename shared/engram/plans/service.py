@@ -7,8 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+from pydantic import ValidationError
+
 from engram.db.database import Database, TenantTx
-from engram.errors import Conflict, NotFound
+from engram.errors import Conflict, InvalidInput, NotFound
+from engram.lazymodel import LazyModel
 from engram.pagination import decode_key_cursor, encode_cursor
 from engram.plans import repo
 from engram.plans.models import (
@@ -33,6 +36,7 @@ class _Items:
 
     table: repo.Table
     what: str
+    create_model: type[LazyModel]  # what POST takes: a PUT with If-Match: 0 creates as it does
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -56,13 +60,33 @@ class _Items:
 
     def _update(
         self, cur: TenantTx, tenant_id: UUID, key: str, changes: dict[str, Any], expected: Expected
-    ) -> dict[str, Any]:
-        if expected.exists is False:  # If-Match: 0 asks for an item that does not exist: nothing to update
-            raise self._conflict(key, expected, repo.current_version(cur, self.table, tenant_id, key))
+    ) -> tuple[dict[str, Any], bool]:
+        """The row written, and whether it was created. If-Match: 0 writes only if the item is absent
+        (as in working memory): it creates the item from the fields sent, as POST would."""
+        if expected.exists is False:
+            row = repo.insert(cur, self.table, tenant_id, self._as_created(key, changes))
+            if row is None:
+                raise self._conflict(key, expected, repo.current_version(cur, self.table, tenant_id, key))
+            return row, True
         row = repo.update(cur, self.table, tenant_id, key, changes, expected.version)
         if row is None:
             raise self._missing_or_conflict(cur, tenant_id, key, expected)
-        return row
+        return row, False
+
+    def _as_created(self, key: str, changes: dict[str, Any]) -> dict[str, Any]:
+        """The fields of a PUT that creates (If-Match: 0), checked and completed as POST's body is."""
+        try:
+            return self.create_model.model_validate({**changes, self.table.key: key}).model_dump()
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            field = ".".join(str(part) for part in problem["loc"]) or self.table.key
+            reason = (
+                "required" if problem["type"] == "missing" else problem["msg"].removeprefix("Value error, ")
+            )
+            raise InvalidInput(
+                f"{field}: {reason} to create {self.what} {key[:128]!r} (If-Match: 0 creates it)",
+                details={"field": field},
+            ) from None
 
     def _delete(self, tenant_id: UUID, key: str, expected: Expected) -> None:
         with self.db.tenant(tenant_id) as cur:
@@ -94,7 +118,10 @@ class _Items:
 
     def _conflict(self, key: str, expected: Expected, current: int | None) -> VersionConflict:
         if expected.exists is False:
-            message = f"{self.what} {key!r} already exists (If-Match: 0 asks for one that does not)"
+            message = (
+                f"{self.what} {key!r} already exists at version {current} "
+                "(If-Match: 0 asks for one that does not)"
+            )
         else:
             message = (
                 f"{self.what} {key!r} is at version {current}, not {expected.version}: read it again, "
@@ -106,6 +133,7 @@ class _Items:
 class PlanService(_Items):
     table = repo.PLANS
     what = "plan"
+    create_model = PlanCreate
 
     def create(self, tenant_id: UUID, request: PlanCreate) -> Plan:
         with self.db.tenant(tenant_id) as cur:
@@ -114,9 +142,13 @@ class PlanService(_Items):
     def get(self, tenant_id: UUID, plan_id: str) -> Plan:
         return Plan(**self._get(tenant_id, plan_id))
 
-    def update(self, tenant_id: UUID, plan_id: str, request: PlanUpdate, expected: Expected) -> Plan:
+    def update(
+        self, tenant_id: UUID, plan_id: str, request: PlanUpdate, expected: Expected
+    ) -> tuple[Plan, bool]:
+        """The plan, and whether this PUT created it (If-Match: 0)."""
         with self.db.tenant(tenant_id) as cur:
-            return Plan(**self._update(cur, tenant_id, plan_id, request.changes(), expected))
+            row, created = self._update(cur, tenant_id, plan_id, request.changes(), expected)
+        return Plan(**row), created
 
     def delete(self, tenant_id: UUID, plan_id: str, expected: Expected) -> None:
         self._delete(tenant_id, plan_id, expected)
@@ -131,6 +163,7 @@ class PlanService(_Items):
 class TaskContextService(_Items):
     table = repo.TASKS
     what = "task context"
+    create_model = TaskContextCreate
 
     def create(self, tenant_id: UUID, request: TaskContextCreate) -> TaskContext:
         with self.db.tenant(tenant_id) as cur:
@@ -142,12 +175,14 @@ class TaskContextService(_Items):
 
     def update(
         self, tenant_id: UUID, task_id: str, request: TaskContextUpdate, expected: Expected
-    ) -> TaskContext:
+    ) -> tuple[TaskContext, bool]:
+        """The task context, and whether this PUT created it (If-Match: 0)."""
         changes = request.changes()
         with self.db.tenant(tenant_id) as cur:
             if "sub_tasks" in changes:
                 self._claim(cur, tenant_id, task_id, changes["sub_tasks"])
-            return TaskContext(**self._update(cur, tenant_id, task_id, changes, expected))
+            row, created = self._update(cur, tenant_id, task_id, changes, expected)
+        return TaskContext(**row), created
 
     def delete(self, tenant_id: UUID, task_id: str, expected: Expected) -> None:
         self._delete(tenant_id, task_id, expected)
