@@ -56,6 +56,42 @@ def test_create_with_parent_and_description_and_update_the_description(api: Api)
     assert _node(tree, "a.b")["children"][0]["name"] == "a.b.c"
 
 
+def test_posting_an_existing_container_without_a_description_keeps_its_description(api: Api) -> None:
+    # Given: container proj with a description
+    api.post("/v1/containers", {"name": "proj", "description": "the moon project"})
+
+    # When: it is posted again without a description
+    again = api.post("/v1/containers", {"name": "proj"})
+
+    # Then: 200, and the description it had is kept
+    assert again.status == 200 and again.json["description"] == "the moon project"
+    assert _node(api.get("/v1/containers").json["containers"], "proj")["description"] == "the moon project"
+
+
+def test_posting_an_empty_description_clears_it(api: Api) -> None:
+    # Given: container proj with a description
+    api.post("/v1/containers", {"name": "proj", "description": "the moon project"})
+
+    # When: it is posted again with description ""
+    cleared = api.post("/v1/containers", {"name": "proj", "description": ""})
+
+    # Then: the description is cleared
+    assert cleared.status == 200 and cleared.json["description"] == ""
+    assert _node(api.get("/v1/containers").json["containers"], "proj")["description"] == ""
+
+
+def test_a_null_description_is_a_422_naming_it(api: Api) -> None:
+    # Given: container proj with a description
+    api.post("/v1/containers", {"name": "proj", "description": "the moon project"})
+
+    # When: it is posted with description null
+    refused = api.post("/v1/containers", {"name": "proj", "description": None})
+
+    # Then: 422 naming description, and the description is kept
+    assert refused.status == 422 and refused.json["error"]["field"] == "description"
+    assert _node(api.get("/v1/containers").json["containers"], "proj")["description"] == "the moon project"
+
+
 def test_confirm_yes_is_refused_and_deletes_nothing(api: Api) -> None:
     # Given a container with a memory in it
     api.post("/v1/memories", {"content": "keep me", "container": "crm"})

@@ -1124,6 +1124,7 @@ class SyncOperations(SyncCore):
 
         name: the full name ('crm.contacts'), or a name below `parent`
         parent: an existing container to create it under
+        description: a new container's description; an existing container keeps its own unless one is sent ('' clears it)
         """
         return self._call(_CREATE_CONTAINER, body=given(name=name, parent=parent, description=description))
 
@@ -2565,6 +2566,7 @@ class AsyncOperations(AsyncCore):
 
         name: the full name ('crm.contacts'), or a name below `parent`
         parent: an existing container to create it under
+        description: a new container's description; an existing container keeps its own unless one is sent ('' clears it)
         """
         return await self._call(
             _CREATE_CONTAINER, body=given(name=name, parent=parent, description=description)

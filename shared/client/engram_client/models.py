@@ -75,9 +75,15 @@ class ContainerCreate(BaseModel):
         Parent | None,
         Field(description="an existing container to create it under", title="Parent"),
     ] = None
-    description: Annotated[str | None, Field(max_length=2000, pattern="^[^\\x00]*$", title="Description")] = (
-        ""
-    )
+    description: Annotated[
+        str | None,
+        Field(
+            description="a new container's description; an existing container keeps its own unless one is sent ('' clears it)",
+            max_length=2000,
+            pattern="^[^\\x00]*$",
+            title="Description",
+        ),
+    ] = ""
 
 
 class ContainerDeleted(BaseModel):

@@ -19,10 +19,18 @@ class ContainerCreate(LazyModel):
 
     name: ContainerName = Field(description="the full name ('crm.contacts'), or a name below `parent`")
     parent: ContainerName | None = Field(default=None, description="an existing container to create it under")
-    description: Description = ""
+    description: Description = Field(
+        default="",
+        description="a new container's description; an existing container keeps its own unless one is "
+        "sent ('' clears it)",
+    )
 
     def full_name(self) -> str:
         return f"{self.parent}.{self.name}" if self.parent else self.name
+
+    def description_sent(self) -> str | None:
+        """The description to store, or None when none was sent (an existing container keeps its own)."""
+        return self.description if "description" in self.model_fields_set else None
 
 
 class Container(LazyModel):

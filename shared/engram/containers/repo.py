@@ -41,16 +41,18 @@ def get(cur: TenantTx, tenant_id: UUID, name: str) -> dict[str, Any] | None:
     ).fetchone()
 
 
-def create(cur: TenantTx, tenant_id: UUID, name: str, description: str) -> tuple[dict[str, Any], bool]:
-    """Create `name` (and any missing ancestor) or set its description. True when it is new."""
+def create(cur: TenantTx, tenant_id: UUID, name: str, description: str | None) -> tuple[dict[str, Any], bool]:
+    """Create `name` (and any missing ancestor) or set its description; None creates it without one and
+    keeps an existing container's. True when it is new."""
     parent = name.rpartition(".")[0] or None
     if parent is not None:
         ensure_container(cur, tenant_id, parent)
     row = cur.execute(
-        "INSERT INTO containers AS c (tenant_id, name, parent, description) VALUES (%s, %s, %s, %s) "
-        "ON CONFLICT (tenant_id, name) DO UPDATE SET description = EXCLUDED.description "
+        "INSERT INTO containers AS c (tenant_id, name, parent, description) "
+        "VALUES (%s, %s, %s, coalesce(%s::text, '')) "
+        "ON CONFLICT (tenant_id, name) DO UPDATE SET description = coalesce(%s::text, c.description) "
         "RETURNING c.name, c.parent, c.description, c.created_at, (xmax = 0) AS created",
-        (tenant_id, name, parent, description),
+        (tenant_id, name, parent, description, description),
     ).fetchone()
     assert row is not None
     created = bool(row.pop("created"))

@@ -56,7 +56,7 @@ class ContainerService:
         with self.db.tenant(tenant_id, EVERYONE) as cur:
             if request.parent is not None and repo.get(cur, tenant_id, request.parent) is None:
                 raise NotFound(f"parent container {request.parent!r} not found")
-            row, created = repo.create(cur, tenant_id, name, request.description)
+            row, created = repo.create(cur, tenant_id, name, request.description_sent())
         return Container(**row), created
 
     def delete(self, tenant_id: UUID, name: str, *, confirm: bool) -> ContainerDeleted:
