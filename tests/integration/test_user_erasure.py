@@ -240,10 +240,26 @@ def test_erasure_leaves_no_trace_of_the_user_in_any_table(
     assert not any(MARK in line for line in log_lines)
 
 
-def test_a_user_with_nothing_is_erased_at_once(api: Api) -> None:
+def test_without_confirm_a_user_with_nothing_is_still_a_409_with_zero_counts(api: Api) -> None:
+    # Given: a user with nothing in the tenant
+    # When: they are erased without confirm
     response = api.delete("/v1/users/nobody-here")
 
-    assert response.status == 200 and response.json["memories"] == 0 and response.json["erased"] is True
+    # Then: the answer is the preview, as for any user: 409 confirmation_required, every count 0
+    assert response.status == 409 and response.json["error"]["code"] == "confirmation_required"
+    would_erase = response.json["error"]["would_erase"]
+    assert would_erase and not any(would_erase.values())
+    assert "nothing" in response.json["error"]["message"]
+
+
+def test_with_confirm_a_user_with_nothing_is_erased_with_zero_counts(api: Api) -> None:
+    # Given: a user with nothing in the tenant
+    # When: they are erased with confirm
+    response = api.delete("/v1/users/nobody-here?confirm=true")
+
+    # Then: 200, erased, every count 0
+    assert response.status == 200 and response.json["erased"] is True
+    assert not any(v for k, v in response.json.items() if isinstance(v, int) and k != "erased")
 
 
 def test_erasure_stays_in_its_tenant(

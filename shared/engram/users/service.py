@@ -52,17 +52,19 @@ class UserErasureService:
         self.work_prefix = work_prefix
 
     def erase(self, tenant_id: UUID, user_id: str, *, confirm: bool) -> UserErasure:
-        """Without `confirm`, a 409 `confirmation_required` listing what would go (nothing goes);
-        with it, the counts of what went. A user with nothing left is erased at once (all zeros)."""
+        """Without `confirm`, always a 409 `confirmation_required` listing what would go (all zeros for
+        a user with nothing left), and nothing goes; with it, the counts of what went."""
         try:
             with self.db.tenant(tenant_id, EVERYONE) as cur:
                 counts, document_ids = self._erase(cur, tenant_id, user_id)
-                if not confirm and _anything(counts):
+                if not confirm:
                     raise _DryRun(counts)
         except _DryRun as preview:
+            held = _summary(preview.counts)
             raise ConfirmationRequired(
-                f"user {user_id!r} has {_summary(preview.counts)} in this tenant; repeat with ?confirm=true "
-                "to erase them all",
+                f"user {user_id!r} has {held} in this tenant; repeat with ?confirm=true to erase them all"
+                if held
+                else f"user {user_id!r} has nothing in this tenant: ?confirm=true would erase nothing",
                 details={"would_erase": preview.counts.model_dump(exclude={"user_id", "erased"})},
             ) from None
         for document_id in document_ids:
@@ -124,12 +126,6 @@ class UserErasureService:
             ),
         )
         return counts, document_ids
-
-
-def _anything(counts: UserErasure) -> bool:
-    return any(
-        value for key, value in counts.model_dump().items() if isinstance(value, int) and key != "erased"
-    )
 
 
 def _summary(counts: UserErasure) -> str:
