@@ -118,6 +118,19 @@ def test_put_with_if_match_0_creates_an_absent_task_context_and_claims_its_sub_t
     assert api.get("/v1/task-context/by-subtask/s-new").json == created.json
 
 
+def test_a_null_event_type_in_a_task_context_put_is_a_422_naming_it(api: Api) -> None:
+    # Given: task context t4
+    api.post("/v1/task-context", {"task_id": "t4", "event_type": "e"})
+
+    # When: a PUT sets event_type to null
+    refused = api.put("/v1/task-context/t4", {"event_type": None})
+
+    # Then: 422 naming event_type, and the task context is unchanged
+    assert refused.status == 422 and refused.json["error"]["field"] == "event_type"
+    assert "event_type cannot be null" in refused.json["error"]["message"]
+    assert api.get("/v1/task-context/t4").json["event_type"] == "e"
+
+
 def test_plans_are_listed_by_status_newest_first_in_pages(api: Api) -> None:
     for n in range(5):
         _plan(api, f"l-{n}", status="running" if n % 2 == 0 else "done")

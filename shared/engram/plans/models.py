@@ -6,7 +6,15 @@ import json
 from datetime import datetime
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from engram.fields import JsonDocument as StorableJson
 from engram.fields import JsonObject as StorableObject
@@ -53,13 +61,18 @@ class _Update(_Strict):
 
     nullable: ClassVar[frozenset[str]] = frozenset()
 
+    @field_validator("*")
+    @classmethod
+    def _null_only_where_allowed(cls, value: Any, info: ValidationInfo) -> Any:
+        # A field validator (not the model's) so that the 422 names the field, not the body.
+        if value is None and info.field_name not in cls.nullable:
+            raise ValueError(f"{info.field_name} cannot be null")
+        return value
+
     @model_validator(mode="after")
     def _something_to_change(self) -> _Update:
         if not self.model_fields_set:
             raise ValueError(f"nothing to change: send at least one of {', '.join(type(self).model_fields)}")
-        for name in self.model_fields_set - self.nullable:
-            if getattr(self, name) is None:
-                raise ValueError(f"{name} cannot be null")
         return self
 
     def changes(self) -> dict[str, Any]:
