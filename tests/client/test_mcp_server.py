@@ -50,6 +50,18 @@ async def mcp(live_url: str, tenant: IssuedKey) -> AsyncIterator[Client]:
         yield client
 
 
+@pytest.fixture
+async def mcp_in_assistant(live_url: str, tenant: IssuedKey) -> AsyncIterator[Client]:
+    """The server pinned to alice and to the container `assistant`."""
+    server = StdioServerParameters(
+        command=ENGRAM_MCP,
+        args=["--user-id", "alice", "--container", "assistant"],
+        env={"ENGRAM_URL": live_url, "ENGRAM_API_KEY": tenant.plaintext, **CLIENT_PATH},
+    )
+    async with Client(server, read_timeout_seconds=120) as client:
+        yield client
+
+
 def _result(called: Any) -> dict[str, Any]:
     assert not called.is_error, called.content
     if called.structured_content is not None:
@@ -194,3 +206,39 @@ async def test_the_same_tools_over_streamable_http(http_server: str) -> None:
         recalled = _result(await client.call_tool("recall", {"query": "how does Bob take coffee"}))
 
     assert recalled["results"][0]["id"] == stored["id"]
+
+
+async def test_a_server_pinned_to_a_container_changes_no_memory_outside_it(
+    mcp_in_assistant: Client, engram: Engram
+) -> None:
+    # Given alice's memory in another container
+    elsewhere = engram.create_memory(
+        content="Alice's locker is 42", container="other", user_id="alice", extract="none"
+    )
+
+    # When her server pinned to `assistant` forgets it, or supersedes it
+    forgot = await mcp_in_assistant.call_tool("forget", {"memory_id": str(elsewhere.id)})
+    superseded = await mcp_in_assistant.call_tool(
+        "supersede", {"memory_id": str(elsewhere.id), "content": "Alice's locker is 43"}
+    )
+
+    # Then both are tool errors naming the pin, and the memory stays current
+    for called in (forgot, superseded):
+        assert called.is_error and "pinned to container 'assistant'" in called.content[0].text
+    assert engram.get_memory(elsewhere.id, user_id="alice").is_latest is True
+
+
+async def test_a_server_pinned_to_a_container_reads_context_and_observations_from_it_only(
+    mcp_in_assistant: Client, engram: Engram
+) -> None:
+    # Given what alice's memories say about Oslo, in her pinned container and in another one
+    engram.create_memory(content="Alice flies to Oslo on Monday", container="assistant", user_id="alice")
+    engram.create_memory(content="Alice keeps a flat in Oslo", container="notes", user_id="alice")
+
+    # When her server pinned to `assistant` gets her context, and the entity Oslo
+    context = _result(await mcp_in_assistant.call_tool("get_context", {"query": "Oslo"}))["context"]
+    entity = _result(await mcp_in_assistant.call_tool("get_entity", {"name": "Oslo"}))
+
+    # Then only the pinned container's memories are in them
+    assert "flies to Oslo" in context and "flat in Oslo" not in context
+    assert {o["container"] for o in entity["observations"]} == {"assistant"}

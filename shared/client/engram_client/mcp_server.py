@@ -54,6 +54,19 @@ class Pin:
         container = self.container_for(asked)
         return None if container is None else (container if asked else f"{container}.*")
 
+    def covers(self, container: str) -> bool:
+        """Whether a memory in `container` is the pinned container's (or below it)."""
+        pinned = self.container
+        return pinned is None or container == pinned or container.startswith(pinned + ".")
+
+    def check(self, memory_id: str, container: str) -> None:
+        """A memory outside the pinned container is not this server's to change."""
+        if not self.covers(container):
+            raise ValueError(
+                f"this server is pinned to container {self.container!r}: memory {memory_id} is in "
+                f"{container!r}, outside it"
+            )
+
 
 HINTS = {
     "not_found": "check the id: recall and remember return ids",
@@ -162,7 +175,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
             user_id=subject,
             q=query,
             max_tokens=max_tokens,
-            container=f"{pin.container}.*" if pin.container and not subject else NOT_GIVEN,
+            container=f"{pin.container}.*" if pin.container else NOT_GIVEN,
         )
         return {"context": profile.context, "token_estimate": profile.token_estimate}
 
@@ -173,7 +186,10 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
     ) -> dict[str, Any]:
         """Delete a memory for good (the user asked to forget it, or it was stored by mistake). To correct
         a memory, use supersede instead, which keeps the history. A server pinned to a user forgets only
-        that user's own memories: a shared one or another user's is refused."""
+        that user's own memories: a shared one or another user's is refused. A server pinned to a
+        container forgets only memories there (or below it)."""
+        if pin.container is not None:
+            pin.check(memory_id, (await engram.get_memory(memory_id, user_id=user)).container)
         await engram.delete_memory(memory_id, user_id=user)
         return {"deleted": memory_id}
 
@@ -185,8 +201,10 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
     ) -> dict[str, Any]:
         """Replace a memory that is no longer true (e.g. the user moved): the new one becomes current and the
         old one stays as history. Returns the new memory. A server pinned to a user supersedes only that
-        user's own memories: a shared one or another user's is refused."""
+        user's own memories: a shared one or another user's is refused; one pinned to a container, only
+        memories there (or below it)."""
         old = await engram.get_memory(memory_id, user_id=user)
+        pin.check(memory_id, old.container)
         stored = await engram.create_memory(
             content=content,
             supersedes=memory_id,
@@ -295,7 +313,10 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
                 raise ValueError(f"no entity named {name!r}; try recall instead")
             entity_id = str(page.entities[0].id)
         detail = await engram.get_entity(entity_id, limit=20, user_id=user)
-        return detail.model_dump(mode="json", exclude_none=True)
+        shown = detail.model_dump(mode="json", exclude_none=True)
+        if pin.container is not None:  # what memories say about it: those of the pinned container only
+            shown["observations"] = [o for o in shown.get("observations", []) if pin.covers(o["container"])]
+        return shown
 
     @server.tool()
     @_actionable
