@@ -154,6 +154,11 @@ def _timestamp_text(value: Any) -> Any:
     return value
 
 
+def utc_text(moment: datetime) -> str:
+    """A timestamp as the API writes one: ISO 8601 in UTC, with a Z."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 def timestamp_in_range(value: datetime) -> datetime:
     """The instant, in UTC: what is stored and returned. An offset PostgreSQL cannot read (beyond
     15:59; RFC 3339 allows up to 23:59) then never reaches it."""

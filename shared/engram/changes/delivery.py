@@ -33,6 +33,7 @@ from tenacity import (
 from engram.changes import repo
 from engram.changes.models import SIGNATURE_HEADER
 from engram.db.database import Database
+from engram.fields import utc_text
 
 EVENTS_PER_PASS = 500
 DELIVERIES_PER_PASS = 100
@@ -49,7 +50,7 @@ def envelope(tenant_id: UUID, event: dict[str, Any]) -> str:
         "id": str(event["event_id"]),
         "type": event["event_type"],
         "tenant_id": str(tenant_id),
-        "time": event["occurred_at"].astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "time": utc_text(event["occurred_at"]),
         "data": event["subject"],
     }
     return json.dumps(body, separators=(",", ":"), sort_keys=True)

@@ -3,13 +3,14 @@ resolution and deduplication live in linking.py."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from engram import pagination
 from engram.db.database import Database, Party, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
+from engram.fields import utc_text
 from engram.graph import linking, relationships, repo
 from engram.graph.models import (
     MAX_DEPTH,
@@ -386,7 +387,7 @@ def _shown(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+        return utc_text(value)
     return repr(value)
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
 from engram.db.database import UnitOfWork
 from engram.errors import Conflict, InvalidInput, NotFound
+from engram.fields import utc_text
 from engram.graph import relationships
 from engram.graph import repo as graph_repo
 from engram.graph.graph_link import nearest_links
@@ -410,7 +411,7 @@ def _check_starts_after(old: Mapping[str, Any], new: Mapping[str, Any], field: s
     retire such a memory as of its own valid_from instead (repo.end_version)."""
     if new["valid_from"] >= old["valid_from"]:
         return
-    starts, started = _iso(new["valid_from"]), _iso(old["valid_from"])
+    starts, started = utc_text(new["valid_from"]), utc_text(old["valid_from"])
     if field == "valid_from":
         raise InvalidInput(
             f"valid_from: a replacement cannot start before the memory it replaces started: {starts} is "
@@ -422,10 +423,6 @@ def _check_starts_after(old: Mapping[str, Any], new: Mapping[str, Any], field: s
         f"({starts}): to replace it, POST /v1/memories with supersedes and a valid_from from {started} on",
         details={"field": "content"},
     )
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _owner(user_id: str | None, visibility: str) -> str:
