@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -80,6 +80,13 @@ NOT_A_NUMBER = "must be a JSON number (not true/false, not a string)"
 NOT_FINITE = "must be a finite number"
 # pydantic's own errors that mean the same, by their type: the API words them as above.
 NATIVE_MESSAGES = {"float_type": NOT_A_NUMBER, "finite_number": NOT_FINITE}
+
+
+def error_message(error: Mapping[str, Any]) -> str:
+    """One of pydantic's errors in the API's words, whichever validator found it (a vector's numbers:
+    pydantic's own): what the API's 422s, an import's refusals and a PUT that creates say."""
+    native = NATIVE_MESSAGES.get(str(error.get("type")))
+    return native or str(error.get("msg", "invalid value")).removeprefix("Value error, ")
 
 
 def _json_number(value: Any) -> Any:

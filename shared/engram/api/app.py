@@ -23,8 +23,8 @@ from engram.apikey import AmbiguousApiKey, api_key_from
 from engram.errors import EngramError, InvalidInput, MalformedJson, Unauthorized
 from engram.fields import (
     MAX_JSON_DEPTH,
-    NATIVE_MESSAGES,
     InexactNumber,
+    error_message,
     field_nested_too_deep,
     may_underflow,
     underflow_parser,
@@ -87,14 +87,8 @@ def _described(errors: list[Any]) -> tuple[str, str, list[dict[str, str]]]:
     """(the field named first, its message, every problem) of pydantic's errors."""
     first = _first(errors)
     field = _field_of(tuple(first.get("loc", ())))
-    listed = [{"field": _field_of(tuple(e.get("loc", ()))), "message": _message(e)} for e in errors[:20]]
-    return field, _message(first), listed
-
-
-def _message(error: Any) -> str:
-    """A problem in the API's words, whichever validator found it (a vector's numbers: pydantic's own)."""
-    native = NATIVE_MESSAGES.get(str(error.get("type")))
-    return native or str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    listed = [{"field": _field_of(tuple(e.get("loc", ()))), "message": error_message(e)} for e in errors[:20]]
+    return field, error_message(first), listed
 
 
 def _wrapped_first(errors: list[Any]) -> list[Any]:

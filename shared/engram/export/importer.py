@@ -28,7 +28,7 @@ from engram.errors import Conflict, InvalidInput
 from engram.export.coverage import TABLE_OF
 from engram.export.ids import IdMap, as_uuid
 from engram.export.models import RECORD_ORDER, V1_RECORD_ORDER, End, Header, ImportReport, Record
-from engram.fields import NATIVE_MESSAGES
+from engram.fields import error_message
 from engram.graph import repo as graph
 from engram.instructions import repo as instructions
 from engram.memories.writer import MemoryWriter
@@ -266,7 +266,7 @@ def _refused(number: int, exc: ValidationError) -> InvalidInput:
     if len(loc) < 2 or loc[0] not in RECORD_ORDER:  # no kind, or not one: the record field itself
         return InvalidInput(f"line {number}: {_first_error(exc)}")
     field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc[1:]).lstrip(".")
-    problem = NATIVE_MESSAGES.get(error["type"]) or str(error["msg"]).removeprefix("Value error, ")
+    problem = error_message(error)
     return InvalidInput(f"line {number}: {loc[0]} record: {field}: {problem}", details={"field": field})
 
 

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from engram.db.database import Database, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
+from engram.fields import error_message
 from engram.lazymodel import LazyModel
 from engram.pagination import decode_key_cursor, encode_cursor
 from engram.plans import repo
@@ -80,9 +81,7 @@ class _Items:
         except ValidationError as exc:
             problem = exc.errors()[0]
             field = ".".join(str(part) for part in problem["loc"]) or self.table.key
-            reason = (
-                "required" if problem["type"] == "missing" else problem["msg"].removeprefix("Value error, ")
-            )
+            reason = "required" if problem["type"] == "missing" else error_message(problem)
             raise InvalidInput(
                 f"{field}: {reason} to create {self.what} {key[:128]!r} (If-Match: 0 creates it)",
                 details={"field": field},
