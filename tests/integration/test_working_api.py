@@ -227,3 +227,18 @@ def test_an_update_keeps_the_ttl_unless_it_sets_or_clears_it(api: Api) -> None:
     assert kept["expires_at"] == kept_cas["expires_at"] == kept_present["expires_at"] == first["expires_at"]
     assert renewed["expires_at"] > first["expires_at"]
     assert cleared["expires_at"] is None and cleared["value"] == 6
+
+
+def test_a_delete_on_condition_that_the_key_is_absent_keeps_an_existing_key(api: Api) -> None:
+    # Given: a key at version 1 (If-Match: 0 asks that the key not exist)
+    api.put("/v1/working/plan-10/k", {"value": "kept"})
+
+    # When: it is deleted on that condition, and then a key that does not exist is too
+    refused = api.delete("/v1/working/plan-10/k", headers={"If-Match": "0"})
+    missing = api.delete("/v1/working/plan-10/none", headers={"If-Match": "0"})
+
+    # Then: the existing key stays, and the caller learns its version; the absent one is not there
+    assert refused.status == 409 and refused.json["error"]["current_version"] == 1
+    assert "already exists" in refused.json["error"]["message"]
+    assert api.get("/v1/working/plan-10/k").json["value"] == "kept"
+    assert missing.status == 404

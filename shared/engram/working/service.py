@@ -56,7 +56,8 @@ class WorkingMemoryService:
 
     def delete(self, tenant_id: UUID, scope: str, key: str, expected: Expected) -> None:
         with self.db.tenant(tenant_id) as cur:
-            if repo.delete(cur, tenant_id, scope, key, expected.version):
+            # If-Match: 0 (the key must not exist) has nothing to delete: it only learns why not.
+            if expected.exists is not False and repo.delete(cur, tenant_id, scope, key, expected.version):
                 return
             current = repo.current_version(cur, tenant_id, scope, key)
         if current is None:
