@@ -220,6 +220,10 @@ def _prose_draft(blocks: list[_Block]) -> ChunkDraft:
 # --- code -------------------------------------------------------------------------------------
 
 
+# What a code chunk keeps of its unit's metadata (a reader's `members` become the pieces' `symbols`).
+_CODE_KEYS = ("kind", "symbol", "language", "start_line", "end_line", "signature", "doc", "parse_error")
+
+
 def chunk_code(segments: list[Segment], target: int) -> list[ChunkDraft]:
     drafts: list[ChunkDraft] = []
     pending: list[Segment] = []  # consecutive small module-level blocks (imports, constants)
@@ -233,6 +237,8 @@ def chunk_code(segments: list[Segment], target: int) -> list[ChunkDraft]:
                 "start_line": pending[0].meta.get("start_line"),
                 "end_line": pending[-1].meta.get("end_line"),
             }
+            if any(s.meta.get("parse_error") for s in pending):
+                meta["parse_error"] = True
             drafts.extend(_code_pieces(text, meta, target))
             pending.clear()
 
@@ -243,11 +249,7 @@ def chunk_code(segments: list[Segment], target: int) -> list[ChunkDraft]:
             pending.append(segment)
             continue
         flush_pending()
-        meta = {
-            k: v
-            for k, v in segment.meta.items()
-            if k in ("kind", "symbol", "language", "start_line", "end_line", "signature", "doc")
-        }
+        meta = {k: v for k, v in segment.meta.items() if k in _CODE_KEYS}
         drafts.extend(_code_pieces(segment.text, meta, target, segment.meta.get("members") or ()))
     flush_pending()
     return drafts

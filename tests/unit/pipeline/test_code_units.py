@@ -140,4 +140,16 @@ def test_code_that_does_not_parse_is_still_indexed_and_marked() -> None:
 
     assert "".join(s.text for s in extracted.segments).split() == broken.split()
     assert all(s.meta.get("parse_error") for s in extracted.segments)
-    assert chunk(extracted, target=500)
+    chunks = chunk(extracted, target=500)
+    assert chunks and all(c.metadata.get("parse_error") is True for c in chunks)
+
+
+def test_a_module_that_does_not_parse_keeps_the_mark_on_its_chunks() -> None:
+    # Found by QA: the module-level chunks (imports, constants) were built without the mark.
+    extracted = _read("x = (1,\ny = [\n", "broken_mod.py")
+
+    chunks = chunk(extracted, target=500)
+
+    assert [c.metadata["kind"] for c in chunks] == ["module"]
+    assert chunks[0].metadata["parse_error"] is True
+    assert "parse_error" not in chunk(_read("x = 1\n", "fine.py"), target=500)[0].metadata
