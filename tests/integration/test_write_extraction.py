@@ -161,3 +161,58 @@ def test_extract_full_asks_the_llm_what_the_memory_names(api: Api) -> None:
     assert api.get(f"/v1/memories/{berlin['id']}").json["content"] == "she moved to berlin"
     (alice,) = api.get("/v1/entities?q=Alice").json["entities"]
     assert (alice["name"], alice["entity_type"]) == ("Alice Smith", "person")
+
+
+def test_a_refused_patch_of_content_asks_the_llm_nothing(api: Api) -> None:
+    # Given memories a PATCH of content must refuse to change (written without extraction), and one it may
+    superseded = _write(api, content="Alice lives in Paris", extract="none")
+    api.patch(f"/v1/memories/{superseded['id']}", {"content": "Alice lives in Rome", "extract": "none"})
+    bobs = _write(api, content="Bob lives in Oslo", user_id="bob", extract="none")
+    later = _write(api, content="Dan moves to Oslo", valid_from="2999-01-01T00:00:00Z", extract="none")
+    shared = _write(api, content="Eve lives in Nice", extract="none")
+    changeable = _write(api, content="Fay lives in Lima", user_id="fay", extract="none")
+    found = {
+        "content": "Fay lives in Quito.",
+        "memory_type": "fact",
+        "confidence": 0.9,
+        "entities": [{"name": "Fay", "type": "person"}, {"name": "Quito", "type": "place"}],
+        "subject": "Fay",
+        "relations": [{"source": "Fay", "relation": "lives_in", "target": "Quito"}],
+        "valid_from": None,
+        "expires_at": None,
+        "source_chunk": None,
+    }
+
+    # When each gets new content with extract full, against an LLM that records every call
+    with scripted_openai_server([json.dumps({"memories": [found]})]) as server, llm_stack(server):
+        refused = [
+            api.patch(
+                f"/v1/memories/{superseded['id']}", {"content": "Alice lives in Oslo", "extract": "full"}
+            ),
+            api.patch(
+                f"/v1/memories/{bobs['id']}?user_id=alice", {"content": "Bob is in Bergen", "extract": "full"}
+            ),
+            api.patch(f"/v1/memories/{later['id']}", {"content": "Dan moves to Bergen", "extract": "full"}),
+            api.patch(
+                f"/v1/memories/{shared['id']}",
+                {"content": "Eve lives in Rome", "visibility": "private", "extract": "full"},
+            ),
+        ]
+        calls_before_accepted = len(server.requests)
+        accepted = api.patch(
+            f"/v1/memories/{changeable['id']}", {"content": "Fay lives in Quito", "extract": "full"}
+        )
+
+    # Then the refusals (not current, another user's, valid from later, private without a user) made no
+    # LLM call, and the accepted PATCH still extracts
+    assert [(r.status, r.json["error"].get("field")) for r in refused] == [
+        (409, None),
+        (409, "user_id"),
+        (409, "content"),
+        (422, "visibility"),
+    ]
+    assert calls_before_accepted == 0
+    assert accepted.status == 200, accepted.json
+    assert len(server.requests) == 1
+    (fay,) = api.get("/v1/entities?q=Fay").json["entities"]
+    assert fay["name"] == "Fay"

@@ -161,6 +161,13 @@ def list_memories(
     ).fetchall()
 
 
+def clock(cur: TenantTx) -> datetime:
+    """The database's time now, as insert_memory stamps a new memory (clock_timestamp())."""
+    row = cur.execute("SELECT clock_timestamp() AS now").fetchone()
+    assert row is not None
+    return row["now"]
+
+
 def lock_container_writes(cur: TenantTx, tenant_id: UUID, container: str) -> None:
     """Serialise deduplicating writes (upserts) to one container of one tenant until this
     transaction ends: the second writer then sees what the first one committed."""

@@ -97,14 +97,13 @@ class MemoryService:
         self, tenant_id: UUID, memory_id: UUID, request: MemoryPatch, *, user_id: str | None = None
     ) -> CreatedMemory:
         """New content is a new version (answered, with the memories it retired: the patched one, and
-        those graph-link found it contradicts); the rest changes in place (nothing retired)."""
+        those graph-link found it contradicts); the rest changes in place (nothing retired). What the
+        writer would refuse is refused before the new content is extracted (MemoryWriter.patchable)."""
         extractor, mentions = None, Mentions()
         if request.content is not None:
             extractor = self.extraction.extractor(self.extraction.mode(request.extract))
-            with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
-                current = repo.get_memory(cur, tenant_id, memory_id)
-            if current is None:
-                raise _not_found(memory_id)
+            with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
+                current = self.writer.patchable(uow, memory_id, request, user_id=user_id)
             mentions = self.extraction.mentions(
                 tenant_id, extractor, request.content, current["container"], None
             )

@@ -157,8 +157,27 @@ class MemoryWriter:
         history (`is_latest` false, `valid_to` set), the new version (embedded again with the writer's
         model, with `mentions`) carries its fields and the patch's, and an `updates` link joins them;
         the new version's row is returned. Tags, metadata, type, expiry and visibility change in place.
-        A request made for a user (`user_id`) changes only that user's memories (`_changeable`); only a
-        request made for the memory's user can make it private."""
+        It refuses what `patchable` refuses; a new version is checked again under the row's lock
+        (`_supersedable`) and once it is stamped (`_check_starts_after`)."""
+        current = self.patchable(uow, memory_id, patch, user_id=user_id)
+        if _new_content(patch, current):
+            return self._new_version(uow, current, patch, mentions)
+        row = repo.update_memory(uow.cur, uow.tenant_id, memory_id, patch, None)
+        if row is None:
+            raise _not_found(memory_id)
+        if patch.content is not None or patch.metadata is not None:
+            _redate(uow, row)
+        return row
+
+    def patchable(
+        self, uow: UnitOfWork, memory_id: UUID, patch: MemoryPatch, *, user_id: str | None
+    ) -> dict[str, Any]:
+        """The memory `update` changes, once every refusal that does not depend on what extraction finds
+        in the new content is made: not found (404); made for a user (`user_id`), another user's memory or
+        a shared one (409, `_changeable`); private, for a memory with no user or by a request not made for
+        its user (422); new content for a memory already superseded, or valid from a time still to come
+        (409). The service asks it before it extracts (with `extract: full`, an LLM call), so that a
+        refused PATCH calls nothing; `update` asks it again in the unit of work that writes."""
         current = repo.get_memory(uow.cur, uow.tenant_id, memory_id)
         if current is None:
             raise _not_found(memory_id)
@@ -173,14 +192,11 @@ class MemoryWriter:
                 "only a request made for the memory's user (?user_id=) can make it private",
                 details={"field": "visibility"},
             )
-        if patch.content is not None and patch.content != current["content"]:
-            return self._new_version(uow, current, patch, mentions)
-        row = repo.update_memory(uow.cur, uow.tenant_id, memory_id, patch, None)
-        if row is None:
-            raise _not_found(memory_id)
-        if patch.content is not None or patch.metadata is not None:
-            _redate(uow, row)
-        return row
+        if _new_content(patch, current):
+            if not current["is_latest"]:
+                raise _already_superseded(memory_id, "content")
+            _check_starts_after(current, {"valid_from": repo.clock(uow.cur)}, "content")
+        return current
 
     def _new_version(
         self, uow: UnitOfWork, current: Mapping[str, Any], patch: MemoryPatch, mentions: Mentions
@@ -290,8 +306,7 @@ class MemoryWriter:
         if old is None:
             raise InvalidInput(f"supersedes: memory {memory_id} not found", details={"field": "supersedes"})
         if not old["is_latest"]:
-            what = "supersede" if field == "supersedes" else "change the content of"
-            raise Conflict(f"memory {memory_id} is already superseded; {what} its current version instead")
+            raise _already_superseded(memory_id, field)
         if owner is not None and not repo.owned_by(
             uow.cur, uow.tenant_id, memory_id, owner.user_id, owner.visibility
         ):
@@ -423,6 +438,16 @@ def _check_starts_after(old: Mapping[str, Any], new: Mapping[str, Any], field: s
         f"({starts}): to replace it, POST /v1/memories with supersedes and a valid_from from {started} on",
         details={"field": "content"},
     )
+
+
+def _new_content(patch: MemoryPatch, current: Mapping[str, Any]) -> bool:
+    """Whether the PATCH makes a new version: content other than the memory's."""
+    return patch.content is not None and patch.content != current["content"]
+
+
+def _already_superseded(memory_id: UUID, field: str) -> Conflict:
+    what = "supersede" if field == "supersedes" else "change the content of"
+    return Conflict(f"memory {memory_id} is already superseded; {what} its current version instead")
 
 
 def _owner(user_id: str | None, visibility: str) -> str:
