@@ -132,6 +132,72 @@ def test_a_custom_id_sent_to_another_container_is_a_409_and_moves_nothing(api: A
     assert api.post("/v1/documents/list", {"container": "cid2"}).json["documents"] == []
 
 
+def test_a_custom_id_sent_for_another_user_is_a_409_and_changes_no_owner(api: Api) -> None:
+    # Given: a document of user ann under custom_id doc-u, and a document of no user under doc-s
+    anns = ingest(
+        api,
+        {
+            "content": "Mallory Stone lives in Oslo.",
+            "custom_id": "doc-u",
+            "container": "cu",
+            "user_id": "ann",
+        },
+    )
+    shared = ingest(api, {"content": "Trent Page lives in Rome.", "custom_id": "doc-s", "container": "cu"})
+
+    # When: each custom_id is sent for another owner, with other content and with the same
+    refused = [
+        api.post(
+            "/v1/documents",
+            {
+                "content": "Peggy Sue lives in Lima.",
+                "custom_id": "doc-u",
+                "container": "cu",
+                "user_id": "ben",
+            },
+        ),
+        api.post(
+            "/v1/documents", {"content": "Peggy Sue lives in Lima.", "custom_id": "doc-u", "container": "cu"}
+        ),
+        api.post(
+            "/v1/documents",
+            {
+                "content": "Mallory Stone lives in Oslo.",
+                "custom_id": "doc-u",
+                "container": "cu",
+                "user_id": "ben",
+            },
+        ),
+        api.post(
+            "/v1/documents",
+            {
+                "content": "Trent Page lives in Rome.",
+                "custom_id": "doc-s",
+                "container": "cu",
+                "user_id": "ben",
+            },
+        ),
+    ]
+
+    # Then: each is a 409 naming user_id and whose the custom_id is, and both documents are as they were
+    assert [(r.status, r.json["error"].get("field")) for r in refused] == [(409, "user_id")] * 4
+    assert refused[0].json["error"]["message"] == (
+        "custom_id doc-u belongs to user 'ann': send it with user_id 'ann', or delete the document first"
+    )
+    assert refused[3].json["error"]["message"] == (
+        "custom_id doc-s belongs to no user (a document sent without user_id): send it without user_id, or "
+        "delete the document first"
+    )
+    assert api.get(f"/v1/documents/{anns['id']}").json == anns
+    assert api.get(f"/v1/documents/{shared['id']}").json == shared
+    # And: sent for its own user, the custom_id still replaces the document
+    again = ingest(
+        api,
+        {"content": "Peggy Sue lives in Lima.", "custom_id": "doc-u", "container": "cu", "user_id": "ann"},
+    )
+    assert (again["id"], again["revision"], again["user_id"]) == (anns["id"], anns["revision"] + 1, "ann")
+
+
 def test_a_duplicate_sent_with_a_custom_id_takes_that_custom_id(api: Api) -> None:
     # Given: a document sent without a custom_id
     first = ingest(api, {"content": "The ferry to Hel leaves at nine.", "container": "cidx"})

@@ -228,6 +228,14 @@ class DocumentService:
                 f"send it to {existing['container']}, or delete it first",
                 details={"field": "custom_id"},
             )
+        if fields.get("user_id") != existing["user_id"]:
+            # Nor does it change hands: sent for another user (or for none), it would give the document,
+            # and the memories extracted from it, to that owner.
+            raise Conflict(
+                f"custom_id {existing['custom_id']} belongs to {_whose(existing['user_id'])}: send it "
+                f"{_for(existing['user_id'])}, or delete the document first",
+                details={"field": "user_id"},
+            )
         unchanged = fields.get("checksum") is not None and fields.get("checksum") == existing["checksum"]
         if existing["status"] not in ("done", "failed") or (unchanged and existing["status"] == "done"):
             # Already being ingested, or this exact content is already in: nothing new to do.
@@ -338,6 +346,14 @@ def _named(cur: Any, tenant_id: UUID, existing: dict[str, Any], custom_id: str) 
             details={"field": "custom_id"},
         )
     return repo.set_custom_id(cur, tenant_id, existing["id"], custom_id)
+
+
+def _whose(user_id: str | None) -> str:
+    return "no user (a document sent without user_id)" if user_id is None else f"user {user_id!r}"
+
+
+def _for(user_id: str | None) -> str:
+    return "without user_id" if user_id is None else f"with user_id {user_id!r}"
 
 
 def _registration(tenant_id: UUID, row: dict[str, Any], *, duplicate: bool, start: bool) -> Registration:
