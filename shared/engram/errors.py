@@ -14,6 +14,20 @@ class EngramError(Exception):
         self.message = message
         self.details = details or {}
 
+    def within(self, part: str) -> None:
+        """This error, about a field of one part of a request (a batch's item: `memories[2]`), with
+        that field named from the request's top, as validation names it: `supersedes` becomes
+        `memories[2].supersedes`, in `field` and where the message starts with it. An error that names
+        no field stays as it is."""
+        field = self.details.get("field")
+        if not isinstance(field, str):
+            return
+        named = f"{part}.{field}"
+        if self.message.startswith((f"{field}:", f"{field} ")):
+            self.message = named + self.message[len(field) :]
+            self.args = (self.message, *self.args[1:])
+        self.details = {**self.details, "field": named}
+
 
 class InvalidInput(EngramError):
     status_code = 422

@@ -11,7 +11,7 @@ import pytest
 
 from engram import deps
 from engram.providers.embeddings import Embedder
-from tests.conftest import Api, assert_invalid
+from tests.conftest import Api, ApiResponse, assert_invalid
 
 
 class CountingEmbedder:
@@ -64,7 +64,7 @@ def test_one_bad_item_stores_nothing(api: Api) -> None:
     )
     invalid = api.post("/v1/memories/batch", {"memories": [*sent, {"content": ""}]})
 
-    assert unknown.status == 422 and unknown.json["error"]["field"] == "supersedes"
+    assert_invalid(unknown, "memories[2].supersedes")
     assert_invalid(invalid, "memories[2].content")
     assert [m["id"] for m in api.post("/v1/memories/list", {}).json["memories"]] == [kept["id"]]
     assert api.get(f"/v1/memories/{kept['id']}").json["is_latest"] is True
@@ -122,9 +122,50 @@ def test_a_batch_item_that_supersedes_another_owners_memory_stores_nothing(api: 
 
     # Then the batch is refused whole and the shared fact stays current
     assert response.status == 409, response.json
-    assert response.json["error"]["field"] == "supersedes"
+    assert response.json["error"]["field"] == "memories[1].supersedes"
     listed = api.post("/v1/memories/list", {"container": "r2b", "user_id": "mallory"}).json["memories"]
     assert [m["content"] for m in listed] == ["Lunch is at noon"]
+
+
+def test_a_refused_supersedes_names_the_batch_item_that_sent_it(api: Api) -> None:
+    # Given a memory valid from January, and one already superseded
+    current = api.post(
+        "/v1/memories",
+        {"content": "The office is in Riga", "container": "r5b", "valid_from": "2026-01-05T09:00:00Z"},
+    ).json
+    retired = api.post("/v1/memories", {"content": "The desk is in room 4", "container": "r5b"}).json
+    api.post(
+        "/v1/memories", {"content": "The desk is in room 5", "container": "r5b", "supersedes": retired["id"]}
+    )
+    unknown = "00000000-0000-4000-8000-000000000000"
+
+    # When the second item of a batch supersedes a memory that does not exist, one already superseded, and one
+    # with a valid_from before that memory's
+    def second(**item: Any) -> ApiResponse:
+        first = {"content": "The canteen opens at 11", "container": "r5b"}
+        return api.post("/v1/memories/batch", {"memories": [first, {"container": "r5b", **item}]})
+
+    missing = second(content="The office is in Oslo", supersedes=unknown)
+    superseded = second(content="The desk is in room 6", supersedes=retired["id"])
+    earlier = second(
+        content="The office is in Oslo", supersedes=current["id"], valid_from="2026-01-01T00:00:00Z"
+    )
+    single = api.post("/v1/memories", {"content": "The office is in Oslo", "supersedes": unknown})
+    model = deps.embedder().model_id
+    short = second(content="The office is in Oslo", embedding=[0.1, 0.2, 0.3], embedding_model=model)
+
+    # Then each refusal names the item's field, as a batch's validation errors do, and nothing is stored
+    assert_invalid(missing, "memories[1].supersedes")
+    assert missing.json["error"]["message"] == f"memories[1].supersedes: memory {unknown} not found"
+    assert (superseded.status, superseded.json["error"]["field"]) == (409, "memories[1].supersedes")
+    assert_invalid(earlier, "memories[1].valid_from")
+    assert earlier.json["error"]["message"].startswith(
+        "memories[1].valid_from: a replacement cannot start before"
+    )
+    assert_invalid(short, "memories[1].embedding")
+    # (a single write names the field alone)
+    assert_invalid(single, "supersedes")
+    assert api.get("/v1/stats").json["total"] == 3
 
 
 def test_a_retired_memory_was_updated_when_it_was_retired(api: Api) -> None:

@@ -206,7 +206,7 @@ def test_a_refused_patch_of_content_asks_the_llm_nothing(api: Api) -> None:
     # Then the refusals (not current, another user's, valid from later, private without a user) made no
     # LLM call, and the accepted PATCH still extracts
     assert [(r.status, r.json["error"].get("field")) for r in refused] == [
-        (409, None),
+        (409, "content"),
         (409, "user_id"),
         (409, "content"),
         (422, "visibility"),

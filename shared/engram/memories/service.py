@@ -7,7 +7,7 @@ from dataclasses import replace
 from uuid import UUID
 
 from engram.db.database import EVERYONE, Database, Party
-from engram.errors import NotFound
+from engram.errors import EngramError, NotFound
 from engram.graph import relationships
 from engram.memories import repo
 from engram.memories.models import (
@@ -70,11 +70,18 @@ class MemoryService:
         position: dict[UUID, int] = {}
         acting_for = items[0].user_id
         with self.db.unit_of_work(tenant_id, Party(user_id=acting_for)) as uow:
-            for item, memory, (_, link) in zip(items, memories, prepared, strict=True):
+            for index, (item, memory, (_, link)) in enumerate(zip(items, memories, prepared, strict=True)):
                 if item.user_id != acting_for:
                     acting_for = item.user_id
                     uow.act_for(Party(user_id=acting_for))
-                row = self.writer.create(uow, memory, supersedes=item.supersedes)
+                try:
+                    row = self.writer.create(uow, memory, supersedes=item.supersedes)
+                except EngramError as exc:
+                    # A refused supersedes, valid_from or embedding is named as validation names an
+                    # item's field: memories[2].supersedes.
+                    if field_prefix:
+                        exc.within(f"{field_prefix}[{index}]")
+                    raise
                 retired = [item.supersedes] if item.supersedes else []
                 retired += self.writer.relate(uow, row) if link else []
                 for earlier in (position[i] for i in retired if i in position):

@@ -447,7 +447,10 @@ def _new_content(patch: MemoryPatch, current: Mapping[str, Any]) -> bool:
 
 def _already_superseded(memory_id: UUID, field: str) -> Conflict:
     what = "supersede" if field == "supersedes" else "change the content of"
-    return Conflict(f"memory {memory_id} is already superseded; {what} its current version instead")
+    return Conflict(
+        f"memory {memory_id} is already superseded; {what} its current version instead",
+        details={"field": field},
+    )
 
 
 def _owner(user_id: str | None, visibility: str) -> str:
