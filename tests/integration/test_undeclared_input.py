@@ -1,6 +1,7 @@
 """What a route does not read is refused, not dropped: a query parameter it does not declare is a 422
-naming it, and so is a body sent to a route that reads none, on every route of engram.api.routes, read
-from the resolvers themselves, so a new route is covered without a new test."""
+naming it, and so are a body sent to a route that reads none and a query parameter sent more than once
+(each takes one value), on every route of engram.api.routes, read from the resolvers themselves, so a new
+route is covered without a new test."""
 
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ def test_a_repeated_declared_parameter_is_not_undeclared(api: Api) -> None:
     # When the route is called
     response = api.get("/v1/sessions?user_id=a&user_id=a")
 
-    # Then it is not called undeclared (the resolver refuses a repeated single value for its own reason)
+    # Then it is not called undeclared (it is refused as sent twice: see the last section)
     assert "not a query parameter" not in response.json.get("error", {}).get("message", ""), response.json
 
 
@@ -188,3 +189,37 @@ def test_a_body_that_carries_nothing_is_accepted_where_none_is_read(api: Api, ra
 
     # Then nothing is dropped, and it is answered
     assert response.status == 200, response.json
+
+
+# --- a query parameter sent more than once -----------------------------------------------------
+
+
+QUERY_ROUTES = [r for r in ROUTES if r.authorized and _declared(r)]
+
+
+@pytest.mark.parametrize("route", QUERY_ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_a_single_value_query_parameter_sent_twice_is_refused_on_every_route(api: Api, route: Route) -> None:
+    # Given a query parameter a route declares (each route's take one value: none declares a list)
+    name = _declared(route)[0]
+
+    # When it is sent twice
+    response = api.call(route.method, _url(route, f"{name}=1&{name}=2"))
+
+    # Then it is a 422 naming it and saying it takes one value, not pydantic's words for a list
+    assert_invalid(response, name)
+    assert response.json["error"]["message"] == f"{name}: sent 2 times; this query parameter takes one value"
+
+
+def test_a_repeated_limit_is_refused_even_with_the_same_value(api: Api) -> None:
+    # Given a memory
+    memory = api.post("/v1/memories", {"content": "Alice lives in Paris"}).json
+
+    # When its neighbours are asked for with ?limit= three times, the same value each time
+    response = api.get(f"/v1/memories/{memory['id']}/related?depth=2&limit=5&limit=5&limit=5")
+
+    # Then the repetition is named, with how many times it came
+    assert_invalid(response, "limit")
+    assert response.json["error"]["message"] == "limit: sent 3 times; this query parameter takes one value"
+    assert response.json["error"]["errors"] == [
+        {"field": "limit", "message": "sent 3 times; this query parameter takes one value"}
+    ]

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 from uuid import UUID
 
 import psycopg
 import pydantic_core
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter, Route
+from aws_lambda_powertools.event_handler.openapi.compat import field_annotation_is_sequence
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
@@ -169,22 +170,45 @@ def _query_names(route: Route) -> list[str]:
     return [field.alias for field in route.dependant.query_params]
 
 
-def _unknown_query(event: dict[str, Any], method: str, resource: str, route: Route) -> dict[str, Any] | None:
-    """A 422 naming every query parameter the route does not declare, or None. Left to the resolver, a
-    parameter it does not know is dropped: a typo (?dept= for ?depth=, ?userid= for ?user_id=) would be
-    answered as if it had not been sent. A repeated name is one name (multiValueQueryStringParameters)."""
-    sent = {
-        **(event.get("queryStringParameters") or {}),
-        **(event.get("multiValueQueryStringParameters") or {}),
+def _single_valued(route: Route) -> set[str]:
+    """The declared query parameters that take one value (not a list, nor a union holding one)."""
+    return {
+        field.alias
+        for field in route.dependant.query_params
+        if not any(
+            field_annotation_is_sequence(member)
+            for member in (field.field_info.annotation, *get_args(field.field_info.annotation))
+        )
     }
+
+
+def _query_refusal(event: dict[str, Any], method: str, resource: str, route: Route) -> dict[str, Any] | None:
+    """A 422 for a query string the route cannot read as sent, or None: one naming every parameter the
+    route does not declare, else one naming every parameter that takes one value and was sent more
+    than once. Left to the resolver, a parameter it does not know is dropped (a typo, ?dept= for
+    ?depth=, ?userid= for ?user_id=, would be answered as if it had not been sent), and a repeated one
+    is refused in pydantic's words for a list ("Input should be a valid integer")."""
+    multi = event.get("multiValueQueryStringParameters") or {}
+    sent = {**(event.get("queryStringParameters") or {}), **multi}
     declared = _query_names(route)
     unknown = [name for name in sent if name not in declared]
-    if not unknown:
+    if unknown:
+        takes = f"it takes {', '.join(declared)}" if declared else "it takes none"
+        where = f"not a query parameter of {method} {resource}; {takes}"
+        listed = [{"field": name, "message": where} for name in unknown[:20]]
+        return _refusal(422, "validation_error", f"{unknown[0]}: {where}", field=unknown[0], errors=listed)
+    single = _single_valued(route)
+    repeated = {name: len(values) for name, values in multi.items() if name in single and len(values) > 1}
+    if not repeated:
         return None
-    takes = f"it takes {', '.join(declared)}" if declared else "it takes none"
-    where = f"not a query parameter of {method} {resource}; {takes}"
-    listed = [{"field": name, "message": where} for name in unknown[:20]]
-    return _refusal(422, "validation_error", f"{unknown[0]}: {where}", field=unknown[0], errors=listed)
+    listed = [
+        {"field": name, "message": f"sent {times} times; this query parameter takes one value"}
+        for name, times in list(repeated.items())[:20]
+    ]
+    first = listed[0]
+    return _refusal(
+        422, "validation_error", f"{first['field']}: {first['message']}", field=first["field"], errors=listed
+    )
 
 
 def _takes_no_body(route: Route, method: str, resource: str) -> bool:
@@ -229,8 +253,8 @@ def resolve(
 
     A request naming several API keys is refused here too, not only by the authorizer: in AWS the
     authorizer's cached answer for one of those keys would otherwise let it through. So are a query
-    parameter the route does not declare and a body sent to a route that reads none, once for every
-    route."""
+    parameter the route does not declare, one that takes one value sent twice, and a body sent to a
+    route that reads none, once for every route."""
     try:
         api_key_from(event)
     except AmbiguousApiKey as exc:
@@ -238,9 +262,9 @@ def resolve(
     method, resource = str(event.get("httpMethod") or ""), str(event.get("resource") or "")
     route = route_of(app, method, resource)
     if route is not None:
-        unknown = _unknown_query(event, method, resource, route)
-        if unknown is not None:
-            return unknown
+        refused = _query_refusal(event, method, resource, route)
+        if refused is not None:
+            return refused
     headers = event.get("headers") or {}
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
     content_type = content_type.strip()
