@@ -216,3 +216,20 @@ def test_a_refused_patch_of_content_asks_the_llm_nothing(api: Api) -> None:
     assert len(server.requests) == 1
     (fay,) = api.get("/v1/entities?q=Fay").json["entities"]
     assert fay["name"] == "Fay"
+
+
+def test_a_patch_that_sends_the_content_unchanged_asks_the_llm_nothing(api: Api) -> None:
+    # Given a memory, and a PATCH that sends its own content back with new tags
+    memory = _write(api, content="Gus lives in Porto", extract="none")
+
+    # When it asks for full extraction, against an LLM that records every call
+    with scripted_openai_server([json.dumps({"memories": []})]) as server, llm_stack(server):
+        patched = api.patch(
+            f"/v1/memories/{memory['id']}",
+            {"content": "Gus lives in Porto", "tags": ["x"], "extract": "full"},
+        )
+
+    # Then the tags change in place, no version is made, and there was nothing to extract
+    assert patched.status == 200, patched.json
+    assert (patched.json["id"], patched.json["tags"], patched.json["superseded"]) == (memory["id"], ["x"], [])
+    assert server.requests == []

@@ -108,12 +108,14 @@ class MemoryService:
         writer would refuse is refused before the new content is extracted (MemoryWriter.patchable)."""
         extractor, mentions = None, Mentions()
         if request.content is not None:
-            extractor = self.extraction.extractor(self.extraction.mode(request.extract))
             with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
                 current = self.writer.patchable(uow, memory_id, request, user_id=user_id)
-            mentions = self.extraction.mentions(
-                tenant_id, extractor, request.content, current["container"], None
-            )
+            # Only new content is extracted: the memory's own content sent back changes nothing of it.
+            if request.content != current["content"]:
+                extractor = self.extraction.extractor(self.extraction.mode(request.extract))
+                mentions = self.extraction.mentions(
+                    tenant_id, extractor, request.content, current["container"], None
+                )
         with self.db.unit_of_work(tenant_id, Party(user_id=user_id)) as uow:
             row = self.writer.update(uow, memory_id, request, user_id=user_id, mentions=mentions)
             retired = [memory_id] if row["id"] != memory_id else []
