@@ -88,6 +88,24 @@ def other_tenant(local_db: LocalDatabase) -> IssuedKey:
     return tenants.issue_key(local_db.admin, f"o-{uuid.uuid4().hex[:12]}")
 
 
+class _Borrowed:
+    """The session's database, handed to a command, which closes it when done."""
+
+    def __init__(self, local_db: LocalDatabase) -> None:
+        self.app, self.admin, self.admin_conninfo = local_db.app, local_db.admin, local_db.admin_conninfo
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def cli_on_test_db(local_db: LocalDatabase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engram` commands (engram.cli) run on the session's database instead of a data directory's."""
+    from engram import cli
+
+    monkeypatch.setattr(cli, "_local_database", lambda settings, command: _Borrowed(local_db))
+
+
 @dataclass
 class ApiResponse:
     status: int

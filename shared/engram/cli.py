@@ -118,9 +118,6 @@ def cmd_keys(args: argparse.Namespace) -> int:
             print("this key is shown once; store it now:")
             print(issued.plaintext)
         elif args.action == "revoke":
-            if not (args.key or args.prefix):
-                print("give --key or --prefix", file=sys.stderr)
-                return 2
             count = service.revoke_key(local.admin, args.tenant, plaintext=args.key, prefix=args.prefix)
             return _revoked(count, args.tenant)
         else:
@@ -148,9 +145,6 @@ def cmd_keys_aws(args: argparse.Namespace) -> int:
         print(issued.plaintext)
         return 0
     if args.action == "revoke":
-        if not (args.key or args.prefix):
-            print("give --key or --prefix", file=sys.stderr)
-            return 2
         return _revoked(keys.revoke(args.tenant, plaintext=args.key, prefix=args.prefix), args.tenant)
     for key in keys.list_keys(args.tenant):
         state = f"revoked {key['revoked_at'][:10]}" if key["revoked_at"] else "active"
@@ -412,8 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--name", help="a label for the key")
     revoke = keys_sub.add_parser("revoke", help="revoke a key")
     revoke.add_argument("--tenant", required=True)
-    revoke.add_argument("--key")
-    revoke.add_argument("--prefix")
+    which = revoke.add_mutually_exclusive_group(required=True)
+    which.add_argument("--key", help="the key itself")
+    which.add_argument("--prefix", help="the key's prefix, as `keys list` shows it")
     listing = keys_sub.add_parser("list", help="list a tenant's keys")
     listing.add_argument("--tenant", required=True)
     for command in (create, revoke, listing):

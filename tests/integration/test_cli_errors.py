@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from engram import cli
+from engram.local.stack import LocalDatabase
+from engram.tenants.service import IssuedKey, issue_key
 
 
 def _closed_port() -> int:
@@ -50,3 +52,42 @@ def test_cleanup_refuses_a_negative_retention(capsys: pytest.CaptureFixture[str]
         cli.main(["cleanup", "--retention-days", "-1"])
 
     assert exited.value.code == 2 and "must be 0 or more" in capsys.readouterr().err
+
+
+def test_revoking_with_both_a_key_and_a_prefix_is_refused_and_revokes_nothing(
+    tenant: IssuedKey, local_db: LocalDatabase, capsys: pytest.CaptureFixture[str], cli_on_test_db: None
+) -> None:
+    # Given: two keys of one tenant (found by QA: --prefix of one beside --key of the other revoked the other)
+    other = issue_key(local_db.admin, tenant.tenant_name)
+    capsys.readouterr()
+
+    # When: one is named by --prefix and the other by --key
+    with pytest.raises(SystemExit) as exited:
+        cli.main(
+            [
+                "keys",
+                "revoke",
+                "--tenant",
+                tenant.tenant_name,
+                "--prefix",
+                tenant.prefix,
+                "--key",
+                other.plaintext,
+            ]
+        )
+
+    # Then: argparse refuses the pair, and both keys still answer
+    assert exited.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+    assert cli.main(["keys", "list", "--tenant", tenant.tenant_name]) == 0
+    assert capsys.readouterr().out.count("active") == 2
+
+
+@pytest.mark.parametrize("name", ["evil\nname", "tab\there", "x" * 201])
+def test_a_key_name_that_would_break_the_listing_is_refused(
+    tenant: IssuedKey, capsys: pytest.CaptureFixture[str], cli_on_test_db: None, name: str
+) -> None:
+    code = cli.main(["keys", "create", "--tenant", tenant.tenant_name, "--name", name])
+
+    assert code == 2 and "key name" in capsys.readouterr().err
+    assert cli.main(["keys", "list", "--tenant", tenant.tenant_name]) == 0
+    assert capsys.readouterr().out.count("active") == 1

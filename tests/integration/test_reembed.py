@@ -217,16 +217,6 @@ def test_moving_one_tenant_leaves_the_other_as_it_was(
     assert _found(api, "which database version does staging use") == [FACTS[2]]
 
 
-class _Borrowed:
-    """The session's database, handed to the command, which closes it when done."""
-
-    def __init__(self, local_db: LocalDatabase) -> None:
-        self.app, self.admin, self.admin_conninfo = local_db.app, local_db.admin, local_db.admin_conninfo
-
-    def close(self) -> None:
-        pass
-
-
 def test_the_reembed_command_moves_the_tenant_and_says_so(
     api: Api,
     tenant: IssuedKey,
@@ -234,11 +224,11 @@ def test_the_reembed_command_moves_the_tenant_and_says_so(
     other_model: Permuted,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    cli_on_test_db: None,
 ) -> None:
     _store(api, FACTS[1])
     monkeypatch.setitem(LOCAL_MODELS, OTHER, replace(LOCAL_MODELS[MODEL], name=OTHER))
     monkeypatch.setattr(local_embeddings, "make_local_embedder", lambda model, **kw: other_model)
-    monkeypatch.setattr(cli, "_local_database", lambda settings, command: _Borrowed(local_db))
 
     code = cli.main(["reembed", "--model", OTHER, "--tenant", tenant.tenant_name])
 

@@ -16,7 +16,7 @@ from uuid import UUID
 
 from engram.errors import EngramError, InvalidInput, NotFound
 from engram.tenants.keys import from_plaintext, new_api_key, visible_prefix
-from engram.tenants.service import IssuedKey, check_tenant_name
+from engram.tenants.service import IssuedKey, check_key_name, check_tenant_name
 
 # CloudFormation outputs of the Engram stack (infra/stack.py) that the CLI reads.
 OUTPUT_USAGE_PLAN = "UsagePlanId"
@@ -73,6 +73,7 @@ class AwsKeys:
 
     def create(self, tenant: str, *, label: str = "") -> IssuedKey:
         check_tenant_name(tenant)
+        check_key_name(label)  # before API Gateway keeps it as the key's description
         key = new_api_key()
         created = self.apigateway.create_api_key(
             name=api_key_name(self.resources.stage, tenant, key.prefix),

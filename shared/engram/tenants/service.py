@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 UNKNOWN_OR_REVOKED = "unknown or revoked API key"
 TENANT_NAME_RULE = "lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63"
+# `keys list` prints one key per line, and API Gateway keeps the name as the key's description.
+KEY_NAME_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ def register_key(
 ) -> tuple[UUID, UUID]:
     """Store a key that was made elsewhere (the AWS path: the CLI makes it and only its hash travels).
     Creates the tenant if needed; returns (tenant_id, key_id)."""
+    check_key_name(label)
     if len(key_hash) != 32:
         raise InvalidInput("key_hash must be a SHA-256 digest (32 bytes)", details={"field": "key_hash"})
     tenant_id = ensure_tenant(admin_db, tenant_name)
@@ -103,3 +106,12 @@ def check_tenant_name(name: str) -> None:
 
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,62}", name):
         raise InvalidInput(f"invalid tenant name {name!r}: {TENANT_NAME_RULE}")
+
+
+def check_key_name(label: str) -> None:
+    """A key's name is one line of printable text: a line break or tab would break `keys list`."""
+    if len(label) > KEY_NAME_MAX or not label.isprintable():
+        raise InvalidInput(
+            f"invalid key name {label[:40]!r}: printable text on one line, at most {KEY_NAME_MAX} characters",
+            details={"field": "name"},
+        )
