@@ -223,11 +223,10 @@ def _success_description(status: int, inferred: str | None) -> str:
 
 
 def _error_statuses(route: Route, operation: dict[str, Any]) -> list[int]:
-    statuses = {500, 503}
+    # 422 on every route: each refuses a query parameter it does not take and a body it does not read.
+    statuses = {422, 500, 503}
     if route.authorized:
         statuses |= {401, 403, 404, 429}
-    if operation.get("parameters") or operation.get("requestBody"):
-        statuses.add(422)
     if operation.get("requestBody") or route.method in ("POST", "PUT", "PATCH"):
         statuses |= {400, 413}
     return sorted(statuses | set(route.errors))
