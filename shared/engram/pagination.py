@@ -19,8 +19,13 @@ def encode(*values: Any) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(cursor: str, size: int, field: str = "cursor") -> list[Any]:
-    """The cursor's `size` values; InvalidInput (naming `field`) for anything this API did not return."""
+def decode(cursor: str | None, size: int, field: str = "cursor") -> list[Any] | None:
+    """The cursor's `size` values, None without one; InvalidInput (naming `field`) for an empty cursor or
+    anything this API did not return."""
+    if cursor is None:
+        return None
+    if not cursor:
+        raise InvalidInput(f"{field} is empty: leave it out for the first page", details={"field": field})
     try:
         values = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
     except (ValueError, binascii.Error):
@@ -34,17 +39,23 @@ def encode_cursor(created_at: datetime, row_id: UUID | str) -> str:
     return encode(created_at, str(row_id))
 
 
-def decode_cursor(cursor: str, *, field: str = "cursor") -> tuple[datetime, UUID]:
-    created_at, row_id = decode(cursor, 2, field)
+def decode_cursor(cursor: str | None, *, field: str = "cursor") -> tuple[datetime, UUID] | None:
+    values = decode(cursor, 2, field)
+    if values is None:
+        return None
+    created_at, row_id = values
     try:
         return datetime.fromisoformat(str(created_at)), UUID(str(row_id))
     except ValueError:
         raise not_ours(field) from None
 
 
-def decode_key_cursor(cursor: str, *, field: str = "cursor") -> tuple[datetime, str]:
+def decode_key_cursor(cursor: str | None, *, field: str = "cursor") -> tuple[datetime, str] | None:
     """For rows keyed by a caller's text id (plans, task contexts)."""
-    created_at, row_id = decode(cursor, 2, field)
+    values = decode(cursor, 2, field)
+    if values is None:
+        return None
+    created_at, row_id = values
     if not isinstance(row_id, str):
         raise not_ours(field)
     try:

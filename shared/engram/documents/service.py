@@ -303,7 +303,7 @@ class DocumentService:
         return Document.from_row(row)
 
     def list(self, tenant_id: UUID, request: DocumentListRequest) -> DocumentPage:
-        after = decode_cursor(request.cursor) if request.cursor else None
+        after = decode_cursor(request.cursor)
         with self.db.tenant(tenant_id) as cur:
             rows = repo.list_documents(
                 cur,

@@ -114,7 +114,7 @@ class GraphService:
         key = normalize_name(q) if q else None
         if q and not key:
             raise InvalidInput("q has no letters or digits to search for", details={"field": "q"})
-        after = _name_cursor(cursor) if cursor else None
+        after = _name_cursor(cursor)
         kind = normalize_type(entity_type) if entity_type else None
         if entity_type and not kind:
             raise InvalidInput("type must be a word such as person or place", details={"field": "type"})
@@ -262,7 +262,7 @@ class GraphService:
         """One page of the subgraph around `entity` (an id, or a name that names one entity), over
         the relations the request's user may see."""
         depth = max(1, min(depth, MAX_DEPTH))
-        after = _graph_cursor(cursor) if cursor else None
+        after = _graph_cursor(cursor)
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             root = self._root(cur, tenant_id, entity)
             order, truncated = repo.walk(
@@ -396,18 +396,24 @@ def _entity_not_found(entity_id: UUID) -> NotFound:
 
 
 def _time_cursor(cursor: str | None, field: str) -> tuple[datetime, UUID] | None:
-    return pagination.decode_cursor(cursor, field=field) if cursor else None
+    return pagination.decode_cursor(cursor, field=field)
 
 
-def _name_cursor(cursor: str) -> tuple[str, str]:
-    name, kind = pagination.decode(cursor, 2)
+def _name_cursor(cursor: str | None) -> tuple[str, str] | None:
+    values = pagination.decode(cursor, 2)
+    if values is None:
+        return None
+    name, kind = values
     if not isinstance(name, str) or not isinstance(kind, str):
         raise pagination.not_ours("cursor")
     return name, kind
 
 
-def _graph_cursor(cursor: str) -> tuple[int, UUID]:
-    depth, ident = pagination.decode(cursor, 2)
+def _graph_cursor(cursor: str | None) -> tuple[int, UUID] | None:
+    values = pagination.decode(cursor, 2)
+    if values is None:
+        return None
+    depth, ident = values
     try:
         return int(depth), UUID(str(ident))
     except (TypeError, ValueError):

@@ -162,7 +162,7 @@ class MemoryService:
         return Memory(**row)
 
     def list_memories(self, tenant_id: UUID, request: ListRequest) -> MemoryPage:
-        after = decode_cursor(request.cursor) if request.cursor else None
+        after = decode_cursor(request.cursor)
         with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             rows = repo.list_memories(
                 cur,

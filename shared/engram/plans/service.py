@@ -98,7 +98,7 @@ class _Items:
     def _page(
         self, tenant_id: UUID, filters: dict[str, str | None], limit: int, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
-        after = decode_key_cursor(cursor) if cursor else None
+        after = decode_key_cursor(cursor)
         with self.db.tenant(tenant_id) as cur:
             rows = repo.list_page(cur, self.table, tenant_id, filters, limit + 1, after)
         page = rows[:limit]

@@ -72,7 +72,7 @@ class ProcedureService:
     def list(
         self, tenant_id: UUID, *, agent_id: str | None, kind: str | None, limit: int, cursor: str | None
     ) -> ProcedurePage:
-        after = decode_cursor(cursor) if cursor else None
+        after = decode_cursor(cursor)
         with self.db.tenant(tenant_id, Party(agent_id=agent_id)) as cur:
             rows = repo.list_page(cur, tenant_id, kind, limit + 1, after)
         procedures = [Procedure(**row) for row in rows[:limit]]

@@ -76,7 +76,7 @@ class SessionService:
     def list(self, tenant_id: UUID, party: Party, *, limit: int, cursor: str | None) -> SessionPage:
         if party.user_id is None and party.agent_id is None:
             raise InvalidInput("name the party: user_id, agent_id or both", details={"field": "user_id"})
-        after = decode_cursor(cursor) if cursor else None
+        after = decode_cursor(cursor)
         with self.db.tenant(tenant_id, party) as cur:
             rows = repo.list_sessions(cur, tenant_id, party.user_id, party.agent_id, limit + 1, after)
         sessions = [_summary(row) for row in rows[:limit]]
