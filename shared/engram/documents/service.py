@@ -27,7 +27,7 @@ from engram.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, Ser
 from engram.limits import file_too_large
 from engram.memories.predicates import ContainerScope
 from engram.observability import logger
-from engram.pagination import decode_cursor, encode_cursor
+from engram.pagination import decode_cursor, encode_cursor, listing
 
 PRESIGN_SECONDS = 900
 
@@ -303,7 +303,8 @@ class DocumentService:
         return Document.from_row(row)
 
     def list(self, tenant_id: UUID, request: DocumentListRequest) -> DocumentPage:
-        after = decode_cursor(request.cursor)
+        pages = listing("documents", container=request.container, status=request.status)
+        after = decode_cursor(request.cursor, pages)
         with self.db.tenant(tenant_id) as cur:
             rows = repo.list_documents(
                 cur,
@@ -315,7 +316,7 @@ class DocumentService:
             )
         documents = [Document.from_row(row) for row in rows[: request.limit]]
         more = len(rows) > request.limit
-        cursor = encode_cursor(documents[-1].created_at, documents[-1].id) if more else None
+        cursor = encode_cursor(pages, documents[-1].created_at, documents[-1].id) if more else None
         return DocumentPage(documents=documents, next_cursor=cursor)
 
     def delete(self, tenant_id: UUID, document_id: UUID) -> None:

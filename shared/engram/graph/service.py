@@ -114,17 +114,20 @@ class GraphService:
         key = normalize_name(q) if q else None
         if q and not key:
             raise InvalidInput("q has no letters or digits to search for", details={"field": "q"})
-        after = _name_cursor(cursor)
         kind = normalize_type(entity_type) if entity_type else None
         if entity_type and not kind:
             raise InvalidInput("type must be a word such as person or place", details={"field": "type"})
+        pages = pagination.listing("entities", q=key, type=kind)
+        after = _name_cursor(cursor, pages)
         with self.db.tenant(tenant_id) as cur:
             rows = repo.search_entities(cur, tenant_id, key, kind, limit + 1, after)
         entities = [_entity(row) for row in rows[:limit]]
         last = rows[limit - 1] if len(rows) > limit else None
         return EntityPage(
             entities=entities,
-            next_cursor=pagination.encode(last["normalized_name"], last["entity_type"]) if last else None,
+            next_cursor=pagination.encode(pages, last["normalized_name"], last["entity_type"])
+            if last
+            else None,
         )
 
     def get_entity(
@@ -138,8 +141,12 @@ class GraphService:
         user_id: str | None = None,
     ) -> EntityDetail:
         """The entity, with the observations and relations the request's user may see."""
-        obs_after = _time_cursor(observations_cursor, "observations_cursor")
-        rel_after = _time_cursor(relations_cursor, "relations_cursor")
+        observation_pages = pagination.listing("observations", entity_id=entity_id, user_id=user_id)
+        relation_pages = pagination.listing("relations", entity_id=entity_id, user_id=user_id)
+        obs_after = pagination.decode_cursor(
+            observations_cursor, observation_pages, field="observations_cursor"
+        )
+        rel_after = pagination.decode_cursor(relations_cursor, relation_pages, field="relations_cursor")
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             row = repo.get_entity(cur, tenant_id, entity_id)
             if row is None:
@@ -149,9 +156,9 @@ class GraphService:
         return EntityDetail(
             entity=_entity(row),
             observations=[Observation(**o) for o in observed[:limit]],
-            observations_next_cursor=_next(observed, limit, "linked_at", "memory_id"),
+            observations_next_cursor=_next(observation_pages, observed, limit, "linked_at", "memory_id"),
             relations=[_relation(r) for r in related[:limit]],
-            relations_next_cursor=_next(related, limit, "created_at", "id"),
+            relations_next_cursor=_next(relation_pages, related, limit, "created_at", "id"),
         )
 
     def delete_entity(self, tenant_id: UUID, entity_id: UUID) -> None:
@@ -262,9 +269,17 @@ class GraphService:
         """One page of the subgraph around `entity` (an id, or a name that names one entity), over
         the relations the request's user may see."""
         depth = max(1, min(depth, MAX_DEPTH))
-        after = _graph_cursor(cursor)
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             root = self._root(cur, tenant_id, entity)
+            pages = pagination.listing(
+                "graph",
+                root=root,
+                depth=depth,
+                as_of=as_of,
+                include_history=include_history,
+                user_id=user_id,
+            )
+            after = _graph_cursor(cursor, pages)
             order, truncated = repo.walk(
                 cur,
                 tenant_id,
@@ -307,7 +322,7 @@ class GraphService:
             depth=depth,
             nodes=[_node(rows[entity_id], d) for d, entity_id in page if entity_id in rows],
             edges=[_relation(r) for r in found[:edge_cap]],
-            next_cursor=pagination.encode(page[-1][0], str(page[-1][1])) if more and page else None,
+            next_cursor=pagination.encode(pages, page[-1][0], str(page[-1][1])) if more and page else None,
             truncated=truncated,
             edges_truncated=len(found) > edge_cap,
         )
@@ -395,12 +410,8 @@ def _entity_not_found(entity_id: UUID) -> NotFound:
     return NotFound(f"entity {entity_id} not found")
 
 
-def _time_cursor(cursor: str | None, field: str) -> tuple[datetime, UUID] | None:
-    return pagination.decode_cursor(cursor, field=field)
-
-
-def _name_cursor(cursor: str | None) -> tuple[str, str] | None:
-    values = pagination.decode(cursor, 2)
+def _name_cursor(cursor: str | None, pages: pagination.Listing) -> tuple[str, str] | None:
+    values = pagination.decode(cursor, pages, 2)
     if values is None:
         return None
     name, kind = values
@@ -409,8 +420,8 @@ def _name_cursor(cursor: str | None) -> tuple[str, str] | None:
     return name, kind
 
 
-def _graph_cursor(cursor: str | None) -> tuple[int, UUID] | None:
-    values = pagination.decode(cursor, 2)
+def _graph_cursor(cursor: str | None, pages: pagination.Listing) -> tuple[int, UUID] | None:
+    values = pagination.decode(cursor, pages, 2)
     if values is None:
         return None
     depth, ident = values
@@ -420,8 +431,10 @@ def _graph_cursor(cursor: str | None) -> tuple[int, UUID] | None:
         raise pagination.not_ours("cursor") from None
 
 
-def _next(rows: list[dict[str, Any]], limit: int, time_column: str, id_column: str) -> str | None:
+def _next(
+    pages: pagination.Listing, rows: list[dict[str, Any]], limit: int, time_column: str, id_column: str
+) -> str | None:
     if len(rows) <= limit:
         return None
     last = rows[limit - 1]
-    return pagination.encode(last[time_column], str(last[id_column]))
+    return pagination.encode(pages, last[time_column], str(last[id_column]))

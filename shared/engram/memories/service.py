@@ -32,7 +32,7 @@ from engram.memories.predicates import ContainerScope
 from engram.memories.write_extraction import WriteExtraction
 from engram.memories.writer import MemoryWriter
 from engram.observability import tracer
-from engram.pagination import decode_cursor, encode_cursor
+from engram.pagination import decode_cursor, encode_cursor, listing
 
 
 class MemoryService:
@@ -162,7 +162,10 @@ class MemoryService:
         return Memory(**row)
 
     def list_memories(self, tenant_id: UUID, request: ListRequest) -> MemoryPage:
-        after = decode_cursor(request.cursor)
+        pages = listing(
+            "memories", user_id=request.user_id, container=request.container, filters=request.filters
+        )
+        after = decode_cursor(request.cursor, pages)
         with self.db.tenant(tenant_id, Party(user_id=request.user_id)) as cur:
             rows = repo.list_memories(
                 cur,
@@ -174,7 +177,9 @@ class MemoryService:
             )
         memories = [Memory(**row) for row in rows[: request.limit]]
         next_cursor = (
-            encode_cursor(memories[-1].created_at, memories[-1].id) if len(rows) > request.limit else None
+            encode_cursor(pages, memories[-1].created_at, memories[-1].id)
+            if len(rows) > request.limit
+            else None
         )
         return MemoryPage(memories=memories, next_cursor=next_cursor)
 

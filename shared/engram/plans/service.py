@@ -13,7 +13,7 @@ from engram.db.database import Database, TenantTx
 from engram.errors import Conflict, InvalidInput, NotFound
 from engram.fields import error_message
 from engram.lazymodel import LazyModel
-from engram.pagination import decode_key_cursor, encode_cursor
+from engram.pagination import decode_key_cursor, encode_cursor, listing
 from engram.plans import repo
 from engram.plans.models import (
     Plan,
@@ -98,12 +98,13 @@ class _Items:
     def _page(
         self, tenant_id: UUID, filters: dict[str, str | None], limit: int, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
-        after = decode_key_cursor(cursor)
+        pages = listing(self.table.name, **filters)
+        after = decode_key_cursor(cursor, pages)
         with self.db.tenant(tenant_id) as cur:
             rows = repo.list_page(cur, self.table, tenant_id, filters, limit + 1, after)
         page = rows[:limit]
         more = len(rows) > limit
-        next_cursor = encode_cursor(page[-1]["created_at"], page[-1][self.table.key]) if more else None
+        next_cursor = encode_cursor(pages, page[-1]["created_at"], page[-1][self.table.key]) if more else None
         return page, next_cursor
 
     def _missing_or_conflict(self, cur: TenantTx, tenant_id: UUID, key: str, expected: Expected) -> Exception:

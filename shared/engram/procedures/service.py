@@ -6,7 +6,7 @@ from uuid import UUID
 
 from engram.db.database import Database, Party
 from engram.errors import InvalidInput, NotFound
-from engram.pagination import decode_cursor, encode_cursor
+from engram.pagination import decode_cursor, encode_cursor, listing
 from engram.procedures import repo
 from engram.procedures.models import (
     MatchRequest,
@@ -72,12 +72,13 @@ class ProcedureService:
     def list(
         self, tenant_id: UUID, *, agent_id: str | None, kind: str | None, limit: int, cursor: str | None
     ) -> ProcedurePage:
-        after = decode_cursor(cursor)
+        pages = listing("procedures", agent_id=agent_id, kind=kind)
+        after = decode_cursor(cursor, pages)
         with self.db.tenant(tenant_id, Party(agent_id=agent_id)) as cur:
             rows = repo.list_page(cur, tenant_id, kind, limit + 1, after)
         procedures = [Procedure(**row) for row in rows[:limit]]
         more = len(rows) > limit
-        next_cursor = encode_cursor(procedures[-1].created_at, procedures[-1].id) if more else None
+        next_cursor = encode_cursor(pages, procedures[-1].created_at, procedures[-1].id) if more else None
         return ProcedurePage(procedures=procedures, next_cursor=next_cursor)
 
     def match(self, tenant_id: UUID, request: MatchRequest) -> MatchResponse:

@@ -11,7 +11,7 @@ from uuid import UUID
 from engram.db.database import Database, Party
 from engram.errors import InvalidInput, NotFound
 from engram.memories.models import Scores, SearchRequest
-from engram.pagination import decode_cursor, encode_cursor
+from engram.pagination import decode_cursor, encode_cursor, listing
 from engram.providers.embeddings import Embedder
 from engram.sessions import repo, summary_repo
 from engram.sessions.message_memories import MessageExtraction
@@ -76,14 +76,15 @@ class SessionService:
     def list(self, tenant_id: UUID, party: Party, *, limit: int, cursor: str | None) -> SessionPage:
         if party.user_id is None and party.agent_id is None:
             raise InvalidInput("name the party: user_id, agent_id or both", details={"field": "user_id"})
-        after = decode_cursor(cursor)
+        pages = listing("sessions", user_id=party.user_id, agent_id=party.agent_id)
+        after = decode_cursor(cursor, pages)
         with self.db.tenant(tenant_id, party) as cur:
             rows = repo.list_sessions(cur, tenant_id, party.user_id, party.agent_id, limit + 1, after)
         sessions = [_summary(row) for row in rows[:limit]]
         more = len(rows) > limit
         return SessionPage(
             sessions=sessions,
-            next_cursor=encode_cursor(sessions[-1].created_at, sessions[-1].id) if more else None,
+            next_cursor=encode_cursor(pages, sessions[-1].created_at, sessions[-1].id) if more else None,
         )
 
     def delete(self, tenant_id: UUID, session_id: UUID, party: Party) -> None:
