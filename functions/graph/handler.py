@@ -26,11 +26,14 @@ from engram.graph.models import (
 )
 from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
+from engram.pagination import MAX_CURSOR_CHARS
 
 app = build_resolver()
 EntityId = Annotated[str, Path(description="the entity's id")]
 Limit = Annotated[int, Query(ge=1, le=100, description="items per page")]
-Cursor = Annotated[Text | None, Query(max_length=400, description="next_cursor of the previous page")]
+Cursor = Annotated[
+    Text | None, Query(max_length=MAX_CURSOR_CHARS, description="next_cursor of the previous page")
+]
 UserId = Annotated[
     Identifier | None,
     Query(description="the user the request is made for: their private memories' observations and relations"),

@@ -13,6 +13,7 @@ from engram import deps
 from engram.api import build_resolver, principal_of, resolve, with_etag
 from engram.memories.models import Identifier
 from engram.observability import logger, tracer
+from engram.pagination import MAX_CURSOR_CHARS
 from engram.plans.models import STATUS_PATTERN, Plan, PlanCreate, PlanPage, PlanUpdate
 from engram.versions import Expected
 
@@ -37,7 +38,7 @@ def list_plans(
     ] = None,
     user_id: Annotated[Identifier | None, Query(description="only the plans of this user")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=600)] = None,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> PlanPage:
     return deps.plan_service().list(
         principal_of(app).tenant_id, status=status, user_id=user_id, limit=limit, cursor=cursor

@@ -14,6 +14,7 @@ from engram.api.ids import path_id
 from engram.fields import Text
 from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
+from engram.pagination import MAX_CURSOR_CHARS
 from engram.procedures.models import (
     MatchRequest,
     MatchResponse,
@@ -46,7 +47,7 @@ def list_procedures(
     agent_id: AgentId = None,
     kind: Annotated[ProcedureKind | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[Text | None, Query(max_length=200)] = None,
+    cursor: Annotated[Text | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> ProcedurePage:
     return deps.procedure_service().list(
         tenant_of(app), agent_id=agent_id, kind=kind, limit=limit, cursor=cursor

@@ -19,6 +19,7 @@ from engram.db.party import Party
 from engram.fields import Text
 from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
+from engram.pagination import MAX_CURSOR_CHARS
 from engram.sessions.models import (
     AppendResult,
     Conversation,
@@ -48,7 +49,7 @@ def list_sessions(
     user_id: UserId = None,
     agent_id: AgentId = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[Text | None, Query(max_length=200)] = None,
+    cursor: Annotated[Text | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> SessionPage:
     party = Party(user_id=user_id, agent_id=agent_id)
     return deps.session_service().list(tenant_of(app), party, limit=limit, cursor=cursor)

@@ -13,6 +13,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, principal_of, resolve, with_etag
 from engram.observability import logger, tracer
+from engram.pagination import MAX_CURSOR_CHARS
 from engram.plans.models import ID_PATTERN, TaskContext, TaskContextCreate, TaskContextPage, TaskContextUpdate
 from engram.versions import Expected
 
@@ -34,7 +35,7 @@ def create_task_context(body: TaskContextCreate) -> Response[TaskContext]:
 def list_task_contexts(
     plan_id: Annotated[str | None, Query(pattern=ID_PATTERN, description="only this plan's tasks")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=600)] = None,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> TaskContextPage:
     return deps.task_context_service().list(
         principal_of(app).tenant_id, plan_id=plan_id, limit=limit, cursor=cursor

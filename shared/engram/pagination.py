@@ -21,6 +21,10 @@ from pydantic import BaseModel
 
 from engram.errors import InvalidInput
 
+# The longest cursor this API makes: an entity's name (200 characters, 3 bytes each in UTF-8) with its
+# type and the fingerprint, in base64, stays well under it.
+MAX_CURSOR_CHARS = 2048
+
 
 @dataclass(frozen=True)
 class Listing:
@@ -38,7 +42,7 @@ def listing(name: str, /, **sequence: Any) -> Listing:
 
 def encode(listing: Listing, *values: Any) -> str:
     key = [v.isoformat() if isinstance(v, datetime) else v for v in values]
-    return _b64(json.dumps([listing.fingerprint, *key], separators=(",", ":")).encode())
+    return _b64(json.dumps([listing.fingerprint, *key], separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def decode(cursor: str | None, listing: Listing, size: int, field: str = "cursor") -> list[Any] | None:

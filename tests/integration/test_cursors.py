@@ -249,3 +249,27 @@ def test_paging_one_row_at_a_time_returns_every_row_once(seeded: Seeded, name: s
 
     # Then every row comes once, in the listing's order
     assert seen == whole and len(whole) >= 3
+
+
+def test_entities_with_the_longest_names_in_any_script_page_on(api: Api) -> None:
+    # Given entities whose names are as long as a name may be, in accented and CJK letters (found while
+    # tying cursors to listings: a name written into the cursor with \u escapes outgrew its 400 characters)
+    from engram.graph.names import MAX_NAME_CHARS
+
+    names = ["é" * MAX_NAME_CHARS, "名" * MAX_NAME_CHARS, "z" * MAX_NAME_CHARS]
+    for name in names:
+        _entity(api, name, "thing")
+
+    # When they are listed one a page
+    seen, cursor = [], None
+    for _ in range(len(names) + 1):
+        query = {"type": "thing", "limit": 1, **({"cursor": cursor} if cursor else {})}
+        page = api.get(f"/v1/entities?{urlencode(query)}")
+        assert page.status == 200, page.json
+        seen += [e["name"] for e in page.json["entities"]]
+        cursor = page.json["next_cursor"]
+        if cursor is None:
+            break
+
+    # Then each comes once
+    assert sorted(seen) == sorted(names)

@@ -514,7 +514,7 @@ class Container2(RootModel[str]):
 
 
 class Cursor(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, pattern="^[^\\x00]*$", title="Cursor")]
+    root: Annotated[str, Field(max_length=2048, pattern="^[^\\x00]*$", title="Cursor")]
 
 
 class DocumentListRequest(BaseModel):

@@ -23,6 +23,7 @@ from engram.fields import Flag, NoNul, Number, Timestamp
 from engram.graph.names import MAX_NAME_CHARS, display_name, normalize_name, normalize_type
 from engram.lazymodel import LazyModel
 from engram.memories.models import ContainerName, Content, MemoryType
+from engram.pagination import MAX_CURSOR_CHARS
 
 MAX_ALIASES = 20
 MAX_DEPTH = 4  # hops a subgraph reaches from its entity
@@ -235,7 +236,7 @@ class LinkResult:
     created_entities: int = 0
 
 
-Cursor = Annotated[str, Field(max_length=400)]
+Cursor = Annotated[str, Field(max_length=MAX_CURSOR_CHARS)]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from pydantic import (
 
 from engram.fields import DirectedVector, Flag, Integer, JsonObject, Label, NoNul, Number, Timestamp
 from engram.lazymodel import LazyModel
+from engram.pagination import MAX_CURSOR_CHARS
 
 MAX_CONTENT_BYTES = 100 * 1024
 MAX_METADATA_BYTES = 16 * 1024
@@ -75,7 +76,7 @@ StoredIdentifier = Annotated[str, StringConstraints(min_length=1, max_length=255
 Metadata = Annotated[JsonObject, AfterValidator(_metadata_fits)]
 Vector = Annotated[DirectedVector, Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS)]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), *NoNul]
-Cursor = Annotated[str, StringConstraints(max_length=200), *NoNul]
+Cursor = Annotated[str, StringConstraints(max_length=MAX_CURSOR_CHARS), *NoNul]
 
 
 class _Strict(LazyModel):
