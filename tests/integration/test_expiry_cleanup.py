@@ -10,9 +10,14 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
+from engram import deps
+from engram.graph.linking import link_memory
 from engram.local.stack import LocalDatabase
 from engram.maintenance.service import cleanup
+from engram.memory_extraction import ExtractedEntity
+from engram.tenants.service import IssuedKey
 from tests.conftest import REPO, Api
 
 
@@ -62,6 +67,149 @@ def test_a_memory_created_already_expired_is_never_visible(api: Api) -> None:
 
     assert api.get(f"/v1/memories/{memory['id']}").status == 404
     assert api.post("/v1/search", {"query": "stale news"}).json["results"] == []
+
+
+# --- every read that returns a memory's content leaves an expired memory out -----------------------
+
+
+def _write(api: Api, content: str, **body: object) -> str:
+    """A memory of the container `vault`, without extraction (the tests link what they need)."""
+    created = api.post("/v1/memories", {"content": content, "container": "vault", "extract": "none", **body})
+    assert created.status == 201, created.json
+    return str(created.json["id"])
+
+
+def _expire(local_db: LocalDatabase, *memory_ids: str) -> None:
+    """These memories expired a second ago (cleanup has not run: their rows are still there)."""
+    with local_db.admin.transaction() as cur:
+        cur.execute(
+            "UPDATE memories SET expires_at = now() - interval '1 s' WHERE id = ANY(%s::uuid[])",
+            (list(memory_ids),),
+        )
+
+
+def _mention(tenant: IssuedKey, name: str, *memory_ids: str) -> None:
+    """Each memory names the person `name` (as extraction would link it)."""
+    for memory_id in memory_ids:
+        with deps.database().tenant(tenant.tenant_id) as cur:
+            link_memory(
+                cur, tenant.tenant_id, UUID(memory_id), [ExtractedEntity(name=name, type="person")], [], name
+            )
+
+
+def test_history_leaves_out_expired_versions_and_an_expired_memory_has_none(
+    api: Api, local_db: LocalDatabase
+) -> None:
+    # Given a chain v1 -> v2 -> v3 whose middle version has expired
+    v1 = _write(api, "Ivan Petrov keeps the vault code 1100")
+    v2 = _write(api, "Ivan Petrov keeps the vault code 7741", supersedes=v1)
+    v3 = _write(api, "Ivan Petrov keeps the vault code 3090", supersedes=v2)
+    _expire(local_db, v2)
+
+    # When the history is read from each end and from the expired version
+    from_current = api.get(f"/v1/memories/{v3}/history")
+    from_oldest = api.get(f"/v1/memories/{v1}/history")
+    from_expired = api.get(f"/v1/memories/{v2}/history")
+
+    # Then the expired version is in neither chain (the walk passes through it), and is a 404 itself
+    assert from_current.status == 200 and [v["id"] for v in from_current.json["versions"]] == [v1, v3]
+    assert "7741" not in str(from_current.json)
+    assert [v["id"] for v in from_oldest.json["versions"]] == [v1, v3]
+    assert from_expired.status == 404, from_expired.json
+
+
+def test_related_leaves_out_an_expired_neighbour_and_never_names_it_as_the_way(
+    api: Api, local_db: LocalDatabase, tenant: IssuedKey
+) -> None:
+    # Given old -> middle -> new (`updates`), the middle one expired, and an expired memory that names
+    # the same person as the new one
+    old = _write(api, "The vault code was 1100")
+    middle = _write(api, "The vault code was 7741", supersedes=old)
+    new = _write(api, "Ivan Petrov works at the bank", supersedes=middle)
+    secret = _write(api, "Ivan Petrov keeps the vault code 7741")
+    _mention(tenant, "Ivan Petrov", new, secret)
+    _expire(local_db, middle, secret)
+
+    # When the new memory's neighbours are read, two steps out
+    related = api.get(f"/v1/memories/{new}/related?depth=2")
+
+    # Then only the old version is there, reached through a memory that is not named
+    assert related.status == 200
+    assert [(r["id"], r["depth"], r["via"]) for r in related.json["related"]] == [(old, 2, None)]
+    assert "7741" not in str(related.json)
+
+
+def test_search_with_include_related_attaches_no_expired_neighbour(
+    api: Api, local_db: LocalDatabase, tenant: IssuedKey
+) -> None:
+    # Given a memory and an expired one that names the same person
+    bank = _write(api, "Ivan Petrov works at the bank")
+    secret = _write(api, "Ivan Petrov keeps the vault code 7741")
+    _mention(tenant, "Ivan Petrov", bank, secret)
+    _expire(local_db, secret)
+
+    # When a search attaches each result's neighbours
+    found = api.post(
+        "/v1/search", {"query": "where does Ivan Petrov work", "container": "vault", "include_related": True}
+    ).json["results"]
+
+    # Then the expired memory is neither a result nor a neighbour of one
+    assert [r["id"] for r in found] == [bank]
+    assert found[0]["related"] == []
+    assert "7741" not in str(found)
+
+
+def test_an_expired_memory_is_no_observation_of_its_entity(api: Api, local_db: LocalDatabase) -> None:
+    # Given two observations of Ivan Petrov, one of which has expired
+    ivan = api.post("/v1/entities", {"name": "Ivan Petrov", "entity_type": "person"}).json["id"]
+    bank = _write(api, "Ivan Petrov works at the bank")
+    secret = _write(api, "Ivan Petrov keeps the vault code 7741")
+    for memory_id in (bank, secret):
+        assert api.post(f"/v1/entities/{ivan}/observations", {"memory_id": memory_id}).status == 201
+    _expire(local_db, secret)
+
+    # When the entity is read, and the expired observation is unlinked or linked again
+    observations = api.get(f"/v1/entities/{ivan}").json["observations"]
+    unlinked = api.delete(f"/v1/entities/{ivan}/observations/{secret}")
+    linked = api.post(f"/v1/entities/{ivan}/observations", {"memory_id": secret})
+
+    # Then only the live memory is an observation, and the expired one is not found, as GET says
+    assert [o["memory_id"] for o in observations] == [bank]
+    assert unlinked.status == 404, unlinked.json
+    assert linked.status == 404 and linked.json["error"]["field"] == "memory_id", linked.json
+    assert "7741" not in str(linked.json)
+
+
+def test_the_relations_of_an_expired_memory_are_gone_from_its_entities_and_the_graph_history(
+    api: Api, local_db: LocalDatabase
+) -> None:
+    # Given a relation stated by a memory that has expired (valid from 2020; the memory expired in 2021)
+    secret = _write(api, "Ivan Petrov keeps the vault code 7741")
+    relation = {
+        "source": {"name": "Ivan Petrov", "entity_type": "person"},
+        "relation_type": "holds_key_to",
+        "target": {"name": "City Bank vault", "entity_type": "place"},
+        "valid_from": "2020-01-01T00:00:00Z",
+        "source_memory_id": secret,
+    }
+    created = api.post("/v1/relations", relation)
+    assert created.status == 201, created.json
+    ivan = created.json["source"]["id"]
+    with local_db.admin.transaction() as cur:
+        cur.execute("UPDATE memories SET expires_at = '2021-01-01T00:00:00Z' WHERE id = %s", (secret,))
+
+    # When the entity, its graph with history and as it was in 2020 are read, and the relation cited again
+    detail = api.get(f"/v1/entities/{ivan}").json
+    history = api.get(f"/v1/graph?entity={ivan}&include_history=true").json
+    in_2020 = api.get(f"/v1/graph?entity={ivan}&as_of=2020-06-01T00:00:00Z").json
+    cited = api.post("/v1/relations", relation)
+
+    # Then the relation is gone from the entity and from history; as of 2020 it held, as search reads an
+    # expired memory as of a time before its expiry
+    assert detail["relations"] == []
+    assert history["edges"] == [] and [n["id"] for n in history["nodes"]] == [ivan]
+    assert [e["id"] for e in in_2020["edges"]] == [created.json["id"]]
+    assert cited.status == 404 and cited.json["error"]["field"] == "source_memory_id", cited.json
 
 
 def _superseded(api: Api, local_db: LocalDatabase, text: str, days_ago: int) -> str:

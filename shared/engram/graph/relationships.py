@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 from engram.db import restore as db_restore
 from engram.db.database import TenantTx
 from engram.graph.link_rules import RelationshipType
+from engram.memories import predicates
 from engram.memories.repo import LINK_COLUMNS, MEMORY_COLUMNS
 
 
@@ -97,7 +98,8 @@ def mended_over(cur: TenantTx, tenant_id: UUID, removed: Sequence[UUID]) -> list
 
 
 def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[str, Any]]:
-    """Every version linked to this memory by `updates`, in either direction, oldest first."""
+    """Every version linked to this memory by `updates`, in either direction, oldest first: those that
+    have not expired (the walk passes through expired ones, which are never read)."""
     return cur.execute(
         sql.SQL(
             """WITH RECURSIVE chain(id) AS (
@@ -108,9 +110,9 @@ def version_chain(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> list[dict[
                      ON r.tenant_id = %s AND r.relationship_type = 'updates'
                     AND (r.source_id = c.id OR r.target_id = c.id))
                SELECT {columns} FROM memories m
-               WHERE m.tenant_id = %s AND m.id IN (SELECT id FROM chain)
+               WHERE m.tenant_id = %s AND m.id IN (SELECT id FROM chain) AND {live}
                ORDER BY m.valid_from, m.created_at, m.id"""
-        ).format(columns=MEMORY_COLUMNS),
+        ).format(columns=MEMORY_COLUMNS, live=predicates.live()),
         (memory_id, tenant_id, tenant_id),
     ).fetchall()
 
@@ -124,18 +126,20 @@ def related_memories(
     (LINK_COLUMNS), with its depth, via, relationship and direction, nearest first.
 
     The walk is the database's related_memory_walk (migrations/0027), which a session plans once;
-    the memories the request may see are joined here. The walk passes through memories the request
-    may not see; such a memory is never named, not even as another's `via` (then null)."""
+    the memories the request may see, and that have not expired, are joined here. The walk passes
+    through memories the request may not see and expired ones; such a memory is never named, not even
+    as another's `via` (then null)."""
     return cur.execute(
         sql.SQL(
             """SELECT {columns}, w.depth,
-                      (SELECT v.id FROM memories v WHERE v.id = w.via AND v.tenant_id = %(t)s) AS via,
+                      (SELECT v.id FROM memories v WHERE v.id = w.via AND v.tenant_id = %(t)s AND {via_live})
+                      AS via,
                       w.relationship, w.direction
                FROM related_memory_walk(%(t)s, %(m)s, %(d)s) w
-               JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s
+               JOIN memories m ON m.id = w.id AND m.tenant_id = %(t)s AND {live}
                ORDER BY w.depth, m.created_at DESC, m.id
                LIMIT %(k)s"""
-        ).format(columns=LINK_COLUMNS),
+        ).format(columns=LINK_COLUMNS, via_live=predicates.live("v"), live=predicates.live()),
         {"m": memory_id, "t": tenant_id, "d": depth, "k": limit},
     ).fetchall()
 

@@ -1,5 +1,6 @@
 """The only code that runs SQL on entities, their keys, mentions and relations (with the database
-functions it calls: graph_walk, relation_counts and relation_end, migrations/0026; graph_edges_among, 0028).
+functions it calls: graph_walk, relation_counts and relation_end, migrations/0026 and 0032;
+graph_edges_among, 0028).
 
 Every function takes a cursor from `Database.tenant(...)`, so RLS limits it to one tenant; the queries
 name the tenant too, which lets the planner use the (tenant_id, ...) indexes.
@@ -10,7 +11,9 @@ lives_in edge it produced ends with it. It is current when that end is in the fu
 (if any) is still the latest version (relation_end and relation_counts say both).
 
 A relation extracted from a memory the request cannot see (another user's private memory) is not
-shown: `sm`, its source memory, is read under RLS like every memory.
+shown: `sm`, its source memory, is read under RLS like every memory. Nor is one from a memory that has
+expired, history included (only `as_of` a time before the expiry reads it, as search reads the memory);
+observations, like every read of memories, leave expired ones out (predicates.live).
 """
 
 from __future__ import annotations
@@ -198,7 +201,9 @@ def any_entities_query(tenant_id: UUID) -> sql.Composable:
 
 
 def memory_header(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, Any] | None:
-    """The few columns of a memory the graph needs, if the memory exists in this tenant."""
+    """The few columns of a memory the graph needs, if the memory exists in this tenant: expired or
+    not, as linking needs it (a document's fact that expired in the past is linked, for `as_of`). What
+    the API lets a request observe or cite is what GET reads (engram.memories.repo.get_memory)."""
     return cur.execute(
         "SELECT id, valid_from, confidence FROM memories WHERE tenant_id = %s AND id = %s",
         (tenant_id, memory_id),
@@ -216,12 +221,15 @@ def add_mention(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: UUID
 
 
 def delete_mention(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: UUID) -> bool:
-    """Unlinks the memory from the entity, if the request may see the memory: an observation is its
-    memory joined under RLS, here as in `observations`, so one it cannot read it cannot delete."""
+    """Unlinks the memory from the entity, if the request may read the memory: an observation is its
+    memory joined under RLS and unexpired, here as in `observations`, so one it cannot read it cannot
+    delete."""
     cur.execute(
-        """DELETE FROM entity_mentions em USING memories m
-           WHERE em.tenant_id = %(t)s AND em.entity_id = %(e)s AND em.memory_id = %(m)s
-             AND m.tenant_id = %(t)s AND m.id = em.memory_id""",
+        sql.SQL(
+            """DELETE FROM entity_mentions em USING memories m
+               WHERE em.tenant_id = %(t)s AND em.entity_id = %(e)s AND em.memory_id = %(m)s
+                 AND m.tenant_id = %(t)s AND m.id = em.memory_id AND {live}"""
+        ).format(live=predicates.live()),
         {"t": tenant_id, "e": entity_id, "m": memory_id},
     )
     return cur.rowcount == 1
@@ -230,7 +238,8 @@ def delete_mention(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: U
 def observations(
     cur: TenantTx, tenant_id: UUID, entity_id: UUID, limit: int, after: tuple[datetime, UUID] | None
 ) -> list[dict[str, Any]]:
-    """The memories that mention the entity, most recently linked first."""
+    """The memories that mention the entity (those the request may read: not expired), most recently
+    linked first."""
     page: sql.Composable = sql.SQL("")
     if after is not None:
         page = sql.SQL("AND (em.created_at, em.memory_id) < ({}, {})").format(
@@ -240,20 +249,22 @@ def observations(
         sql.SQL(
             """SELECT em.memory_id, em.is_subject, em.created_at AS linked_at, m.content, m.container,
                       m.memory_type, m.is_latest, m.valid_from, m.valid_to, m.created_at
-               FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
+               FROM entity_mentions em JOIN memories m ON m.id = em.memory_id AND {live}
                WHERE em.tenant_id = %s AND em.entity_id = %s {page}
                ORDER BY em.created_at DESC, em.memory_id DESC LIMIT %s"""
-        ).format(page=page),
+        ).format(live=predicates.live(), page=page),
         (tenant_id, entity_id, limit),
     ).fetchall()
 
 
 def observation(cur: TenantTx, tenant_id: UUID, entity_id: UUID, memory_id: UUID) -> dict[str, Any]:
     row = cur.execute(
-        """SELECT em.memory_id, em.is_subject, m.content, m.container, m.memory_type, m.is_latest,
-                  m.valid_from, m.valid_to, m.created_at
-           FROM entity_mentions em JOIN memories m ON m.id = em.memory_id
-           WHERE em.tenant_id = %s AND em.entity_id = %s AND em.memory_id = %s""",
+        sql.SQL(
+            """SELECT em.memory_id, em.is_subject, m.content, m.container, m.memory_type, m.is_latest,
+                      m.valid_from, m.valid_to, m.created_at
+               FROM entity_mentions em JOIN memories m ON m.id = em.memory_id AND {live}
+               WHERE em.tenant_id = %s AND em.entity_id = %s AND em.memory_id = %s"""
+        ).format(live=predicates.live()),
         (tenant_id, entity_id, memory_id),
     ).fetchone()
     assert row is not None
@@ -348,8 +359,8 @@ def memories_sharing_entities(
 def memories_with_shared_entities(
     cur: TenantTx, tenant_id: UUID, memory_id: UUID, limit: int
 ) -> list[dict[str, Any]]:
-    """Other memories that mention an entity `memory_id` mentions, as links (LINK_COLUMNS) with the
-    names they share, most shared first.
+    """Other memories that mention an entity `memory_id` mentions, and have not expired, as links
+    (LINK_COLUMNS) with the names they share, most shared first.
 
     The shared entities are grouped by memory from the mentions alone (one per entity and memory:
     the key), and their names read for each memory of the answer: with `entities` joined before the
@@ -364,10 +375,10 @@ def memories_with_shared_entities(
                      JOIN entity_mentions om ON om.tenant_id = nm.tenant_id AND om.entity_id = nm.entity_id
                      WHERE nm.tenant_id = %(t)s AND nm.memory_id = %(m)s AND om.memory_id <> nm.memory_id
                      GROUP BY om.memory_id) s
-               JOIN memories m ON m.id = s.memory_id AND m.tenant_id = %(t)s
+               JOIN memories m ON m.id = s.memory_id AND m.tenant_id = %(t)s AND {live}
                ORDER BY cardinality(s.entity_ids) DESC, m.created_at DESC, m.id
                LIMIT %(k)s"""
-        ).format(columns=LINK_COLUMNS),
+        ).format(columns=LINK_COLUMNS, live=predicates.live()),
         {"t": tenant_id, "m": memory_id, "k": limit},
     ).fetchall()
 
@@ -389,8 +400,9 @@ def relations_from_memories(
 
 def edge_filter(as_of: datetime | None, include_history: bool) -> sql.Composable:
     """Which relations count, over `r` (entity_relations) and `sm` (its source memory, if any):
-    current ones (default), those valid at `as_of`, or all of them; only those the request may see.
-    The predicate is the database's relation_counts (migrations/0026), which the planner inlines."""
+    current ones (default), those valid at `as_of`, or all of them but those whose memory has expired;
+    only those the request may see. The predicate is the database's relation_counts (migrations/0026,
+    0032), which the planner inlines."""
     return sql.SQL(
         "relation_counts(r.valid_from, r.valid_to, r.source_memory_id, sm.id, sm.valid_to, sm.expires_at, "
         "sm.is_latest, {}::timestamptz, {})"

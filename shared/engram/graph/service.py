@@ -170,8 +170,9 @@ class GraphService:
     # --- observations -------------------------------------------------------------------------
 
     def add_observation(self, tenant_id: UUID, entity_id: UUID, request: ObservationCreate) -> Observation:
-        """Link a memory to the entity: an existing one, or a new one stored here. One transaction:
-        a new memory is never left behind without its link."""
+        """Link a memory to the entity: an existing one (as GET finds it: an expired memory is not
+        found), or a new one stored here. One transaction: a new memory is never left behind without
+        its link."""
         with self.db.unit_of_work(tenant_id) as uow:
             cur = uow.cur
             if repo.get_entity(cur, tenant_id, entity_id, lock=True) is None:
@@ -180,7 +181,7 @@ class GraphService:
                 assert request.content is not None
                 new = NewMemory(request.content, request.container, request.memory_type)
                 memory_id = self.writer.create(uow, new)["id"]
-            elif repo.memory_header(cur, tenant_id, request.memory_id) is None:
+            elif memories_repo.get_memory(cur, tenant_id, request.memory_id) is None:
                 raise NotFound(f"memory {request.memory_id} not found", details={"field": "memory_id"})
             else:
                 memory_id = request.memory_id
@@ -192,7 +193,7 @@ class GraphService:
         self, tenant_id: UUID, entity_id: UUID, memory_id: UUID, *, user_id: str | None = None
     ) -> None:
         """Unlinks the memory from the entity; the memory itself stays. An observation the request's
-        user may not see (another user's private memory) is not found, as to get_entity."""
+        user may not see (another user's private memory, an expired one) is not found, as to get_entity."""
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             if not repo.delete_mention(cur, tenant_id, entity_id, memory_id):
                 raise NotFound(f"memory {memory_id} is not an observation of entity {entity_id}")
@@ -212,7 +213,7 @@ class GraphService:
                 raise InvalidInput("a relation links two different entities", details={"field": "target"})
             if (
                 request.source_memory_id
-                and repo.memory_header(cur, tenant_id, request.source_memory_id) is None
+                and memories_repo.get_memory(cur, tenant_id, request.source_memory_id) is None
             ):
                 raise NotFound(
                     f"memory {request.source_memory_id} not found", details={"field": "source_memory_id"}

@@ -148,9 +148,11 @@ class MemoryService:
     # --- reads --------------------------------------------------------------------------------
 
     def history(self, tenant_id: UUID, memory_id: UUID, *, user_id: str | None = None) -> MemoryHistory:
+        """The versions of the memory's chain the request may read. A memory that GET does not find
+        (unknown, hidden, expired) has no history either, even when other versions of its chain remain."""
         with self.db.tenant(tenant_id, Party(user_id=user_id)) as cur:
             rows = relationships.version_chain(cur, tenant_id, memory_id)
-        if not rows:
+        if not any(row["id"] == memory_id for row in rows):
             raise _not_found(memory_id)
         return MemoryHistory(id=memory_id, versions=[Memory(**row) for row in rows])
 
