@@ -212,6 +212,24 @@ def test_the_relations_of_an_expired_memory_are_gone_from_its_entities_and_the_g
     assert cited.status == 404 and cited.json["error"]["field"] == "source_memory_id", cited.json
 
 
+def test_reverting_to_an_expired_version_is_not_found_and_changes_nothing(
+    api: Api, local_db: LocalDatabase
+) -> None:
+    # Given an expired version, superseded by the current one
+    old = _write(api, "Ivan Petrov keeps the vault code 7741")
+    new = _write(api, "Ivan Petrov keeps the vault code 3090", supersedes=old)
+    _expire(local_db, old)
+
+    # When the supersession is reverted
+    reverted = api.post(f"/v1/memories/{old}/revert")
+
+    # Then the expired version is not found, as GET says, and the current one stays current
+    assert reverted.status == 404, reverted.json
+    assert "7741" not in str(reverted.json)
+    current = api.get(f"/v1/memories/{new}")
+    assert current.status == 200 and current.json["is_latest"] is True
+
+
 def _superseded(api: Api, local_db: LocalDatabase, text: str, days_ago: int) -> str:
     old = api.post("/v1/memories/upsert", {"content": text + "."}).json["id"]
     api.post("/v1/memories/upsert", {"content": text + "!", "dedupe_threshold": 0.8})

@@ -230,12 +230,15 @@ def stored_dimensions(cur: TenantTx, tenant_id: UUID, model: str) -> int | None:
 # --- versions: supersession, history, revert ---------------------------------------------------
 
 
-def lock_memory(cur: TenantTx, tenant_id: UUID, memory_id: UUID) -> dict[str, Any] | None:
-    """The memory's row, locked until the transaction ends (two supersessions cannot interleave)."""
+def lock_memory(
+    cur: TenantTx, tenant_id: UUID, memory_id: UUID, *, live: bool = False
+) -> dict[str, Any] | None:
+    """The memory's row, locked until the transaction ends (two supersessions cannot interleave); with
+    `live`, only if it has not expired (as get_memory reads it)."""
     return cur.execute(
-        sql.SQL("SELECT {columns} FROM memories m WHERE m.tenant_id = %s AND m.id = %s FOR UPDATE").format(
-            columns=MEMORY_COLUMNS
-        ),
+        sql.SQL(
+            "SELECT {columns} FROM memories m WHERE m.tenant_id = %s AND m.id = %s AND {live} FOR UPDATE"
+        ).format(columns=MEMORY_COLUMNS, live=predicates.live() if live else sql.SQL("true")),
         (tenant_id, memory_id),
     ).fetchone()
 

@@ -237,9 +237,9 @@ class MemoryWriter:
     def revert(self, uow: UnitOfWork, memory_id: UUID, *, user_id: str | None) -> dict[str, Any]:
         """Undo the supersession that retired `memory_id`: it is current again, and the memory that
         replaced it is marked reverted (kept, never current again). Made for `user_id`, both must be
-        that user's (`_changeable`)."""
+        that user's (`_changeable`). An expired memory is not found, as to GET: it is never current again."""
         cur, tenant_id = uow.cur, uow.tenant_id
-        memory = repo.lock_memory(cur, tenant_id, memory_id)
+        memory = repo.lock_memory(cur, tenant_id, memory_id, live=True)
         if memory is None:
             raise _not_found(memory_id)
         self._changeable(uow, memory, user_id)
