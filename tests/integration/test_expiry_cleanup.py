@@ -230,6 +230,23 @@ def test_reverting_to_an_expired_version_is_not_found_and_changes_nothing(
     assert current.status == 200 and current.json["is_latest"] is True
 
 
+def test_an_expired_memory_cannot_be_superseded(api: Api, local_db: LocalDatabase) -> None:
+    # Given an expired memory (GET answers 404)
+    old = _write(api, "Ivan Petrov keeps the vault code 7741")
+    _expire(local_db, old)
+
+    # When a write names it in supersedes
+    refused = api.post(
+        "/v1/memories", {"content": "Ivan Petrov keeps the vault code 3090", "supersedes": old}
+    )
+
+    # Then it is not found, as to GET, and nothing is stored
+    assert refused.status == 422 and refused.json["error"]["field"] == "supersedes"
+    assert "not found" in refused.json["error"]["message"]
+    listed = api.post("/v1/memories/list", {}).json["memories"]
+    assert [m["content"] for m in listed if "3090" in m["content"]] == []
+
+
 def _superseded(api: Api, local_db: LocalDatabase, text: str, days_ago: int) -> str:
     old = api.post("/v1/memories/upsert", {"content": text + "."}).json["id"]
     api.post("/v1/memories/upsert", {"content": text + "!", "dedupe_threshold": 0.8})

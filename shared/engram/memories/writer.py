@@ -301,8 +301,9 @@ class MemoryWriter:
         self, uow: UnitOfWork, memory_id: UUID, *, field: str = "supersedes", owner: Owner | None = None
     ) -> dict[str, Any]:
         """The current memory a write replaces, locked. With `owner` (the new memory's), only one of
-        that owner: a write never retires another user's memory, nor a shared one (as graph-link)."""
-        old = repo.lock_memory(uow.cur, uow.tenant_id, memory_id)
+        that owner: a write never retires another user's memory, nor a shared one (as graph-link). An
+        expired memory is not found, as to GET."""
+        old = repo.lock_memory(uow.cur, uow.tenant_id, memory_id, live=True)
         if old is None:
             raise InvalidInput(f"supersedes: memory {memory_id} not found", details={"field": "supersedes"})
         if not old["is_latest"]:
