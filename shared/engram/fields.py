@@ -29,7 +29,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, JsonValue, Strict, StrictBool
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BeforeValidator,
+    Field,
+    JsonValue,
+    Strict,
+    StrictBool,
+    ValidationInfo,
+)
 
 NO_NUL = r"^[^\x00]*$"
 # Starts and ends with something other than whitespace, and holds no NUL.
@@ -67,6 +76,14 @@ def _storable(text: str, where: str) -> None:
 def not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+def not_null(value: Any, info: ValidationInfo) -> Any:
+    """A field validator for a field a PATCH may leave out but not set to null (the 422 names the field,
+    as a model validator's could not): `_not_null = field_validator("a", "b")(not_null)`."""
+    if value is None:
+        raise ValueError(f"cannot be null: leave {info.field_name} out to keep it as it is")
     return value
 
 

@@ -113,6 +113,39 @@ def test_invalid_search_is_422_naming_the_field(api: Api, body: dict, field: str
     assert response.json["error"]["field"] == field
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/v1/search", {"query": "   "}, "query"),
+        ("/v1/search", {"query": "\n", "user_id": "carol"}, "query"),
+        ("/v1/search", {"query": "\u3000"}, "query"),
+        ("/v1/procedures/match", {"situation": " \t "}, "situation"),
+    ],
+)
+def test_a_query_of_only_whitespace_is_422_naming_the_field_not_the_body(
+    api: Api, path: str, body: dict, field: str
+) -> None:
+    response = api.post(path, body)
+
+    assert_invalid(response, field)
+    assert response.json["error"]["message"] == f"{field}: must not be empty or only whitespace"
+
+
+def test_a_patch_that_sets_a_field_to_null_is_422_naming_the_field(api: Api) -> None:
+    # Given: a memory and a procedure
+    memory = api.post("/v1/memories", {"content": "Erin lives in Lisbon"}).json
+    procedure = api.post("/v1/procedures", {"trigger": "a refund", "content": "check the date"}).json
+
+    # When: a PATCH sends null for a field that cannot be null
+    memory_patch = api.patch(f"/v1/memories/{memory['id']}", {"tags": None})
+    procedure_patch = api.patch(f"/v1/procedures/{procedure['id']}", {"content": "x", "trigger": None})
+
+    # Then: the 422 names that field, not the body
+    assert_invalid(memory_patch, "tags")
+    assert_invalid(procedure_patch, "trigger")
+    assert "leave trigger out" in procedure_patch.json["error"]["message"]
+
+
 def test_missing_key_is_401(anonymous_api: Api) -> None:
     response = anonymous_api.post("/v1/search", {"query": "x"})
 

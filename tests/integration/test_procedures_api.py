@@ -125,9 +125,9 @@ def test_procedure_errors(api: Api) -> None:
     assert api.post("/v1/procedures", {**REFUND_RULE, "kind": "law"}).json["error"]["field"] == "kind"
     assert_invalid(api.post("/v1/procedures", {**REFUND_RULE, "visibility": "private"}), "body")
     assert_invalid(api.patch(f"/v1/procedures/{procedure['id']}", {}), "body")
-    assert_invalid(api.patch(f"/v1/procedures/{procedure['id']}", {"trigger": None}), "body")
+    assert_invalid(api.patch(f"/v1/procedures/{procedure['id']}", {"trigger": None}), "trigger")
     assert_invalid(api.patch(f"/v1/procedures/{procedure['id']}", {"visibility": "private"}), "visibility")
-    assert_invalid(api.post("/v1/procedures/match", {"situation": "  "}), "body")
+    assert_invalid(api.post("/v1/procedures/match", {"situation": "  "}), "situation")
     assert api.post("/v1/procedures/match", {"situation": "x", "limit": 0}).json["error"]["field"] == "limit"
     assert api.get("/v1/procedures?cursor=garbage").json["error"]["field"] == "cursor"
     assert_invalid(api.get("/v1/procedures?kind=law"), "kind")

@@ -18,7 +18,18 @@ from pydantic import (
     model_validator,
 )
 
-from engram.fields import DirectedVector, Flag, Integer, JsonObject, Label, NoNul, Number, Timestamp
+from engram.fields import (
+    DirectedVector,
+    Flag,
+    Integer,
+    JsonObject,
+    Label,
+    NoNul,
+    Number,
+    Timestamp,
+    not_blank,
+    not_null,
+)
 from engram.lazymodel import LazyModel
 from engram.pagination import MAX_CURSOR_CHARS
 
@@ -77,6 +88,11 @@ Metadata = Annotated[JsonObject, AfterValidator(_metadata_fits)]
 Vector = Annotated[DirectedVector, Field(min_length=1, max_length=MAX_EMBEDDING_DIMENSIONS)]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200), *NoNul]
 Cursor = Annotated[str, StringConstraints(max_length=MAX_CURSOR_CHARS), *NoNul]
+QueryText = Annotated[
+    str, StringConstraints(min_length=1, max_length=10_000), *NoNul, AfterValidator(not_blank)
+]
+"""What a search is asked (and a context's query, a procedure match's situation): text to embed and
+match, so never empty or only whitespace. On the field, so that the 422 names it."""
 
 
 class _Strict(LazyModel):
@@ -193,6 +209,8 @@ class MemoryPatch(_Strict):
     visibility: Visibility | None = None
     extract: ExtractMode | None = Field(default=None, description=f"with content: {_EXTRACT}")
 
+    _not_null = field_validator("content", "tags", "metadata", "memory_type", "visibility")(not_null)
+
     @model_validator(mode="after")
     def _something_to_change(self) -> MemoryPatch:
         if not self.model_fields_set - {"extract"}:
@@ -200,9 +218,6 @@ class MemoryPatch(_Strict):
                 "nothing to change: send at least one of content, tags, metadata, memory_type, expires_at, "
                 "visibility"
             )
-        for name in ("content", "tags", "metadata", "memory_type", "visibility"):
-            if name in self.model_fields_set and getattr(self, name) is None:
-                raise ValueError(f"{name} cannot be null")
         if self.extract is not None and self.content is None:
             raise ValueError("extract applies to new content: send content with it")
         return self
@@ -263,7 +278,7 @@ class SearchFilters(_Strict):
 
 
 class SearchRequest(_Strict):
-    query: Annotated[str, StringConstraints(min_length=1, max_length=10_000), *NoNul]
+    query: QueryText
     scope: SearchScope = Field(
         default="all",
         description="memories, chunks (of documents), all (both, ranked together), or messages (the "
@@ -291,8 +306,6 @@ class SearchRequest(_Strict):
 
     @model_validator(mode="after")
     def _pair(self) -> SearchRequest:
-        if not self.query.strip():
-            raise ValueError("query must not be empty or only whitespace")
         if self.as_of is not None and self.include_history:
             raise ValueError("as_of and include_history do not go together: as_of already picks the versions")
         _embedding_pair(self.embedding, self.embedding_model)

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import ConfigDict, Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from engram.fields import Integer, NoNul, Number
+from engram.fields import Integer, Number, not_null
 from engram.lazymodel import LazyModel
-from engram.memories.models import Content, Identifier, Metadata, Tag, Visibility
+from engram.memories.models import Content, Identifier, Metadata, QueryText, Tag, Visibility
 
 ProcedureKind = Literal["rule", "example"]
-Situation = Annotated[str, StringConstraints(min_length=1, max_length=10_000), *NoNul]
 
 
 class _Strict(LazyModel):
@@ -57,15 +56,14 @@ class ProcedurePatch(_Strict):
     tags: list[Tag] | None = Field(default=None, max_length=50)
     metadata: Metadata | None = None
 
+    _not_null = field_validator("*")(not_null)
+
     @model_validator(mode="after")
     def _something_to_change(self) -> ProcedurePatch:
         if not self.model_fields_set:
             raise ValueError(
                 "nothing to change: send at least one of kind, trigger, content, visibility, tags, metadata"
             )
-        for name in self.model_fields_set:
-            if getattr(self, name) is None:
-                raise ValueError(f"{name} cannot be null")
         return self
 
 
@@ -90,7 +88,7 @@ class ProcedurePage(LazyModel):
 
 
 class MatchRequest(_Strict):
-    situation: Situation
+    situation: QueryText
     limit: Integer = Field(default=5, ge=1, le=50)
     agent_id: Identifier | None = Field(
         default=None, description="also match this agent's private procedures"
@@ -99,12 +97,6 @@ class MatchRequest(_Strict):
     min_similarity: Number = Field(
         default=0.3, ge=0.0, le=1.0, description="cosine similarity between situation and trigger"
     )
-
-    @model_validator(mode="after")
-    def _not_blank(self) -> MatchRequest:
-        if not self.situation.strip():
-            raise ValueError("situation must not be empty or only whitespace")
-        return self
 
 
 class ProcedureMatch(Procedure):
