@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from engram.local.stack import LocalDatabase
 from engram.sessions.summaries import SummaryService
 from engram.tenants.service import IssuedKey
@@ -174,3 +176,13 @@ def test_an_unknown_session_is_a_404_and_bad_input_a_422(api: Api) -> None:
     assert_invalid(api.post("/v1/context", {"query": ""}), "query")
     assert_invalid(api.post("/v1/context", {"query": "hi", "max_tokens": 10}), "max_tokens")
     assert_invalid(api.post("/v1/context", {"query": "hi", "plan_id": "no spaces"}), "plan_id")
+
+
+@pytest.mark.parametrize(
+    "body", [{"query": "   "}, {"query": "\n", "user_id": "carol"}, {"query": "\u3000"}, {"query": "\t "}]
+)
+def test_a_query_of_only_whitespace_is_a_422_naming_query_as_search_answers(api: Api, body: dict) -> None:
+    answered = api.post("/v1/context", body)
+
+    assert_invalid(answered, "query")
+    assert answered.json["error"] == api.post("/v1/search", body).json["error"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 from uuid import UUID
 
-from pydantic import ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field
 
-from engram.fields import Integer, NoNul
+from engram.fields import Integer
 from engram.lazymodel import LazyModel
-from engram.memories.models import ContainerQuery, Identifier
+from engram.memories.models import ContainerQuery, Identifier, QueryText
 from engram.plans.models import ItemId
 
 DEFAULT_MAX_TOKENS = 1000
@@ -21,9 +21,7 @@ Source = Literal["memory", "fact", "procedure", "summary", "message", "plan", "w
 class ContextRequest(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: Annotated[str, StringConstraints(min_length=1, max_length=10_000), *NoNul] = Field(
-        description="what the agent is about to do or answer: the turn's message"
-    )
+    query: QueryText = Field(description="what the agent is about to do or answer: the turn's message")
     user_id: Identifier | None = Field(default=None, description="the user the turn is for")
     agent_id: Identifier | None = Field(default=None, description="the agent (its private procedures)")
     session_id: UUID | None = Field(
