@@ -13,8 +13,7 @@ from engram import deps
 from engram.api import build_resolver, resolve, tenant_of
 from engram.context.models import AgentContext, ContextRequest
 from engram.errors import InvalidInput
-from engram.fields import Text
-from engram.memories.models import CONTAINER_QUERY_PATTERN, Identifier
+from engram.memories.models import CONTAINER_QUERY_PATTERN, Identifier, QueryText
 from engram.observability import logger, tracer
 from engram.profile.models import DEFAULT_MAX_TOKENS, MAX_TOKENS_LIMIT, Profile
 
@@ -29,7 +28,7 @@ def profile(
         str | None, Query(pattern=CONTAINER_QUERY_PATTERN, description="'a.b' or 'a.b.*'")
     ] = None,
     q: Annotated[
-        Text | None, Query(min_length=1, max_length=2000, description="add memories relevant to this")
+        QueryText | None, Query(max_length=2000, description="add memories relevant to this")
     ] = None,
     max_tokens: Annotated[int, Query(ge=50, le=MAX_TOKENS_LIMIT)] = DEFAULT_MAX_TOKENS,
 ) -> Profile:
@@ -40,7 +39,7 @@ def profile(
         user_id=user_id,
         agent_id=agent_id,
         container=container,
-        q=q.strip() or None if q else None,
+        q=q,
         max_tokens=max_tokens,
     )
 

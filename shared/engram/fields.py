@@ -99,11 +99,35 @@ NOT_FINITE = "must be a finite number"
 NATIVE_MESSAGES = {"float_type": NOT_A_NUMBER, "finite_number": NOT_FINITE}
 
 
+EMPTY = "must not be empty"
+EMPTY_PARAMETER = "must not be empty (leave the parameter out, or give it a value)"
+# The errors an empty string gets from a bound on its length or from a pattern: said as empty.
+_EMPTY_TYPES = frozenset({"too_short", "string_too_short", "string_pattern_mismatch"})
+# Bounds on a length: pydantic words a string's bound checked after its validators (an Identifier's, a
+# Tag's, a query parameter's Query(max_length=...)) as a list's ("at most 255 items").
+_LENGTH_BOUNDS = {"too_short": ("min_length", "at least"), "too_long": ("max_length", "at most")}
+
+
 def error_message(error: Mapping[str, Any]) -> str:
     """One of pydantic's errors in the API's words, whichever validator found it (a vector's numbers:
-    pydantic's own): what the API's 422s, an import's refusals and a PUT that creates say."""
-    native = NATIVE_MESSAGES.get(str(error.get("type")))
+    pydantic's own): what the API's 422s, an import's refusals and a PUT that creates say. An empty
+    string that must not be is said to be empty (a query parameter's, `?user_id=`, with how to mend
+    it), and a string's length is counted in characters."""
+    kind, value = str(error.get("type")), error.get("input")
+    native = NATIVE_MESSAGES.get(kind)
+    if native is None and value == "" and kind in _EMPTY_TYPES:
+        native = EMPTY_PARAMETER if tuple(error.get("loc", ()))[:1] == ("query",) else EMPTY
+    elif native is None and isinstance(value, str) and kind in _LENGTH_BOUNDS:
+        native = _characters(error, value)
     return native or str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+
+
+def _characters(error: Mapping[str, Any], value: str) -> str | None:
+    name, bound = _LENGTH_BOUNDS[str(error.get("type"))]
+    limit = (error.get("ctx") or {}).get(name)
+    if not isinstance(limit, int):
+        return None
+    return f"must have {bound} {limit} character{'' if limit == 1 else 's'}, not {len(value)}"
 
 
 def _json_number(value: Any) -> Any:

@@ -76,6 +76,41 @@ def test_nul_characters_in_query_parameters_are_refused(api: Api, path: str, fie
     refused(api.get(path), field)
 
 
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/v1/profile?q=", "q"),
+        ("/v1/profile?user_id=", "user_id"),
+        ("/v1/profile?user_id=carol&container=", "container"),
+        ("/v1/sessions?user_id=", "user_id"),
+        ("/v1/stats?user_id=", "user_id"),
+    ],
+)
+def test_an_empty_query_parameter_is_refused_as_empty(api: Api, path: str, field: str) -> None:
+    message = refused(api.get(path), field)
+
+    assert message == f"{field}: must not be empty (leave the parameter out, or give it a value)"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field", "problem"),
+    [
+        ("/v1/memories", {"content": "x", "user_id": ""}, "user_id", "must not be empty"),
+        ("/v1/memories", {"content": "x", "tags": [""]}, "tags[0]", "must not be empty"),
+        (
+            "/v1/memories",
+            {"content": "x", "user_id": "u" * 256},
+            "user_id",
+            "must have at most 255 characters, not 256",
+        ),
+    ],
+)
+def test_a_strings_length_is_worded_in_characters_not_items(
+    api: Api, path: str, body: dict, field: str, problem: str
+) -> None:
+    assert refused(api.post(path, body), field) == f"{field}: {problem}"
+
+
 # --- numbers -------------------------------------------------------------------------------------
 
 

@@ -109,3 +109,16 @@ def test_profile_errors(api: Api) -> None:
     assert api.get("/v1/profile?user_id=a&max_tokens=10").json["error"]["field"] == "max_tokens"
     assert api.get("/v1/profile?user_id=a&container=bad%20name").json["error"]["field"] == "container"
     assert_invalid(api.get("/v1/profile?user_id=a&q="), "q")
+
+
+def test_a_q_of_only_whitespace_is_refused_as_an_empty_one_is_not_ignored(api: Api) -> None:
+    # Given: a user with a fact
+    _remember(api, "Carol lives in Porto.", user="carol")
+
+    # When: q is only whitespace (spaces, an ideographic space), or empty
+    answers = [api.get(f"/v1/profile?user_id=carol&q={q}") for q in ("%20%20", "%E3%80%80", "")]
+
+    # Then: each is a 422 naming q, never a profile that silently left q out
+    for answer in answers:
+        assert_invalid(answer, "q")
+    assert answers[0].json["error"]["message"] == "q: must not be empty or only whitespace"
