@@ -186,3 +186,42 @@ def test_a_query_of_only_whitespace_is_a_422_naming_query_as_search_answers(api:
 
     assert_invalid(answered, "query")
     assert answered.json["error"] == api.post("/v1/search", body).json["error"]
+
+
+def _erin(api: Api) -> str:
+    """Erin's memories, one of them stored in three containers, and a procedure for the query below."""
+    for container in ("home", "work", "travel"):
+        _remember(api, "name: Erin; city: Lisbon.", container=container, user_id="erin")
+    _remember(api, "Erin prefers trains to planes", "preference", user_id="erin")
+    _remember(api, "Erin's cat is called Miso", user_id="erin")
+    for note in ("Planning meetings happen on Mondays", "Trip reports go to the finance team"):
+        _remember(api, note, "episode")
+    rule = {"trigger": "planning a trip for Erin", "content": "ask whether she wants the train"}
+    return str(api.post("/v1/procedures", rule).json["id"])
+
+
+def test_the_same_content_from_several_memories_appears_once(api: Api) -> None:
+    # Given: "name: Erin; city: Lisbon." stored in three containers
+    _erin(api)
+
+    # When: the context is asked for with room for everything
+    found = _context(api, query="planning a trip for Erin", user_id="erin", max_tokens=2000)
+
+    # Then: it is one line, the best-scored of them, and every line says something else
+    texts = [i["text"].removeprefix("(fact) ").casefold() for i in found["items"]]
+    assert texts.count("name: erin; city: lisbon.") == 1
+    assert len(texts) == len(set(texts))
+    assert found["context"].count("name: Erin; city: Lisbon.") == 1
+
+
+def test_a_small_budget_keeps_the_procedure_that_matched_over_lower_scored_memories(api: Api) -> None:
+    # Given: Erin's memories and a procedure whose trigger is the query itself
+    rule = _erin(api)
+
+    # When: the budget holds the procedure or two of the memories, not all three
+    found = _context(api, query="planning a trip for Erin", user_id="erin", max_tokens=50)
+
+    # Then: the procedure (score 1.0) is kept: no lower-scored line took its place
+    kept = {i["id"]: i["score"] for i in found["items"]}
+    assert kept.get(rule) == 1.0, found["context"]
+    assert found["token_estimate"] <= 50 and found["omitted"] > 0

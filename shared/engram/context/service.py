@@ -3,11 +3,16 @@ preferences, the procedures that apply, the conversation's summary and last mess
 as one prompt-ready text within a token budget. No SQL here: it reads through each area's repository, in
 one transaction after the search.
 
-The query is embedded once; search, fact ranking and procedure matching all use that vector. Each section
-first gets its share of the budget, then what the others left over goes to the sections in priority order,
-so a long conversation never crowds out the facts a question needs, and an empty section gives its room
-away. Only current memories appear (a superseded fact never stands beside the one that replaced it), and
-near-duplicate facts appear once.
+The query is embedded once; search, fact ranking and procedure matching all use that vector. The budget
+is filled in order of value: the lines ranked by their relevance to the turn (memories, facts and
+procedures, each with its score) first get their share of it together, highest score first across the
+three sections, and the conversation and the plan (which have no score) theirs; what is left over goes
+again to the ranked lines by score, then to the conversation and the plan. So a long conversation never
+crowds out the facts a question needs, a barely related memory never the procedure that matched, and an
+empty section gives its room away. Sections still appear in their order, each line in its rank. Only
+current memories appear (a superseded fact never stands beside the one that replaced it), and a memory
+or fact that says what a better-scored one says (the same text, or a near-duplicate: as a profile's
+facts are deduplicated) appears once.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from engram.memories.search.service import MemorySearch
 from engram.plans import repo as plans_repo
 from engram.procedures import repo as procedures_repo
 from engram.profile import repo as profile_repo
-from engram.profile.service import FACT_TYPES, dedupe_facts, estimate_tokens
+from engram.profile.service import FACT_TYPES, dedupe_memories, estimate_tokens
 from engram.providers.embeddings import Embedder
 from engram.sessions import repo as sessions_repo
 from engram.sessions import summary_repo
@@ -41,8 +46,11 @@ CONVERSATION_TOPIC_MESSAGES = 6  # the user's latest messages, averaged, rank fa
 PROCEDURE_FLOOR = 0.3
 MIN_SUMMARY_TOKENS = 40
 MAX_LINE_CHARS = 400
-# Each section's first share of the budget; what a section leaves goes to the others, in this order.
-SHARES = {"memories": 0.35, "facts": 0.2, "procedures": 0.15, "conversation": 0.2, "plan": 0.1}
+SECTIONS = ("memories", "facts", "procedures", "conversation", "plan")  # the order they appear in
+RANKED = ("memories", "facts", "procedures")  # their lines have a score: they compete by it
+# The first share of the budget of the ranked lines (together) and of the others; what one leaves goes to
+# the ranked lines, then to the conversation, then to the plan.
+SHARES = {"ranked": 0.7, "conversation": 0.2, "plan": 0.1}
 HEADINGS = {
     "memories": "## Relevant memories",
     "facts": "## About the user",
@@ -52,8 +60,13 @@ HEADINGS = {
 }
 
 
+# A memory or fact that may appear: what it says (for dedupe_memories), and its line.
+_Candidate = tuple[dict[str, Any], ContextItem]
+
+
 @dataclass
 class _Line:
+    section: str
     item: ContextItem
     cost: int
     taken: bool = False
@@ -81,13 +94,16 @@ class ContextService:
             vector,
             model,
         )
-        sections: dict[str, list[ContextItem]] = {name: [] for name in SHARES}
+        sections: dict[str, list[ContextItem]] = {name: [] for name in SECTIONS}
         shown: set[str] = set()
+        memories: list[_Candidate] = []
+        facts: list[_Candidate] = []
         for hit in found.results:
             if is_relevant(hit):
                 shown.add(str(hit.id))
                 # Ranked by the search: its score is the item's, so items read in the order they rank.
-                sections["memories"].append(_item("memory", hit.id, hit.content, hit.score))
+                says: dict[str, Any] = {"content": hit.content, "embedding": None, "embedding_model": None}
+                memories.append((says, _item("memory", hit.id, hit.content, hit.score)))
         party = Party(user_id=request.user_id, agent_id=request.agent_id)
         with self.db.tenant(tenant_id, party) as cur:
             topics = [_unit(vector)]
@@ -100,7 +116,7 @@ class ContextService:
                 if said:
                     topics.append(_unit(np.mean([_vector(v) for v in said], axis=0)))
             if request.user_id is not None:
-                facts = profile_repo.latest_of_types(
+                current = profile_repo.latest_of_types(
                     cur,
                     tenant_id,
                     FACT_TYPES,
@@ -109,10 +125,10 @@ class ContextService:
                     ContainerScope.parse(request.container),
                     FACT_CANDIDATES,
                 )
-                for row, similarity in _by_similarity(dedupe_facts(facts), topics, model):
+                for row, similarity in _by_similarity(dedupe_memories(current), topics, model):
                     if str(row["id"]) not in shown:
                         text = f"({row['memory_type']}) {row['content']}"
-                        sections["facts"].append(_item("fact", row["id"], text, similarity))
+                        facts.append((row, _item("fact", row["id"], text, similarity)))
             for row in procedures_repo.match(
                 cur, tenant_id, vector, model, None, PROCEDURE_FLOOR, MAX_PROCEDURES
             ):
@@ -120,7 +136,8 @@ class ContextService:
                 sections["procedures"].append(_item("procedure", row["id"], text, float(row["similarity"])))
             if request.plan_id is not None:
                 sections["plan"] = self._plan(cur, tenant_id, request.plan_id)
-        return _fit(sections, request.max_tokens)
+        sections["memories"], sections["facts"] = _distinct(memories, facts)
+        return fit(sections, request.max_tokens)
 
     @staticmethod
     def _conversation(cur: Any, tenant_id: UUID, session_id: UUID) -> list[ContextItem]:
@@ -203,45 +220,68 @@ def _by_similarity(
     return sorted(scored, key=lambda pair: -(pair[1] if pair[1] is not None else -2.0))
 
 
+def _rank(item: ContextItem) -> float:
+    return item.score if item.score is not None else -1.0  # a fact of another model: last
+
+
+def _distinct(*groups: list[_Candidate]) -> list[list[ContextItem]]:
+    """Each group's items, less those that say what a better-scored one of any group says
+    (dedupe_memories): "name: Erin; city: Lisbon." stored in three containers is one line."""
+    best_first = sorted((pair for group in groups for pair in group), key=lambda pair: -_rank(pair[1]))
+    kept = {id(row) for row in dedupe_memories([row for row, _ in best_first])}
+    return [[item for row, item in group if id(row) in kept] for group in groups]
+
+
 def _line(item: ContextItem) -> str:
     return f"- {item.text} [{item.source}:{item.id}]"
 
 
-def _fit(sections: dict[str, list[ContextItem]], max_tokens: int) -> AgentContext:
+def fit(sections: dict[str, list[ContextItem]], max_tokens: int) -> AgentContext:
+    """The context of the sections' candidate lines within `max_tokens`, by the rule above (SHARES)."""
     lines = {
-        name: [_Line(item, estimate_tokens(_line(item) + "\n")) for item in items]
-        for name, items in sections.items()
+        name: [_Line(name, item, estimate_tokens(_line(item) + "\n")) for item in sections[name]]
+        for name in SECTIONS
     }
-    heading_cost = {name: estimate_tokens(HEADINGS[name] + "\n") for name in SHARES}
+    groups = {
+        # sorted() is stable: lines of equal score keep their sections' order, and their rank in it.
+        "ranked": sorted((line for name in RANKED for line in lines[name]), key=lambda x: -_rank(x.item)),
+        "conversation": lines["conversation"],
+        "plan": lines["plan"],
+    }
+    heading_cost = {name: estimate_tokens(HEADINGS[name] + "\n") for name in SECTIONS}
+    started: set[str] = set()
     used = 0
 
-    def take(name: str, budget: int) -> None:
+    def take(group: list[_Line], budget: int, *, in_order: bool = False) -> None:
+        """The lines of `group` that fit in `budget`, in order; `in_order`: none after one that does
+        not (the latest messages only, without gaps; ranked lines within their share: a line that
+        does not fit it waits for the leftover rather than let lower-scored ones take its place)."""
         nonlocal used
         spent = 0
-        started = any(line.taken for line in lines[name])
-        for line in lines[name]:
+        for line in group:
             if line.taken:
                 continue
-            heading = 0 if started else heading_cost[name]
+            heading = 0 if line.section in started else heading_cost[line.section]
             room = min(budget - spent, max_tokens - used) - heading
             if line.cost > room and line.item.source == "summary" and room >= MIN_SUMMARY_TOKENS:
                 line.item = _shortened(line.item, room)  # a summary is cut to fit rather than left out
                 line.cost = estimate_tokens(_line(line.item) + "\n")
             if line.cost > room:
-                if line.item.source == "message":
-                    break  # the latest messages only, without gaps
+                if in_order or line.item.source == "message":
+                    break
                 continue
-            line.taken, started = True, True
+            line.taken = True
+            started.add(line.section)
             spent += line.cost + heading
             used += line.cost + heading
 
     for name, share in SHARES.items():
-        take(name, int(max_tokens * share))
+        take(groups[name], int(max_tokens * share), in_order=name == "ranked")
     for name in SHARES:
-        take(name, max_tokens)
+        take(groups[name], max_tokens)
     out: list[str] = []
     items: list[ContextItem] = []
-    for name in SHARES:
+    for name in SECTIONS:
         kept = [line.item for line in lines[name] if line.taken]
         if name == "conversation":  # the summary, then the messages kept, oldest first
             kept = [i for i in kept if i.source != "message"] + [
@@ -251,7 +291,7 @@ def _fit(sections: dict[str, list[ContextItem]], max_tokens: int) -> AgentContex
             out.append(HEADINGS[name])
             out.extend(_line(item) for item in kept)
             items.extend(kept)
-    omitted = sum(1 for name in SHARES for line in lines[name] if not line.taken)
+    omitted = sum(1 for name in SECTIONS for line in lines[name] if not line.taken)
     return AgentContext(
         context="\n".join(out), items=items, token_estimate=used, max_tokens=max_tokens, omitted=omitted
     )

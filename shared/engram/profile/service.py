@@ -51,7 +51,7 @@ class ProfileService:
                 cur, tenant_id, FACT_TYPES, user_id, agent_id, scope, FACT_CANDIDATES
             )
             recent = repo.latest_of_types(cur, tenant_id, CONTEXT_TYPES, user_id, agent_id, scope, MAX_RECENT)
-        static_facts = [_item(row) for row in dedupe_facts(facts)[:MAX_FACTS]]
+        static_facts = [_item(row) for row in dedupe_memories(facts)[:MAX_FACTS]]
         recent_context = [_item(row) for row in recent]
         relevant: list[ProfileItem] | None = None
         if q:
@@ -91,9 +91,11 @@ class ProfileService:
         )
 
 
-def dedupe_facts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Newest first in, newest first out: an older fact is dropped when its text equals a kept
-    one's, or its embedding (same model) is at least NEAR_DUPLICATE similar to one."""
+def dedupe_memories(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Memories (`content`, `embedding`, `embedding_model`) in order of preference in, the same order
+    out: one is dropped when its text equals an earlier kept one's (case and spacing aside), or its
+    embedding (same model; None: text only) is at least NEAR_DUPLICATE similar to one. A profile's facts
+    come newest first, so the newest stays; a context's candidates best-scored first."""
     kept: list[dict[str, Any]] = []
     seen_text: set[str] = set()
     vectors: dict[str, list[np.ndarray]] = {}
