@@ -225,3 +225,25 @@ def test_a_small_budget_keeps_the_procedure_that_matched_over_lower_scored_memor
     kept = {i["id"]: i["score"] for i in found["items"]}
     assert kept.get(rule) == 1.0, found["context"]
     assert found["token_estimate"] <= 50 and found["omitted"] > 0
+
+
+def test_a_memory_that_begins_later_says_when_in_the_context(api: Api) -> None:
+    # Given: today's rent, and the rent from a date still to come (found by QA: the later one read as today's)
+    now = _remember(api, "The Lisbon office rent is 4000 EUR per month", container="office")
+    _remember(
+        api,
+        "The Lisbon office rent is 5000 EUR per month",
+        container="office",
+        supersedes=now,
+        valid_from="2999-01-01T00:00:00Z",
+    )
+    _remember(api, "The Lisbon office has twelve desks", container="office")
+
+    # When: the context is asked for, as a prompt
+    found = _context(api, query="Lisbon office rent", container="office", user_id=None, agent_id=None)
+
+    # Then: the later fact carries its start, and a fact already in force carries none
+    lines = {i["text"] for i in found["items"] if i["source"] == "memory"}
+    assert "The Lisbon office rent is 5000 EUR per month (from 2999-01-01)" in lines
+    assert "The Lisbon office has twelve desks" in lines
+    assert "(from 2999-01-01)" in found["context"]

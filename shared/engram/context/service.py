@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, time
 from typing import Any
 from uuid import UUID
 
@@ -29,6 +30,7 @@ from engram.context.models import AgentContext, ContextItem, ContextRequest
 from engram.context.relevance import is_relevant
 from engram.db.database import Database, Party
 from engram.errors import NotFound
+from engram.fields import utc_text
 from engram.memories.models import SearchRequest
 from engram.memories.predicates import ContainerScope
 from engram.memories.search.service import MemorySearch
@@ -98,12 +100,14 @@ class ContextService:
         shown: set[str] = set()
         memories: list[_Candidate] = []
         facts: list[_Candidate] = []
+        now = datetime.now(UTC)
         for hit in found.results:
             if is_relevant(hit):
                 shown.add(str(hit.id))
                 # Ranked by the search: its score is the item's, so items read in the order they rank.
                 says: dict[str, Any] = {"content": hit.content, "embedding": None, "embedding_model": None}
-                memories.append((says, _item("memory", hit.id, hit.content, hit.score)))
+                item = _item("memory", hit.id, hit.content, hit.score, note=_starts(hit.valid_from, now))
+                memories.append((says, item))
         party = Party(user_id=request.user_id, agent_id=request.agent_id)
         with self.db.tenant(tenant_id, party) as cur:
             topics = [_unit(vector)]
@@ -128,7 +132,8 @@ class ContextService:
                 for row, similarity in _by_similarity(dedupe_memories(current), topics, model):
                     if str(row["id"]) not in shown:
                         text = f"({row['memory_type']}) {row['content']}"
-                        facts.append((row, _item("fact", row["id"], text, similarity)))
+                        note = _starts(row["valid_from"], now)
+                        facts.append((row, _item("fact", row["id"], text, similarity, note=note)))
             for row in procedures_repo.match(
                 cur, tenant_id, vector, model, None, PROCEDURE_FLOOR, MAX_PROCEDURES
             ):
@@ -175,14 +180,23 @@ class ContextService:
 
 
 def _item(
-    source: Any, row_id: Any, text: str, score: float | None, *, clip: int = MAX_LINE_CHARS
+    source: Any, row_id: Any, text: str, score: float | None, *, clip: int = MAX_LINE_CHARS, note: str = ""
 ) -> ContextItem:
     return ContextItem(
         source=source,
         id=str(row_id),
-        text=_clip(text, clip),
+        text=_clip(text, clip) + note,
         score=None if score is None else round(score, 4),
     )
+
+
+def _starts(valid_from: datetime, now: datetime) -> str:
+    """A memory that begins later (a change announced ahead: `supersedes` with a valid_from to come) says
+    when, so that the prompt does not read it as true today."""
+    if valid_from <= now:
+        return ""
+    moment = valid_from.astimezone(UTC)
+    return f" (from {moment.date().isoformat() if moment.time() == time(0) else utc_text(moment)})"
 
 
 def _clip(text: str, limit: int = MAX_LINE_CHARS) -> str:

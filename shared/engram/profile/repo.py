@@ -13,7 +13,7 @@ from engram.memories import predicates
 from engram.memories.predicates import ContainerScope
 
 _COLUMNS = sql.SQL(
-    "m.id, m.content, m.memory_type, m.container, m.created_at, m.embedding, m.embedding_model"
+    "m.id, m.content, m.memory_type, m.container, m.created_at, m.valid_from, m.embedding, m.embedding_model"
 )
 
 
