@@ -1584,31 +1584,64 @@ class ScopeCleared(BaseModel):
 
 
 class Scores(BaseModel):
+    """
+    How the result was scored. `fused` is the sum, over the search's `weights`, of each weight times
+    the score of the same name here (a null score counts 0): every share that goes into it is a field.
+    """
+
     vector: Annotated[
         float | None,
         Field(
-            description="cosine similarity to the query, when the vector leg found it",
+            description="cosine similarity to the query, when the result has a vector of the query's model",
             title="Vector",
         ),
     ]
     text: Annotated[
         float | None,
         Field(
-            description="BM25 over the best score the query allows (0-1), when the row holds a query term",
+            description="BM25 over the best score the query allows (0-1), when the result holds a query term: what text mode ranks by",
             title="Text",
         ),
     ]
+    text_relative: Annotated[
+        float | None,
+        Field(
+            description="hybrid mode: `text` over the best `text` among the search's candidates of the same kind (memories, chunks), 0-1; null when the result holds no query term",
+            title="Text Relative",
+        ),
+    ] = None
+    coverage: Annotated[
+        float | None,
+        Field(
+            description="hybrid mode: the share of the query's idf (inverse document frequency: a rare word weighs more than a common one) that the result's terms carry, 0-1; null when it holds no query term",
+            title="Coverage",
+        ),
+    ] = None
     graph: Annotated[
         float | None,
         Field(
-            description="the share of the entities the query names that this memory mentions (hybrid search, when the query names a known entity and the memory mentions one)",
+            description="hybrid mode, the entity graph: the share of the entities the query names (by name or alias) that the result mentions, an entity one relation away from them counting half, at most 1; null when it mentions none, or the query names no known entity",
             title="Graph",
+        ),
+    ] = None
+    people: Annotated[
+        float | None,
+        Field(
+            description="hybrid mode, memories: the share of the names the query writes (capitalised words other than its first: 'Tobias', \"Melanie's\") whose every word the memory's text holds, 0-1, whether or not an entity has that name; null when it holds none, or the query writes no name",
+            title="People",
+        ),
+    ] = None
+    time: Annotated[
+        float | None,
+        Field(
+            description="hybrid mode, memories: 1 when the memory's text states the period the query names ('in June 2023', 'last June'), 0.5 when the memory is only from that period (its date); null otherwise, or when the query names no period",
+            title="Time",
         ),
     ] = None
     fused: Annotated[
         float,
         Field(
-            description="what ranks the results: in hybrid mode the weighted sum of the legs' scores, in vector and text mode that leg's score",
+            description="what ranks the results: the sum over the response's `weights` of weight x the score of that name here (null counts 0). Hybrid mode: vector, text_relative, coverage, graph, people and time, weighted; vector mode: vector; text mode: text",
             title="Fused",
         ),
     ]
@@ -2689,6 +2722,13 @@ class SearchResponse(BaseModel):
     query: Annotated[str, Field(title="Query")]
     results: Annotated[list[SearchResult], Field(title="Results")]
     total: Annotated[int, Field(title="Total")]
+    weights: Annotated[
+        dict[str, float],
+        Field(
+            description="the weight of each score the fused score adds up, by its name in `scores`: every result's scores.fused is the sum of weight x scores.<name> over these (a null score counts 0). Hybrid mode: vector, text_relative, coverage, graph, people, time; vector mode: vector 1; text mode: text 1",
+            title="Weights",
+        ),
+    ]
 
 
 class SessionPage(BaseModel):

@@ -1,7 +1,7 @@
 """How the legs' scores become one: the fused score that ranks hybrid results, and the calibrated
 score (0-1, a probability of relevance) that hybrid results carry for `score_threshold`.
 
-The fused score is a weighted mean of the legs' own scores, each already 0-1 and absolute (cosine
+The fused score is a weighted sum of the legs' own scores, each already 0-1 and absolute (cosine
 similarity, BM25 over the best score the query allows, the share of the query's entities a row
 mentions): unlike reciprocal-rank fusion, a row that is only the least bad of poor matches does not
 score high. The weights were chosen on SciFact's train split, against tuned reciprocal-rank fusion
@@ -11,6 +11,7 @@ score high. The weights were chosen on SciFact's train split, against tuned reci
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Mapping
 
 from psycopg import sql
 
@@ -67,35 +68,50 @@ CALIBRATION = (-4.77, 6.87, 16.12)
 SCIFACT_FLOOR = 0.0018
 
 
-def fused(
-    similarity: sql.Composable | None,
-    text: sql.Composable | None,
-    coverage: sql.Composable | None,
-    graph: sql.Composable | None,
-    *,
-    people: sql.Composable | None = None,
-    time: sql.Composable | None = None,
-) -> sql.Composable:
-    """The fused score over the columns of the pooled rows (None for a leg that did not run). One leg
-    alone: its own score (similarity, or the BM25 share of the query's best possible score)."""
-    hints = (graph, people, time)
-    if text is None and all(h is None for h in hints):
-        return sql.SQL("coalesce({}, 0)::float8").format(similarity or sql.SQL("NULL"))
-    if similarity is None and all(h is None for h in hints):
-        return sql.SQL("coalesce({}, 0)::float8").format(text)
-    parts: list[sql.Composable] = []
-    if similarity is not None:
-        parts.append(sql.SQL("{} * coalesce({}, 0)").format(sql.Literal(VECTOR_WEIGHT), similarity))
-    if text is not None and coverage is not None:
-        parts.append(
-            sql.SQL("{} * coalesce({t} / nullif(max({t}) OVER (), 0), 0)").format(
-                sql.Literal(TEXT_WEIGHT), t=text
-            )
-        )
-        parts.append(sql.SQL("{} * coalesce({}, 0)").format(sql.Literal(COVERAGE_WEIGHT), coverage))
-    for weight, column in ((GRAPH_WEIGHT, graph), (PEOPLE_WEIGHT, people), (TIME_WEIGHT, time)):
-        if column is not None:
-            parts.append(sql.SQL("{} * coalesce({}, 0)").format(sql.Literal(weight), column))
+# The shares the fused score adds up in hybrid mode, by their names in a result's `scores` (and in the
+# statement's columns: repo.statement), with their weights. `text_relative` is BM25 over the best BM25
+# among the search's candidates of the same kind; every other share is absolute, 0-1.
+HYBRID_WEIGHTS: dict[str, float] = {
+    "vector": VECTOR_WEIGHT,
+    "text_relative": TEXT_WEIGHT,
+    "coverage": COVERAGE_WEIGHT,
+    "graph": GRAPH_WEIGHT,
+    "people": PEOPLE_WEIGHT,
+    "time": TIME_WEIGHT,
+}
+# The shares the hybrid mode's hints add (graph, people and time legs).
+HINTS = ("graph", "people", "time")
+
+
+def weights(shares: Collection[str]) -> dict[str, float]:
+    """The weight of each share the fused score adds up, for a search whose legs score `shares` (names
+    as in HYBRID_WEIGHTS, plus `text`: the text leg's own score, with `text_relative` and `coverage`).
+    One leg alone: its own score, whole (similarity, or BM25 over the best score the query allows)."""
+    hinted = any(name in shares for name in HINTS)
+    if "text" not in shares and not hinted:
+        return {"vector": 1.0}
+    if "vector" not in shares and not hinted:
+        return {"text": 1.0}
+    return {name: weight for name, weight in HYBRID_WEIGHTS.items() if name in shares}
+
+
+def mode_weights(mode: str) -> dict[str, float]:
+    """What a search of `mode` answers as its weights: the fused score of each result is the sum of
+    weight x share over them, a share the result has none of (null) counting 0."""
+    if mode == "vector":
+        return {"vector": 1.0}
+    if mode == "text":
+        return {"text": 1.0}
+    return dict(HYBRID_WEIGHTS)  # a hybrid search always runs the vector and text legs
+
+
+def fused(shares: Mapping[str, sql.Composable]) -> sql.Composable:
+    """The fused score over the columns of the scored rows, by share name (weights(): a leg that did
+    not run has no column)."""
+    parts = [
+        sql.SQL("{} * coalesce({}, 0)").format(sql.Literal(weight), shares[name])
+        for name, weight in weights(shares).items()
+    ]
     return sql.SQL("({})::float8").format(sql.SQL(" + ").join(parts))
 
 

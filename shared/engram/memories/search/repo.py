@@ -97,14 +97,9 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     graph_hits: sql.Composable = sql.SQL("NULL::float8")
     people_hits: sql.Composable = sql.SQL("NULL::float8")
     time_match: sql.Composable = sql.SQL("NULL::float8")
-    scored: dict[str, sql.Composable | None] = {
-        "similarity": None,
-        "text": None,
-        "coverage": None,
-        "graph": None,
-        "people": None,
-        "time": None,
-    }
+    # The shares each leg that runs scores (columns of `shares`), by their names in fusion.weights.
+    shares: dict[str, sql.Composable] = {}
+    text_relative: sql.Composable = sql.SQL("NULL::float8")
     graph_share: sql.Composable = sql.SQL("NULL::float8")
     people_share: sql.Composable = sql.SQL("NULL::float8")
     scope_listed = False
@@ -114,7 +109,7 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         similarity = sql.SQL(
             "CASE WHEN {a}.embedding_model = {model} THEN 1 - ({a}.embedding <=> {q}::vector) END"
         ).format(a=a, model=sql.Literal(plan.vector.model), q=plan.vector.value)
-        scored["similarity"] = sql.SQL("similarity")
+        shares["vector"] = sql.SQL("similarity")
     if plan.text is not None:
         legs.append(text.weights_cte(tenant, corpus.postings, plan.text))
         legs.append(text.scores_cte(tenant, corpus.postings, plan.container))
@@ -123,7 +118,8 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         proposals.append(sql.SQL("SELECT id FROM txt"))
         text_rank, coverage = sql.SQL("b.score"), sql.SQL("b.coverage")
         text_join = sql.SQL("LEFT JOIN bm25 b ON b.id = {}.id").format(a)
-        scored["text"], scored["coverage"] = sql.SQL("text_rank"), sql.SQL("coverage")
+        shares["text"], shares["text_relative"] = sql.SQL("text_rank"), sql.SQL("text_relative")
+        shares["coverage"] = sql.SQL("coverage")
     if plan.graph is not None and corpus.graph_leg is not None and corpus.graph_hits is not None:
         ents = entities_named_query(plan.tenant_id, plan.graph.keys, plan.graph.named)
         legs.append(sql.SQL("ents AS MATERIALIZED ({})").format(ents))
@@ -138,21 +134,26 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         graph_hits = sql.SQL("CASE WHEN EXISTS (SELECT 1 FROM ents) THEN {}::float8 END").format(
             corpus.graph_hits(plan)
         )
-        # least() skips NULLs: the share is made 0 first when the query names no known entity.
-        graph_share = sql.SQL("least(1.0, coalesce(graph_hits / nullif((SELECT count(*) FROM ents), 0), 0))")
-        scored["graph"] = graph_share
+        # NULL (none) when the row reaches none of the query's entities, or the query names no known one.
+        graph_share = sql.SQL(
+            "nullif(least(1.0, coalesce(graph_hits / nullif((SELECT count(*) FROM ents), 0), 0)), 0)"
+        )
+        shares["graph"] = sql.SQL("graph")
     if plan.people and corpus.names_people:
         legs.append(sql.SQL("people AS MATERIALIZED ({})").format(_people(plan)))
         legs.append(sql.SQL("ppl AS MATERIALIZED ({})").format(_people_leg(corpus, plan)))
         proposals.append(sql.SQL("SELECT id FROM ppl"))
         people_hits = _people_hits(corpus, plan)
-        people_share = sql.SQL("coalesce(people_hits / nullif((SELECT count(*) FROM people), 0), 0)")
-        scored["people"] = people_share
+        people_share = sql.SQL("nullif(people_hits / nullif((SELECT count(*) FROM people), 0), 0)")
+        shares["people"] = sql.SQL("people")
     if plan.period is not None and corpus.time_leg is not None and corpus.time_match is not None:
         legs.append(sql.SQL("tim AS MATERIALIZED ({})").format(corpus.time_leg(plan)))
         proposals.append(sql.SQL("SELECT id FROM tim"))
         time_match = corpus.time_match(plan)
-        scored["time"] = sql.SQL("time_match")
+        shares["time"] = sql.SQL("time_match")
+    if "text_relative" in fusion.weights(shares):
+        # BM25 over the best BM25 among the pooled rows (fusion.HYBRID_WEIGHTS): hybrid only.
+        text_relative = sql.SQL("text_rank / nullif(max(text_rank) OVER (), 0)")
     query = sql.SQL(
         """WITH {legs},
            pool AS MATERIALIZED ({proposals}),
@@ -164,16 +165,19 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
                       {people_hits} AS people_hits, {time_match} AS time_match
                FROM {table} {a} {text_join}
                WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM pool))),
+           -- Every share the fused score adds up, each its own column (a result's `scores`).
+           shares AS (
+               SELECT id, similarity, text_rank, {text_relative}::float8 AS text_relative, coverage,
+                      {graph_share}::float8 AS graph, {people_share}::float8 AS people, time_match
+               FROM scored),
            top AS MATERIALIZED (
-               SELECT id, similarity, text_rank, coverage,
-                      -- What of the query's graph the row reaches: its entities or its people.
-                      nullif(greatest({graph_share}, {people_share}), 0) AS graph,
-                      {people_share} AS people, time_match, {fused} AS fused
-               FROM scored
+               SELECT id, similarity, text_rank, text_relative, coverage, graph, people, time_match,
+                      {fused} AS fused
+               FROM shares
                ORDER BY fused DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
                LIMIT {limit})
-           SELECT {columns}, t.similarity, t.text_rank, t.coverage, t.graph, t.people, t.time_match,
-                  t.fused{population}
+           SELECT {columns}, t.similarity, t.text_rank, t.text_relative, t.coverage, t.graph, t.people,
+                  t.time_match, t.fused{population}
            FROM top t JOIN {table} {a} ON {a}.id = t.id
            WHERE {a}.tenant_id = {tenant} AND {a}.id = ANY(ARRAY(SELECT id FROM top))
            ORDER BY t.fused DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, {a}.id"""
@@ -190,16 +194,10 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         graph_hits=graph_hits,
         people_hits=people_hits,
         time_match=time_match,
+        text_relative=text_relative,
         graph_share=graph_share,
         people_share=people_share,
-        fused=fusion.fused(
-            scored["similarity"],
-            scored["text"],
-            scored["coverage"],
-            scored["graph"],
-            people=scored["people"],
-            time=scored["time"],
-        ),
+        fused=fusion.fused(shares),
         tenant=tenant,
         limit=sql.Literal(plan.limit),
         # What the count found (up to exact_cap + 1), or, without a vector, the size of the listed

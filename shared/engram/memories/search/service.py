@@ -3,7 +3,7 @@ the fused query (engram.memories.search.repo), and score the rows alike. No SQL 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -15,7 +15,7 @@ from engram.memories import repo as memories_repo
 from engram.memories.models import Scores, SearchRequest, SearchResponse, SearchResult
 from engram.memories.predicates import ContainerScope, TimeScope
 from engram.memories.search import repo
-from engram.memories.search.fusion import calibrated
+from engram.memories.search.fusion import calibrated, mode_weights
 from engram.memories.search.plan import GraphKeys, SearchPlan, VectorQuery, candidates_for
 from engram.memories.search.planner import SearchPlanner
 from engram.memories.search.repo import MEMORIES, Corpus
@@ -115,7 +115,9 @@ class MemorySearch:
             results = results[: request.limit]
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
-        return SearchResponse(query=request.query, results=results, total=len(results))
+        return SearchResponse(
+            query=request.query, results=results, total=len(results), weights=mode_weights(request.mode)
+        )
 
     def _run(
         self, tenant_id: UUID, party: Party, plan: SearchPlan, corpora: list[Corpus]
@@ -183,6 +185,8 @@ class MemorySearch:
 
 # What the graph leg needs the tenant to have (SearchPlanner.has_rows).
 ENTITIES = "entity_keys"
+# The digits a result's scores are rounded to: the weights' sum of the rounding is below 1e-8.
+SCORE_DIGITS = 9
 
 
 def _hints(request: SearchRequest) -> Understanding | None:
@@ -198,10 +202,8 @@ def _matched_text(request: SearchRequest, hints: Understanding | None) -> str:
 
 def _result(row: dict[str, Any], mode: str, best: float) -> SearchResult:
     fused = float(row["fused"])
-    similarity = None if row["similarity"] is None else round(float(row["similarity"]), 6)
-    text_rank = None if row["text_rank"] is None else round(float(row["text_rank"]), 6)
-    score = {"hybrid": calibrated(fused, best), "vector": similarity, "text": text_rank}[mode]
-    graph = None if not row.get("graph") else round(float(row["graph"]), 6)
+    scores = result_scores(row, mode)
+    score = calibrated(fused, best) if mode == "hybrid" else getattr(scores, mode)
     return SearchResult(
         id=row["id"],
         kind=row.get("kind", "memory"),
@@ -219,6 +221,28 @@ def _result(row: dict[str, Any], mode: str, best: float) -> SearchResult:
         user_id=row["user_id"],
         visibility=row["visibility"],
         created_at=row["created_at"],
-        score=round(score if score is not None else 0.0, 6),
-        scores=Scores(vector=similarity, text=text_rank, graph=graph, fused=round(fused, 6)),
+        score=round(score, 6) if mode == "hybrid" else (score or 0.0),
+        scores=scores,
+    )
+
+
+def result_scores(row: Mapping[str, Any], mode: str) -> Scores:
+    """A fused row's scores: each share the fused score adds up under its name (fusion.mode_weights),
+    rounded to SCORE_DIGITS so that the weighted sum of the shown shares is the shown fused score
+    within 1e-8. The text leg's relative BM25 and coverage are shown where they are fused (hybrid)."""
+    hybrid = mode == "hybrid"
+
+    def share(column: str, shown: bool = True) -> float | None:
+        value = row.get(column)
+        return None if value is None or not shown else round(float(value), SCORE_DIGITS)
+
+    return Scores(
+        vector=share("similarity"),
+        text=share("text_rank"),
+        text_relative=share("text_relative", hybrid),
+        coverage=share("coverage", hybrid),
+        graph=share("graph"),
+        people=share("people"),
+        time=share("time_match"),
+        fused=round(float(row["fused"]), SCORE_DIGITS),
     )
