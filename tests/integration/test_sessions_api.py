@@ -8,8 +8,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
+
 from engram import deps
 from engram.db.database import Party
+from engram.memories.search import fusion
 from engram.sessions.models import MessageIn, MessagesAppend
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api, assert_invalid
@@ -119,6 +122,74 @@ def test_messages_are_searchable_for_their_user_or_agent_only(api: Api) -> None:
     assert other_agent == []
     assert {r["session_id"] for r in one_session} == {alices}
     assert for_alice[0]["scores"]["vector"] is not None and for_alice[0]["scores"]["text"] is not None
+
+
+def _search_messages(api: Api, query: str, **body: Any) -> dict[str, Any]:
+    response = api.post("/v1/search", {"query": query, "scope": "messages", "user_id": "alice", **body})
+    assert response.status == 200, response.json
+    return dict(response.json)
+
+
+def _said_about_oslo_and_more(api: Api) -> None:
+    _say(
+        api,
+        _session(api),
+        ("user", "My flight to Oslo leaves at 7am on Monday."),
+        ("assistant", "Noted: Oslo, Monday at 7am."),
+        ("user", "My grandmother grows tomatoes in her garden."),
+        ("user", "The printer on the third floor is jammed again."),
+    )
+
+
+def test_message_search_fuses_the_legs_scores_as_memory_search_does(api: Api) -> None:
+    # Given a conversation with a message about the query and messages about other things
+    _said_about_oslo_and_more(api)
+
+    # When its messages are searched in hybrid mode
+    found = _search_messages(api, "when does the flight to Oslo leave")
+
+    # Then fused is the weighted sum of the legs' scores, with memory search's weights
+    weights = {k: fusion.HYBRID_WEIGHTS[k] for k in ("vector", "text_relative", "coverage")}
+    assert found["weights"] == weights
+    results = found["results"]
+    assert results[0]["content"] == "My flight to Oslo leaves at 7am on Monday."
+    for result in results:
+        rebuilt = sum(w * (result["scores"][name] or 0.0) for name, w in weights.items())
+        assert result["scores"]["fused"] == pytest.approx(rebuilt, abs=1e-6)
+    # and the score is memory search's calibrated one, so its floor keeps the match and drops the rest
+    best = results[0]["scores"]["fused"]
+    for result in results:
+        assert result["score"] == pytest.approx(fusion.calibrated(result["scores"]["fused"], best), abs=1e-6)
+    kept = _search_messages(api, "when does the flight to Oslo leave", score_threshold=fusion.SCIFACT_FLOOR)
+    assert {r["content"] for r in kept["results"]} <= {
+        "My flight to Oslo leaves at 7am on Monday.",
+        "Noted: Oslo, Monday at 7am.",
+    }
+    assert "My flight to Oslo leaves at 7am on Monday." in {r["content"] for r in kept["results"]}
+
+
+def test_message_search_in_one_leg_modes_ranks_by_that_legs_score(api: Api) -> None:
+    _said_about_oslo_and_more(api)
+
+    for mode in ("vector", "text"):
+        found = _search_messages(api, "when does the flight to Oslo leave", mode=mode)
+
+        assert found["weights"] == {mode: 1.0}
+        assert found["results"]
+        for result in found["results"]:
+            assert result["scores"]["fused"] == result["score"] == result["scores"][mode]
+
+
+def test_message_search_refuses_as_of(api: Api) -> None:
+    _said_about_oslo_and_more(api)
+
+    response = api.post(
+        "/v1/search",
+        {"query": "Oslo", "scope": "messages", "user_id": "alice", "as_of": "2030-01-01T00:00:00Z"},
+    )
+
+    assert_invalid(response, "body")
+    assert "as_of applies to memories" in response.json["error"]["message"]
 
 
 def test_a_request_made_for_another_user_or_agent_gets_404(api: Api) -> None:

@@ -376,7 +376,7 @@ class SyncOperations(SyncCore):
         user_id: the user the request is made for
         container: 'a.b' exactly, or 'a.b.*' for a.b and below
         embedding: a query vector of your own, for embedding_model
-        as_of: return what was valid at this time
+        as_of: return the memories valid at this time (not with scope 'messages')
         include_history: also return superseded memories
         include_related: attach each memory result's neighbours, with the relationship type
         """
@@ -1808,7 +1808,7 @@ class AsyncOperations(AsyncCore):
         user_id: the user the request is made for
         container: 'a.b' exactly, or 'a.b.*' for a.b and below
         embedding: a query vector of your own, for embedding_model
-        as_of: return what was valid at this time
+        as_of: return the memories valid at this time (not with scope 'messages')
         include_history: also return superseded memories
         include_related: attach each memory result's neighbours, with the relationship type
         """

@@ -1599,21 +1599,21 @@ class Scores(BaseModel):
     text: Annotated[
         float | None,
         Field(
-            description="BM25 over the best score the query allows (0-1), when the result holds a query term: what text mode ranks by",
+            description="BM25 over the best score the query allows (0-1), when the result holds a query term: what text mode ranks by. A message (scope messages): PostgreSQL's ts_rank_cd over 1 + the log of its length, as rank / (rank + 1), 0-1",
             title="Text",
         ),
     ]
     text_relative: Annotated[
         float | None,
         Field(
-            description="hybrid mode: `text` over the best `text` among the search's candidates of the same kind (memories, chunks), 0-1; null when the result holds no query term",
+            description="hybrid mode: `text` over the best `text` among the search's candidates of the same kind (memories, chunks, messages), 0-1; null when the result holds no query term",
             title="Text Relative",
         ),
     ] = None
     coverage: Annotated[
         float | None,
         Field(
-            description="hybrid mode: the share of the query's idf (inverse document frequency: a rare word weighs more than a common one) that the result's terms carry, 0-1; null when it holds no query term",
+            description="hybrid mode: the share of the query's idf (inverse document frequency: a rare word weighs more than a common one) that the result's terms carry, 0-1; a message: the share of the query's words it holds, each alike (messages keep no term statistics); null when it holds no query term",
             title="Coverage",
         ),
     ] = None
@@ -1770,7 +1770,10 @@ class SearchRequest(BaseModel):
     embedding_model: Annotated[EmbeddingModel | None, Field(title="Embedding Model")] = None
     as_of: Annotated[
         AwareDatetime | None,
-        Field(description="return what was valid at this time", title="As Of"),
+        Field(
+            description="return the memories valid at this time (not with scope 'messages')",
+            title="As Of",
+        ),
     ] = None
     include_history: Annotated[
         bool | None,
@@ -2673,7 +2676,13 @@ class MessageSearchResult(BaseModel):
     user_id: Annotated[str | None, Field(title="User Id")]
     agent_id: Annotated[str | None, Field(title="Agent Id")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
-    score: Annotated[float, Field(title="Score")]
+    score: Annotated[
+        float,
+        Field(
+            description="what score_threshold applies to, as for memories: in hybrid mode a calibrated probability that the message is relevant (0-1, from scores.fused), in vector mode scores.vector, in text mode scores.text",
+            title="Score",
+        ),
+    ]
     scores: Scores
 
 
@@ -2749,6 +2758,13 @@ class MessageSearchResponse(BaseModel):
     scope: Annotated[Literal["messages"], Field(title="Scope")] = "messages"
     results: Annotated[list[MessageSearchResult], Field(title="Results")]
     total: Annotated[int, Field(title="Total")]
+    weights: Annotated[
+        dict[str, float],
+        Field(
+            description="the weight of each score the fused score adds up, by its name in `scores`, as for memories: hybrid mode vector, text_relative and coverage; vector mode: vector 1; text mode: text 1",
+            title="Weights",
+        ),
+    ]
 
 
 ContainerNode.model_rebuild()

@@ -298,7 +298,9 @@ class SearchRequest(_Strict):
         default=None, description="a query vector of your own, for embedding_model", repr=False
     )
     embedding_model: ModelName | None = None
-    as_of: Timestamp | None = Field(default=None, description="return what was valid at this time")
+    as_of: Timestamp | None = Field(
+        default=None, description="return the memories valid at this time (not with scope 'messages')"
+    )
     include_history: Flag = Field(default=False, description="also return superseded memories")
     include_related: Flag = Field(
         default=False, description="attach each memory result's neighbours, with the relationship type"
@@ -313,8 +315,9 @@ class SearchRequest(_Strict):
             for name in ("memory_type", "tags"):
                 if getattr(self.filters, name):
                     raise ValueError(f"filters.{name} applies to memories, not to scope 'messages'")
-            if self.container is not None:
-                raise ValueError("container applies to memories, not to scope 'messages'")
+            for name in ("container", "as_of"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name} applies to memories, not to scope 'messages'")
             if self.user_id is None and self.filters.agent_id is None and self.filters.user_id is None:
                 raise ValueError(
                     "scope 'messages' needs user_id, filters.user_id or filters.agent_id: messages have "
@@ -332,18 +335,20 @@ class Scores(LazyModel):
     )
     text: float | None = Field(
         description="BM25 over the best score the query allows (0-1), when the result holds a query term: "
-        "what text mode ranks by"
+        "what text mode ranks by. A message (scope messages): PostgreSQL's ts_rank_cd over 1 + the log of "
+        "its length, as rank / (rank + 1), 0-1"
     )
     text_relative: float | None = Field(
         default=None,
         description="hybrid mode: `text` over the best `text` among the search's candidates of the same "
-        "kind (memories, chunks), 0-1; null when the result holds no query term",
+        "kind (memories, chunks, messages), 0-1; null when the result holds no query term",
     )
     coverage: float | None = Field(
         default=None,
         description="hybrid mode: the share of the query's idf (inverse document frequency: a rare word "
-        "weighs more than a common one) that the result's terms carry, 0-1; null when it holds no query "
-        "term",
+        "weighs more than a common one) that the result's terms carry, 0-1; a message: the share of the "
+        "query's words it holds, each alike (messages keep no term statistics); null when it holds no "
+        "query term",
     )
     graph: float | None = Field(
         default=None,

@@ -173,7 +173,11 @@ class MessageSearchResult(LazyModel):
     user_id: str | None
     agent_id: str | None
     created_at: datetime
-    score: float
+    score: float = Field(
+        description="what score_threshold applies to, as for memories: in hybrid mode a calibrated "
+        "probability that the message is relevant (0-1, from scores.fused), in vector mode scores.vector, "
+        "in text mode scores.text"
+    )
     scores: Scores
 
 
@@ -182,3 +186,7 @@ class MessageSearchResponse(LazyModel):
     scope: Literal["messages"] = "messages"
     results: list[MessageSearchResult]
     total: int
+    weights: dict[str, float] = Field(
+        description="the weight of each score the fused score adds up, by its name in `scores`, as for "
+        "memories: hybrid mode vector, text_relative and coverage; vector mode: vector 1; text mode: text 1"
+    )

@@ -15,6 +15,7 @@ from psycopg.types.json import Jsonb
 from engram.db import restore
 from engram.db.database import TenantTx
 from engram.db.vectors import vector_literal, vector_sql
+from engram.memories.search import fusion
 
 SESSION_COLUMNS = sql.SQL(
     "s.id, s.user_id, s.agent_id, s.container, s.metadata, s.message_count, s.last_message_at, "
@@ -219,53 +220,101 @@ def _search_where(
     return sql.SQL(" AND ").join(clauses)
 
 
-def search_vector(
+def search(
     cur: TenantTx,
     tenant_id: UUID,
     filters: tuple[str | None, str | None, str | None, dict[str, Any]],
-    vector: Sequence[float],
+    *,
+    text: str | None,
+    vector: Sequence[float] | None,
     model: str,
+    candidates: int,
     limit: int,
 ) -> list[dict[str, Any]]:
-    """The party's messages nearest to `vector` (an exact scan of the party's messages)."""
-    q = vector_sql(vector)
-    return cur.execute(
-        sql.SQL(
-            "SELECT {columns}, 1 - (m.embedding <=> {q}::vector) AS similarity FROM session_messages m "
-            "WHERE {where} AND m.embedding_model = {model} "
-            "ORDER BY m.embedding <=> {q}::vector, m.id LIMIT {k}"
-        ).format(
-            columns=_SEARCH_COLUMNS,
-            q=q,
-            where=_search_where(tenant_id, *filters),
-            model=sql.Literal(model),
-            k=sql.Literal(limit),
+    """The party's messages that best match the query, scored and fused as memory search fuses its
+    rows (engram.memories.search.fusion): the vector leg's nearest `candidates` (an exact scan of the
+    party's messages, with `vector`) and the text leg's best `candidates` (with `text`: any of its
+    words, by ts_rank_cd) are pooled, and every pooled message is scored by each leg that ran: its
+    cosine similarity (`similarity`), its ts_rank_cd over 1 + log(length), as rank / (rank + 1)
+    (`text_rank`, 0-1), that over the pool's best (`text_relative`, when both legs run) and the share
+    of the query's words it holds (`coverage`: messages keep no term statistics, so every word
+    weighs alike). Best `fused` first, `limit` of them. One statement."""
+    where = _search_where(tenant_id, *filters)
+    ctes: list[sql.Composable] = []
+    proposals: list[sql.Composable] = []
+    shares: dict[str, sql.Composable] = {}
+    similarity: sql.Composable = sql.SQL("NULL::float8")
+    text_rank: sql.Composable = sql.SQL("NULL::float8")
+    coverage: sql.Composable = sql.SQL("NULL::float8")
+    text_relative: sql.Composable = sql.SQL("NULL::float8")
+    if vector is not None:
+        q = vector_sql(vector)
+        ctes.append(
+            sql.SQL(
+                "vec AS MATERIALIZED (SELECT m.id FROM session_messages m WHERE {where} "
+                "AND m.embedding_model = {model} ORDER BY m.embedding <=> {q}::vector, m.id LIMIT {k})"
+            ).format(where=where, model=sql.Literal(model), q=q, k=sql.Literal(candidates))
         )
-    ).fetchall()
-
-
-def search_text(
-    cur: TenantTx,
-    tenant_id: UUID,
-    filters: tuple[str | None, str | None, str | None, dict[str, Any]],
-    text: str,
-    limit: int,
-) -> list[dict[str, Any]]:
-    """Full-text matches among the party's messages (any of the words), by ts_rank_cd."""
-    query = sql.SQL("replace(plainto_tsquery('english', {})::text, ' & ', ' | ')::tsquery").format(
-        sql.Literal(text)
+        proposals.append(sql.SQL("SELECT id FROM vec"))
+        similarity = sql.SQL(
+            "CASE WHEN m.embedding_model = {model} THEN 1 - (m.embedding <=> {q}::vector) END"
+        ).format(model=sql.Literal(model), q=q)
+        shares["vector"] = sql.SQL("similarity")
+    if text is not None:
+        query = sql.SQL("replace(plainto_tsquery('english', {})::text, ' & ', ' | ')::tsquery").format(
+            sql.Literal(text)
+        )
+        terms = sql.SQL("tsvector_to_array(to_tsvector('english', {}))").format(sql.Literal(text))
+        ctes.append(
+            sql.SQL(
+                "txt AS MATERIALIZED (SELECT m.id FROM session_messages m WHERE {where} AND m.fts @@ {query} "
+                "ORDER BY ts_rank_cd(m.fts, {query}, 33) DESC, m.id LIMIT {k})"
+            ).format(where=where, query=query, k=sql.Literal(candidates))
+        )
+        proposals.append(sql.SQL("SELECT id FROM txt"))
+        text_rank = sql.SQL("CASE WHEN m.fts @@ {query} THEN ts_rank_cd(m.fts, {query}, 33) END").format(
+            query=query
+        )
+        coverage = sql.SQL(
+            "nullif((SELECT count(*) FROM unnest({terms}) t(term) "
+            "WHERE t.term = ANY(tsvector_to_array(m.fts)))::float8 / nullif(cardinality({terms}), 0), 0)"
+        ).format(terms=terms)
+        shares["text"], shares["text_relative"] = sql.SQL("text_rank"), sql.SQL("text_relative")
+        shares["coverage"] = sql.SQL("coverage")
+        if "text_relative" in fusion.weights(shares):
+            text_relative = sql.SQL("text_rank / nullif(max(text_rank) OVER (), 0)")
+    statement = sql.SQL(
+        """WITH {ctes},
+           pool AS MATERIALIZED ({proposals}),
+           scored AS (
+               SELECT m.id, {similarity}::float8 AS similarity, {text_rank}::float8 AS text_rank,
+                      {coverage}::float8 AS coverage
+               FROM session_messages m
+               WHERE m.tenant_id = {tenant} AND m.id = ANY(ARRAY(SELECT id FROM pool))),
+           shares AS (
+               SELECT id, similarity, text_rank, {text_relative}::float8 AS text_relative, coverage
+               FROM scored),
+           top AS MATERIALIZED (
+               SELECT id, similarity, text_rank, text_relative, coverage, {fused} AS fused FROM shares
+               ORDER BY fused DESC, similarity DESC NULLS LAST, text_rank DESC NULLS LAST, id
+               LIMIT {limit})
+           SELECT {columns}, t.similarity, t.text_rank, t.text_relative, t.coverage, t.fused
+           FROM top t JOIN session_messages m ON m.id = t.id
+           WHERE m.tenant_id = {tenant} AND m.id = ANY(ARRAY(SELECT id FROM top))
+           ORDER BY t.fused DESC, t.similarity DESC NULLS LAST, t.text_rank DESC NULLS LAST, m.id"""
+    ).format(
+        ctes=sql.SQL(", ").join(ctes),
+        proposals=sql.SQL(" UNION ").join(proposals),
+        similarity=similarity,
+        text_rank=text_rank,
+        coverage=coverage,
+        text_relative=text_relative,
+        fused=fusion.fused(shares),
+        tenant=sql.Literal(tenant_id),
+        limit=sql.Literal(limit),
+        columns=_SEARCH_COLUMNS,
     )
-    return cur.execute(
-        sql.SQL(
-            "SELECT {columns}, ts_rank_cd(m.fts, {query}, 33)::float8 AS text_rank FROM session_messages m "
-            "WHERE {where} AND m.fts @@ {query} ORDER BY text_rank DESC, m.id LIMIT {k}"
-        ).format(
-            columns=_SEARCH_COLUMNS,
-            query=query,
-            where=_search_where(tenant_id, *filters),
-            k=sql.Literal(limit),
-        )
-    ).fetchall()
+    return cur.execute(statement).fetchall()
 
 
 def recent_embeddings(

@@ -10,7 +10,8 @@ from uuid import UUID
 
 from engram.db.database import Database, Party
 from engram.errors import InvalidInput, NotFound
-from engram.memories.models import Scores, SearchRequest
+from engram.memories.models import SearchRequest
+from engram.memories.search.fusion import calibrated, mode_weights, result_scores
 from engram.pagination import decode_cursor, encode_cursor, listing
 from engram.providers.embeddings import Embedder
 from engram.sessions import repo, summary_repo
@@ -33,7 +34,6 @@ from engram.sessions.models import (
 )
 
 MAX_CONVERSATION_PAGE = 1000
-RRF_K = 60
 CANDIDATES_PER_RESULT, MIN_CANDIDATES = 4, 40
 
 
@@ -160,71 +160,60 @@ class SessionService:
     # --- search -------------------------------------------------------------------------------
 
     def search_messages(self, tenant_id: UUID, request: SearchRequest) -> MessageSearchResponse:
-        """Hybrid search over the party's messages: vector and full-text legs fused by
-        reciprocal rank, scored like memory search."""
+        """Search over the party's messages, scored like memory search: the legs' scores fused by the
+        same weights (engram.memories.search.fusion; the response's `weights`), and in hybrid mode the
+        same calibrated score, which score_threshold applies to."""
         f = request.filters
         party = Party(user_id=request.user_id, agent_id=f.agent_id)
-        if f.user_id is not None and request.user_id not in (None, f.user_id):
-            return MessageSearchResponse(query=request.query, results=[], total=0)  # another user's
+        # Messages have no graph, people or time legs.
+        weights = {k: w for k, w in mode_weights(request.mode).items() if k in MESSAGE_SHARES}
+        if f.user_id is not None and request.user_id not in (None, f.user_id):  # another user's
+            return MessageSearchResponse(query=request.query, results=[], total=0, weights=weights)
         filters = (f.user_id or request.user_id, f.agent_id, f.conversation_id, dict(f.metadata))
-        k = max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT)
-        vector_rows: list[dict[str, Any]] = []
-        text_rows: list[dict[str, Any]] = []
         vector = self.embedder.embed_query(request.query) if request.mode != "text" else None
         with self.db.tenant(tenant_id, party) as cur:
-            if vector is not None:
-                vector_rows = repo.search_vector(cur, tenant_id, filters, vector, self.embedder.model_id, k)
-            if request.mode != "vector":
-                text_rows = repo.search_text(cur, tenant_id, filters, request.query, k)
-        results = _fuse(
-            vector_rows, text_rows, request.mode, legs=(vector is not None) + (request.mode != "vector")
-        )
+            rows = repo.search(
+                cur,
+                tenant_id,
+                filters,
+                text=request.query if request.mode != "vector" else None,
+                vector=vector,
+                model=self.embedder.model_id,
+                candidates=max(MIN_CANDIDATES, request.limit * CANDIDATES_PER_RESULT),
+                limit=request.limit,
+            )
+        best = max((float(row["fused"]) for row in rows), default=0.0)
+        results = [_message_result(row, request.mode, best) for row in rows]
         if request.score_threshold is not None:
             results = [r for r in results if r.score >= request.score_threshold]
-        results = results[: request.limit]
-        return MessageSearchResponse(query=request.query, results=results, total=len(results))
-
-
-def _fuse(
-    vector_rows: list[dict[str, Any]], text_rows: list[dict[str, Any]], mode: str, legs: int
-) -> list[MessageSearchResult]:
-    rows: dict[UUID, dict[str, Any]] = {}
-    rrf: dict[UUID, float] = {}
-    for rank, row in enumerate(vector_rows, start=1):
-        rows[row["id"]] = dict(row)
-        rrf[row["id"]] = rrf.get(row["id"], 0.0) + 1.0 / (RRF_K + rank)
-    for rank, row in enumerate(text_rows, start=1):
-        rows.setdefault(row["id"], dict(row))["text_rank"] = row["text_rank"]
-        rrf[row["id"]] = rrf.get(row["id"], 0.0) + 1.0 / (RRF_K + rank)
-    results = []
-    for message_id in sorted(rrf, key=lambda i: (-rrf[i], str(i))):
-        row = rows[message_id]
-        similarity = None if row.get("similarity") is None else round(float(row["similarity"]), 6)
-        text_rank = None if row.get("text_rank") is None else round(float(row["text_rank"]), 6)
-        fused = round(rrf[message_id] * (RRF_K + 1) / max(legs, 1), 6)
-        score = {"hybrid": fused, "vector": similarity, "text": text_rank}[mode]
-        fields = {
-            k: row[k]
-            for k in (
-                "id",
-                "session_id",
-                "seq",
-                "role",
-                "content",
-                "metadata",
-                "user_id",
-                "agent_id",
-                "created_at",
-            )
-        }
-        results.append(
-            MessageSearchResult(
-                **fields,
-                score=score if score is not None else 0.0,
-                scores=Scores(vector=similarity, text=text_rank, fused=fused),
-            )
+        return MessageSearchResponse(
+            query=request.query, results=results, total=len(results), weights=weights
         )
-    return results
+
+
+def _message_result(row: dict[str, Any], mode: str, best: float) -> MessageSearchResult:
+    scores = result_scores(row, mode)
+    score = calibrated(float(row["fused"]), best) if mode == "hybrid" else getattr(scores, mode)
+    return MessageSearchResult(
+        **{k: row[k] for k in MESSAGE_RESULT_FIELDS},
+        score=round(score, 6) if mode == "hybrid" else (score or 0.0),
+        scores=scores,
+    )
+
+
+# The shares a message is scored by (fusion.HYBRID_WEIGHTS, and the text leg's own score).
+MESSAGE_SHARES = ("vector", "text", "text_relative", "coverage")
+MESSAGE_RESULT_FIELDS = (
+    "id",
+    "session_id",
+    "seq",
+    "role",
+    "content",
+    "metadata",
+    "user_id",
+    "agent_id",
+    "created_at",
+)
 
 
 def _summary(row: dict[str, Any]) -> SessionSummary:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
+from typing import Any
 
 from psycopg import sql
+
+from engram.memories.models import Scores
 
 # Hybrid: fused = VECTOR_WEIGHT * similarity
 #               + TEXT_WEIGHT * (BM25 / the best BM25 in the pool)
@@ -66,6 +69,9 @@ CALIBRATION = (-4.77, 6.87, 16.12)
 # There it removes 33% of the non-relevant ones, losing 0.6%; on train's dev part 29%, losing 1.1%.
 # make bench measures it on test.
 SCIFACT_FLOOR = 0.0018
+
+# The digits a result's scores are rounded to: the weights' sum of the rounding is below 1e-8.
+SCORE_DIGITS = 9
 
 
 # The shares the fused score adds up in hybrid mode, by their names in a result's `scores` (and in the
@@ -123,3 +129,25 @@ def calibrated(fused_score: float, best: float) -> float:
     absolute = a0 + b0 * fused_score
     relative = a + b * fused_score + c * (fused_score - best)
     return 1.0 / (1.0 + math.exp(-min(absolute, relative)))
+
+
+def result_scores(row: Mapping[str, Any], mode: str) -> Scores:
+    """A fused row's scores: each share the fused score adds up under its name (fusion.mode_weights),
+    rounded to SCORE_DIGITS so that the weighted sum of the shown shares is the shown fused score
+    within 1e-8. The text leg's relative BM25 and coverage are shown where they are fused (hybrid)."""
+    hybrid = mode == "hybrid"
+
+    def share(column: str, shown: bool = True) -> float | None:
+        value = row.get(column)
+        return None if value is None or not shown else round(float(value), SCORE_DIGITS)
+
+    return Scores(
+        vector=share("similarity"),
+        text=share("text_rank"),
+        text_relative=share("text_relative", hybrid),
+        coverage=share("coverage", hybrid),
+        graph=share("graph"),
+        people=share("people"),
+        time=share("time_match"),
+        fused=round(float(row["fused"]), SCORE_DIGITS),
+    )

@@ -3,7 +3,7 @@ the fused query (engram.memories.search.repo), and score the rows alike. No SQL 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -12,10 +12,10 @@ from uuid import UUID
 from engram.db.database import Database, Party
 from engram.graph.names import query_keys
 from engram.memories import repo as memories_repo
-from engram.memories.models import Scores, SearchRequest, SearchResponse, SearchResult
+from engram.memories.models import SearchRequest, SearchResponse, SearchResult
 from engram.memories.predicates import ContainerScope, TimeScope
 from engram.memories.search import repo
-from engram.memories.search.fusion import calibrated, mode_weights
+from engram.memories.search.fusion import calibrated, mode_weights, result_scores
 from engram.memories.search.plan import GraphKeys, SearchPlan, VectorQuery, candidates_for
 from engram.memories.search.planner import SearchPlanner
 from engram.memories.search.repo import MEMORIES, Corpus
@@ -185,8 +185,6 @@ class MemorySearch:
 
 # What the graph leg needs the tenant to have (SearchPlanner.has_rows).
 ENTITIES = "entity_keys"
-# The digits a result's scores are rounded to: the weights' sum of the rounding is below 1e-8.
-SCORE_DIGITS = 9
 
 
 def _hints(request: SearchRequest) -> Understanding | None:
@@ -223,26 +221,4 @@ def _result(row: dict[str, Any], mode: str, best: float) -> SearchResult:
         created_at=row["created_at"],
         score=round(score, 6) if mode == "hybrid" else (score or 0.0),
         scores=scores,
-    )
-
-
-def result_scores(row: Mapping[str, Any], mode: str) -> Scores:
-    """A fused row's scores: each share the fused score adds up under its name (fusion.mode_weights),
-    rounded to SCORE_DIGITS so that the weighted sum of the shown shares is the shown fused score
-    within 1e-8. The text leg's relative BM25 and coverage are shown where they are fused (hybrid)."""
-    hybrid = mode == "hybrid"
-
-    def share(column: str, shown: bool = True) -> float | None:
-        value = row.get(column)
-        return None if value is None or not shown else round(float(value), SCORE_DIGITS)
-
-    return Scores(
-        vector=share("similarity"),
-        text=share("text_rank"),
-        text_relative=share("text_relative", hybrid),
-        coverage=share("coverage", hybrid),
-        graph=share("graph"),
-        people=share("people"),
-        time=share("time_match"),
-        fused=round(float(row["fused"]), SCORE_DIGITS),
     )
