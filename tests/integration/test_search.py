@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -281,6 +282,27 @@ def test_a_caller_supplied_embedding_is_searchable_with_its_own_model(api: Api) 
 
     assert found["results"][0]["id"] == memory
     assert api.get(f"/v1/memories/{memory}").json["embedding_model"] == "my-3d-model"
+
+
+def test_a_vector_mode_score_is_the_cosine_similarity_below_zero_too_as_documented(
+    api: Api, document: dict[str, Any]
+) -> None:
+    # Given a memory whose vector points away from the query's
+    away = _store(api, "pointing away", embedding=[1.0, 0.0, 0.0], embedding_model="my-3d-model")
+
+    # When it is searched in vector mode
+    found = api.post(
+        "/v1/search",
+        {"query": "x", "mode": "vector", "embedding": [-1.0, 0.5, 0.0], "embedding_model": "my-3d-model"},
+    ).json["results"]
+
+    # Then its score is its cosine similarity, below 0, as the schema says a score may be
+    assert [r["id"] for r in found] == [away]
+    assert found[0]["score"] == found[0]["scores"]["vector"] == pytest.approx(-(0.8**0.5), abs=1e-6)
+    schemas = document["components"]["schemas"]
+    assert "-1 to 1" in schemas["SearchResult"]["properties"]["score"]["description"]
+    assert "-1 to 1" in schemas["Scores"]["properties"]["vector"]["description"]
+    assert "-1 to 1" in schemas["MessageSearchResult"]["properties"]["score"]["description"]
 
 
 def test_vectors_of_different_models_never_meet(api: Api) -> None:

@@ -375,6 +375,7 @@ class SyncOperations(SyncCore):
         scope: memories, chunks (of documents), all (both, ranked together), or messages (the user_id's conversation messages, with filters.agent_id)
         user_id: the user the request is made for
         container: 'a.b' exactly, or 'a.b.*' for a.b and below
+        score_threshold: leave out the results whose `score` is below it (a vector mode score below 0 always)
         embedding: a query vector of your own, for embedding_model
         as_of: return the memories valid at this time (not with scope 'messages')
         include_history: also return superseded memories
@@ -1807,6 +1808,7 @@ class AsyncOperations(AsyncCore):
         scope: memories, chunks (of documents), all (both, ranked together), or messages (the user_id's conversation messages, with filters.agent_id)
         user_id: the user the request is made for
         container: 'a.b' exactly, or 'a.b.*' for a.b and below
+        score_threshold: leave out the results whose `score` is below it (a vector mode score below 0 always)
         embedding: a query vector of your own, for embedding_model
         as_of: return the memories valid at this time (not with scope 'messages')
         include_history: also return superseded memories

@@ -1592,7 +1592,7 @@ class Scores(BaseModel):
     vector: Annotated[
         float | None,
         Field(
-            description="cosine similarity to the query, when the result has a vector of the query's model",
+            description="cosine similarity to the query, -1 to 1 (1: the same direction; unrelated texts score near 0, some below it), when the result has a vector of the query's model",
             title="Vector",
         ),
     ]
@@ -1717,7 +1717,15 @@ class Container6(RootModel[str]):
 
 
 class ScoreThreshold(RootModel[float]):
-    root: Annotated[float, Field(ge=0.0, le=1.0, title="Score Threshold")]
+    root: Annotated[
+        float,
+        Field(
+            description="leave out the results whose `score` is below it (a vector mode score below 0 always)",
+            ge=0.0,
+            le=1.0,
+            title="Score Threshold",
+        ),
+    ]
 
 
 class Embedding2Item(RootModel[float]):
@@ -1757,7 +1765,13 @@ class SearchRequest(BaseModel):
         Field(description="'a.b' exactly, or 'a.b.*' for a.b and below", title="Container"),
     ] = None
     limit: Annotated[int | None, Field(ge=1, le=100, title="Limit")] = 10
-    score_threshold: Annotated[ScoreThreshold | None, Field(title="Score Threshold")] = None
+    score_threshold: Annotated[
+        ScoreThreshold | None,
+        Field(
+            description="leave out the results whose `score` is below it (a vector mode score below 0 always)",
+            title="Score Threshold",
+        ),
+    ] = None
     mode: Annotated[Literal["hybrid", "vector", "text"] | None, Field(title="Mode")] = "hybrid"
     filters: SearchFilters | None = None
     embedding: Annotated[
@@ -1823,7 +1837,7 @@ class SearchResult(BaseModel):
     score: Annotated[
         float,
         Field(
-            description="0-1, what score_threshold applies to: in hybrid mode a calibrated probability that the result is relevant (fitted on SciFact's train split), in vector mode the cosine similarity, in text mode scores.text",
+            description="what score_threshold applies to: in hybrid mode a calibrated probability that the result is relevant (0-1, fitted on SciFact's train split), in vector mode the cosine similarity (scores.vector, -1 to 1: below 0 for a vector pointing away from the query's), in text mode scores.text (0-1)",
             title="Score",
         ),
     ]
@@ -2679,7 +2693,7 @@ class MessageSearchResult(BaseModel):
     score: Annotated[
         float,
         Field(
-            description="what score_threshold applies to, as for memories: in hybrid mode a calibrated probability that the message is relevant (0-1, from scores.fused), in vector mode scores.vector, in text mode scores.text",
+            description="what score_threshold applies to, as for memories: in hybrid mode a calibrated probability that the message is relevant (0-1, from scores.fused), in vector mode scores.vector (a cosine similarity, -1 to 1), in text mode scores.text (0-1)",
             title="Score",
         ),
     ]

@@ -289,7 +289,12 @@ class SearchRequest(_Strict):
         default=None, description="'a.b' exactly, or 'a.b.*' for a.b and below"
     )
     limit: Integer = Field(default=10, ge=1, le=100)
-    score_threshold: Number | None = Field(default=None, ge=0.0, le=1.0)
+    score_threshold: Number | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="leave out the results whose `score` is below it (a vector mode score below 0 always)",
+    )
     mode: SearchMode = "hybrid"
     filters: SearchFilters = Field(default_factory=SearchFilters)
     # Not in repr: Powertools formats every request's arguments (an eager f-string, even with debug
@@ -331,7 +336,8 @@ class Scores(LazyModel):
     the score of the same name here (a null score counts 0): every share that goes into it is a field."""
 
     vector: float | None = Field(
-        description="cosine similarity to the query, when the result has a vector of the query's model"
+        description="cosine similarity to the query, -1 to 1 (1: the same direction; unrelated texts score "
+        "near 0, some below it), when the result has a vector of the query's model"
     )
     text: float | None = Field(
         description="BM25 over the best score the query allows (0-1), when the result holds a query term: "
@@ -418,9 +424,10 @@ class SearchResult(LazyModel):
     visibility: Visibility
     created_at: datetime
     score: float = Field(
-        description="0-1, what score_threshold applies to: in hybrid mode a calibrated probability that the "
-        "result is relevant (fitted on SciFact's train split), in vector mode the cosine similarity, in "
-        "text mode scores.text"
+        description="what score_threshold applies to: in hybrid mode a calibrated probability that the "
+        "result is relevant (0-1, fitted on SciFact's train split), in vector mode the cosine similarity "
+        "(scores.vector, -1 to 1: below 0 for a vector pointing away from the query's), in text mode "
+        "scores.text (0-1)"
     )
     scores: Scores
     related: list[RelatedLink] | None = Field(

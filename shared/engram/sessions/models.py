@@ -175,8 +175,8 @@ class MessageSearchResult(LazyModel):
     created_at: datetime
     score: float = Field(
         description="what score_threshold applies to, as for memories: in hybrid mode a calibrated "
-        "probability that the message is relevant (0-1, from scores.fused), in vector mode scores.vector, "
-        "in text mode scores.text"
+        "probability that the message is relevant (0-1, from scores.fused), in vector mode scores.vector "
+        "(a cosine similarity, -1 to 1), in text mode scores.text (0-1)"
     )
     scores: Scores
 
