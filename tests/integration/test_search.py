@@ -313,6 +313,35 @@ def test_vectors_of_different_models_never_meet(api: Api) -> None:
     assert all(r["content"] != "stored under a custom model" for r in found["results"])
 
 
+def test_an_embedding_model_with_no_vectors_here_is_a_422_naming_it_and_the_models_here(api: Api) -> None:
+    # Given memories embedded by the service, and one under a model of the caller's own
+    _store(api, "Alice lives in Paris")
+    _store(api, "vector from elsewhere", embedding=[1.0, 0.0, 0.0], embedding_model="my-3d-model")
+
+    # When a search sends a vector of a model nothing here was embedded with, in each mode that embeds
+    answers = [
+        api.post(
+            "/v1/search",
+            {
+                "query": "Alice",
+                "mode": mode,
+                "embedding": [1.0] * 384,
+                "embedding_model": "my-model",
+                **scope,
+            },
+        )
+        for mode in ("vector", "hybrid")
+        for scope in ({}, {"scope": "messages", "user_id": "alice"})
+    ]
+
+    # Then each is a 422 on embedding_model naming it and the models the search has
+    for response in answers:
+        assert_invalid(response, "embedding_model")
+        message = response.json["error"]["message"]
+        assert "'my-model'" in message and MODEL in message
+    assert "my-3d-model" in answers[0].json["error"]["message"]  # memories: the caller's own model too
+
+
 def test_a_caller_embedding_of_the_wrong_dimension_is_422(api: Api) -> None:
     _store(api, "first", embedding=[1.0, 0.0, 0.0], embedding_model="my-3d-model")
 

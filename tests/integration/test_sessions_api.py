@@ -180,6 +180,24 @@ def test_message_search_in_one_leg_modes_ranks_by_that_legs_score(api: Api) -> N
             assert result["scores"]["fused"] == result["score"] == result["scores"][mode]
 
 
+def test_message_search_takes_a_callers_vector_of_the_configured_model(api: Api) -> None:
+    # Given a conversation, and a vector of the configured model for one of its messages
+    _said_about_oslo_and_more(api)
+    tomatoes = deps.embedder().embed_query("who grows vegetables")
+
+    # When messages are searched by that vector, with a query about something else
+    found = _search_messages(
+        api,
+        "when does the flight to Oslo leave",
+        mode="vector",
+        embedding=tomatoes,
+        embedding_model=deps.embedder().model_id,
+    )
+
+    # Then the vector is what was searched
+    assert found["results"][0]["content"] == "My grandmother grows tomatoes in her garden."
+
+
 def test_message_search_refuses_as_of(api: Api) -> None:
     _said_about_oslo_and_more(api)
 

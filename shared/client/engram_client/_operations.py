@@ -376,7 +376,7 @@ class SyncOperations(SyncCore):
         user_id: the user the request is made for
         container: 'a.b' exactly, or 'a.b.*' for a.b and below
         score_threshold: leave out the results whose `score` is below it (a vector mode score below 0 always)
-        embedding: a query vector of your own, for embedding_model
+        embedding: a query vector of your own, of embedding_model: the configured model, or one stored vectors were sent with (scope messages: the configured model); another model is a 422 on embedding_model that lists them
         as_of: return the memories valid at this time (not with scope 'messages')
         include_history: also return superseded memories
         include_related: attach each memory result's neighbours, with the relationship type
@@ -1809,7 +1809,7 @@ class AsyncOperations(AsyncCore):
         user_id: the user the request is made for
         container: 'a.b' exactly, or 'a.b.*' for a.b and below
         score_threshold: leave out the results whose `score` is below it (a vector mode score below 0 always)
-        embedding: a query vector of your own, for embedding_model
+        embedding: a query vector of your own, of embedding_model: the configured model, or one stored vectors were sent with (scope messages: the configured model); another model is a 422 on embedding_model that lists them
         as_of: return the memories valid at this time (not with scope 'messages')
         include_history: also return superseded memories
         include_related: attach each memory result's neighbours, with the relationship type

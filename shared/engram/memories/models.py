@@ -300,7 +300,11 @@ class SearchRequest(_Strict):
     # Not in repr: Powertools formats every request's arguments (an eager f-string, even with debug
     # logging off), and 384 numbers took 0.3-0.4 ms of each call.
     embedding: Vector | None = Field(
-        default=None, description="a query vector of your own, for embedding_model", repr=False
+        default=None,
+        description="a query vector of your own, of embedding_model: the configured model, or one stored "
+        "vectors were sent with (scope messages: the configured model); another model is a 422 on "
+        "embedding_model that lists them",
+        repr=False,
     )
     embedding_model: ModelName | None = None
     as_of: Timestamp | None = Field(

@@ -32,6 +32,17 @@ def check_dimensions(vector: Sequence[float], expected: int, *, field: str = "em
         )
 
 
+def unknown_model(model: str, known: Sequence[str]) -> InvalidInput:
+    """A query's embedding_model that no searched row has vectors of (its vector could match nothing),
+    with the models this deployment has for the search: `known`."""
+    return InvalidInput(
+        f"embedding_model {model!r} has no vectors to search here; this deployment's models for it are "
+        f"{', '.join(dict.fromkeys(known))}: send the embedding of one of them, or no embedding to have "
+        "the query embedded",
+        details={"field": "embedding_model"},
+    )
+
+
 class OpenAIEmbedder:
     """OpenAI (or any OpenAI-compatible server) embeddings, e.g. text-embedding-3-small."""
 

@@ -5,6 +5,7 @@ its id within the tenant (migrations/0002_scopes.sql, 0012)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -13,7 +14,7 @@ from engram.errors import InvalidInput, NotFound
 from engram.memories.models import SearchRequest
 from engram.memories.search.fusion import calibrated, mode_weights, result_scores
 from engram.pagination import decode_cursor, encode_cursor, listing
-from engram.providers.embeddings import Embedder
+from engram.providers.embeddings import Embedder, check_dimensions, unknown_model
 from engram.sessions import repo, summary_repo
 from engram.sessions.message_memories import MessageExtraction
 from engram.sessions.models import (
@@ -170,7 +171,7 @@ class SessionService:
         if f.user_id is not None and request.user_id not in (None, f.user_id):  # another user's
             return MessageSearchResponse(query=request.query, results=[], total=0, weights=weights)
         filters = (f.user_id or request.user_id, f.agent_id, f.conversation_id, dict(f.metadata))
-        vector = self.embedder.embed_query(request.query) if request.mode != "text" else None
+        vector = self._query_vector(request)
         with self.db.tenant(tenant_id, party) as cur:
             rows = repo.search(
                 cur,
@@ -189,6 +190,18 @@ class SessionService:
         return MessageSearchResponse(
             query=request.query, results=results, total=len(results), weights=weights
         )
+
+    def _query_vector(self, request: SearchRequest) -> Sequence[float] | None:
+        """The query's vector: the caller's own when it is of the model messages are embedded with (the
+        configured one: reembed leaves messages as they are), else the query embedded."""
+        if request.mode == "text":
+            return None
+        if request.embedding is None or request.embedding_model is None:
+            return self.embedder.embed_query(request.query)
+        if request.embedding_model != self.embedder.model_id:
+            raise unknown_model(request.embedding_model, [self.embedder.model_id])
+        check_dimensions(request.embedding, self.embedder.dimensions)
+        return request.embedding
 
 
 def _message_result(row: dict[str, Any], mode: str, best: float) -> MessageSearchResult:

@@ -387,6 +387,18 @@ def index_rows(
     return None if row is None else float(row["n"])
 
 
+def stored_models(cur: TenantTx, tenant_id: UUID) -> list[str]:
+    """The embedding models the searched rows (memories, chunks) the transaction's party sees have
+    vectors of. Read only to explain a refused embedding_model (it scans the tenant's model index)."""
+    rows = cur.execute(
+        "SELECT embedding_model AS model FROM memories WHERE tenant_id = %s AND embedding_model IS NOT NULL "
+        "UNION SELECT embedding_model FROM chunks WHERE tenant_id = %s AND embedding_model IS NOT NULL "
+        "ORDER BY 1",
+        (tenant_id, tenant_id),
+    ).fetchall()
+    return [str(row["model"]) for row in rows]
+
+
 def scan_settings(ef_search: int, max_scan_tuples: int) -> dict[str, str]:
     """pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass the filters.
     Set transaction-local (Database.run), so they never leak to another request (or pin an RDS Proxy

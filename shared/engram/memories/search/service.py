@@ -21,7 +21,7 @@ from engram.memories.search.planner import SearchPlanner
 from engram.memories.search.repo import MEMORIES, Corpus
 from engram.memories.search.understanding import Understanding, event_period, understand
 from engram.observability import tracer
-from engram.providers.embeddings import Embedder, check_dimensions
+from engram.providers.embeddings import Embedder, check_dimensions, unknown_model
 from engram.providers.tenant_models import TenantEmbedders, embedder_for
 from engram.settings import HNSW_EF_SEARCH
 
@@ -80,10 +80,14 @@ class MemorySearch:
         corpora = [c for c in self._corpora(request.scope) if c.can_match(request.filters)]
         party = Party(user_id=request.user_id)
         if query_vector is not None and model != self.embedder.model_id:
+            # A model of the caller's own: searchable where the rows the party sees have its vectors.
             with self.db.tenant(tenant_id, party) as cur:
                 dims = memories_repo.stored_dimensions(cur, tenant_id, model)
+                stored = [] if dims is not None else repo.stored_models(cur, tenant_id)
             if dims is not None:
                 check_dimensions(query_vector, dims)
+            elif model not in stored:  # (chunks only: searchable, their dimensions unchecked as before)
+                raise unknown_model(model, [self.embedder.model_id, *stored])
         graph = GraphKeys(*query_keys(request.query)) if request.mode == "hybrid" else None
         hints = _hints(request)
         plan = SearchPlan(
