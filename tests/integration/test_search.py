@@ -59,6 +59,18 @@ def test_results_carry_every_score_and_explain_the_fusion(api: Api) -> None:
         assert each["score"] == pytest.approx(fusion.calibrated(each["scores"]["fused"], best), abs=1e-6)
 
 
+def test_total_is_the_number_of_results_returned_as_documented(api: Api, document: dict[str, Any]) -> None:
+    for content in ("deploy notes one", "deploy notes two", "deploy notes three"):
+        _store(api, content)
+
+    found = api.post("/v1/search", {"query": "deploy notes", "limit": 2}).json
+
+    assert found["total"] == len(found["results"]) == 2
+    for schema in ("SearchResponse", "MessageSearchResponse"):
+        total = document["components"]["schemas"][schema]["properties"]["total"]
+        assert "the number of results in this answer, len(results)" in total["description"]
+
+
 def test_container_exact_and_wildcard(api: Api) -> None:
     top = _store(api, "deploy notes for the team", container="team")
     child = _store(api, "deploy notes for the backend", container="team.backend")

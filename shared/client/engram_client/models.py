@@ -2744,7 +2744,13 @@ class Profile(BaseModel):
 class SearchResponse(BaseModel):
     query: Annotated[str, Field(title="Query")]
     results: Annotated[list[SearchResult], Field(title="Results")]
-    total: Annotated[int, Field(title="Total")]
+    total: Annotated[
+        int,
+        Field(
+            description="the number of results in this answer, len(results) (after limit and score_threshold): not a count of every match, and there are no further pages",
+            title="Total",
+        ),
+    ]
     weights: Annotated[
         dict[str, float],
         Field(
@@ -2771,7 +2777,13 @@ class MessageSearchResponse(BaseModel):
     query: Annotated[str, Field(title="Query")]
     scope: Annotated[Literal["messages"], Field(title="Scope")] = "messages"
     results: Annotated[list[MessageSearchResult], Field(title="Results")]
-    total: Annotated[int, Field(title="Total")]
+    total: Annotated[
+        int,
+        Field(
+            description="the number of results in this answer, len(results) (after limit and score_threshold): not a count of every match, and there are no further pages",
+            title="Total",
+        ),
+    ]
     weights: Annotated[
         dict[str, float],
         Field(

@@ -442,7 +442,10 @@ class SearchResult(LazyModel):
 class SearchResponse(LazyModel):
     query: str
     results: list[SearchResult]
-    total: int
+    total: int = Field(
+        description="the number of results in this answer, len(results) (after limit and score_threshold): "
+        "not a count of every match, and there are no further pages"
+    )
     weights: dict[str, float] = Field(
         description="the weight of each score the fused score adds up, by its name in `scores`: every "
         "result's scores.fused is the sum of weight x scores.<name> over these (a null score counts 0). "

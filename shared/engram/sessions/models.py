@@ -185,7 +185,10 @@ class MessageSearchResponse(LazyModel):
     query: str
     scope: Literal["messages"] = "messages"
     results: list[MessageSearchResult]
-    total: int
+    total: int = Field(
+        description="the number of results in this answer, len(results) (after limit and score_threshold): "
+        "not a count of every match, and there are no further pages"
+    )
     weights: dict[str, float] = Field(
         description="the weight of each score the fused score adds up, by its name in `scores`, as for "
         "memories: hybrid mode vector, text_relative and coverage; vector mode: vector 1; text mode: text 1"
