@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
 from engram.api.ids import path_id
-from engram.fields import QueryFlag, Text, Timestamp
+from engram.fields import Filled, QueryFlag, Text, Timestamp
 from engram.graph.models import (
     MAX_DEPTH,
     Entity,
@@ -106,7 +106,7 @@ def delete_relation(
 
 @app.get("/v1/graph")
 def graph(
-    entity: Annotated[Text, Query(min_length=1, max_length=200, description="an entity id, or its name")],
+    entity: Annotated[Filled, Query(min_length=1, max_length=200, description="an entity id, or its name")],
     depth: Annotated[int, Query(ge=1, le=MAX_DEPTH, description="hops from the entity")] = 2,
     limit: Annotated[int, Query(ge=1, le=200, description="entities per page")] = 50,
     cursor: Cursor = None,

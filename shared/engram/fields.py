@@ -254,6 +254,8 @@ NoNul = (AfterValidator(no_nul), Field(json_schema_extra={"pattern": NO_NUL}))
 
 Text = Annotated[str, *NoNul]
 """Any string without NUL; add its own bounds where it is used."""
+Filled = Annotated[str, *NoNul, AfterValidator(not_blank)]
+"""A string with more than whitespace in it (a name to look up); add its own bounds where it is used."""
 Number = Annotated[float, BeforeValidator(_json_number)]
 """A finite JSON number; an integer is a number too."""
 Integer = Annotated[int, BeforeValidator(_json_number)]

@@ -541,3 +541,18 @@ def test_a_new_observation_memory_is_stored_with_its_link_or_not_at_all(
     # Then the request fails and the memory it would have stored is not there either
     assert response.status == 500
     assert api.post("/v1/memories/list", {}).json["memories"] == []
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/v1/entities?q=%20%20", "q"),
+        ("/v1/entities?type=%20", "type"),
+        ("/v1/graph?entity=%20%20", "entity"),
+    ],
+)
+def test_a_name_of_only_whitespace_is_refused_not_read_as_none(api: Api, path: str, field: str) -> None:
+    # ?entity=%20%20 was looked up as a name (a 404, no entity named '  '), while ?entity= was a 422
+    api.post("/v1/entities", {"name": "Ada Lovelace", "entity_type": "person"})
+
+    assert_invalid(api.get(path), field)
