@@ -374,3 +374,14 @@ def test_concurrent_appends_get_distinct_consecutive_seqs(api: Api, tenant: Issu
     conversation = api.get(f"/v1/sessions/{session_id}?{ALICE}").json
     assert conversation["session"]["message_count"] == 10
     assert sorted(m["content"] for m in conversation["messages"]) == sorted(f"turn {i}" for i in range(10))
+
+
+@pytest.mark.parametrize("flag", ["include_history", "include_related"])
+def test_message_search_refuses_what_only_memories_have(api: Api, flag: str) -> None:
+    # Messages have no versions nor neighbours: the flag was silently ignored
+    _said_about_oslo_and_more(api)
+
+    response = api.post("/v1/search", {"query": "Oslo", "scope": "messages", "user_id": "alice", flag: True})
+
+    assert_invalid(response, "body")
+    assert f"{flag} applies to memories" in response.json["error"]["message"]

@@ -378,8 +378,8 @@ class SyncOperations(SyncCore):
         score_threshold: leave out the results whose `score` is below it (a vector mode score below 0 always)
         embedding: a query vector of your own, of embedding_model: the configured model, or one stored vectors were sent with (scope messages: the configured model); another model is a 422 on embedding_model that lists them
         as_of: return the memories valid at this time (not with scope 'messages')
-        include_history: also return superseded memories
-        include_related: attach each memory result's neighbours, with the relationship type
+        include_history: also return superseded memories (not with scope 'messages')
+        include_related: attach each memory result's neighbours, with the relationship type (not with scope 'messages')
         """
         return self._call(
             _SEARCH,
@@ -1811,8 +1811,8 @@ class AsyncOperations(AsyncCore):
         score_threshold: leave out the results whose `score` is below it (a vector mode score below 0 always)
         embedding: a query vector of your own, of embedding_model: the configured model, or one stored vectors were sent with (scope messages: the configured model); another model is a 422 on embedding_model that lists them
         as_of: return the memories valid at this time (not with scope 'messages')
-        include_history: also return superseded memories
-        include_related: attach each memory result's neighbours, with the relationship type
+        include_history: also return superseded memories (not with scope 'messages')
+        include_related: attach each memory result's neighbours, with the relationship type (not with scope 'messages')
         """
         return await self._call(
             _SEARCH,

@@ -1791,12 +1791,15 @@ class SearchRequest(BaseModel):
     ] = None
     include_history: Annotated[
         bool | None,
-        Field(description="also return superseded memories", title="Include History"),
+        Field(
+            description="also return superseded memories (not with scope 'messages')",
+            title="Include History",
+        ),
     ] = False
     include_related: Annotated[
         bool | None,
         Field(
-            description="attach each memory result's neighbours, with the relationship type",
+            description="attach each memory result's neighbours, with the relationship type (not with scope 'messages')",
             title="Include Related",
         ),
     ] = False

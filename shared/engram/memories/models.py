@@ -310,9 +310,13 @@ class SearchRequest(_Strict):
     as_of: Timestamp | None = Field(
         default=None, description="return the memories valid at this time (not with scope 'messages')"
     )
-    include_history: Flag = Field(default=False, description="also return superseded memories")
+    include_history: Flag = Field(
+        default=False, description="also return superseded memories (not with scope 'messages')"
+    )
     include_related: Flag = Field(
-        default=False, description="attach each memory result's neighbours, with the relationship type"
+        default=False,
+        description="attach each memory result's neighbours, with the relationship type (not with scope "
+        "'messages')",
     )
 
     @model_validator(mode="after")
@@ -326,6 +330,9 @@ class SearchRequest(_Strict):
                     raise ValueError(f"filters.{name} applies to memories, not to scope 'messages'")
             for name in ("container", "as_of"):
                 if getattr(self, name) is not None:
+                    raise ValueError(f"{name} applies to memories, not to scope 'messages'")
+            for name in ("include_history", "include_related"):  # messages have no versions, no links
+                if getattr(self, name):
                     raise ValueError(f"{name} applies to memories, not to scope 'messages'")
             if self.user_id is None and self.filters.agent_id is None and self.filters.user_id is None:
                 raise ValueError(
