@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import ArnFormat, Duration, RemovalPolicy
+from aws_cdk import ArnFormat, CfnResource, Duration, RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -101,6 +101,18 @@ class Database(Construct):
         self.rotation = self.cluster.add_rotation_single_user(
             automatically_after=Duration.days(config.secret_rotation_days), vpc_subnets=network.app_subnets
         )
+        # What the deploy-time migration waits for: the cluster's resources (the cluster, its writer, the
+        # secret and its attachment, which gives the secret the host), not the rotation's, which wait
+        # for the migration. Waiting for the whole cluster construct would take its rotation in too: a
+        # circle CloudFormation refuses.
+        rotation = self.rotation.node.path + "/"
+        self.in_service: list[CfnResource] = [
+            c
+            for c in self.cluster.node.find_all()
+            if isinstance(c, CfnResource)
+            and not isinstance(c, secretsmanager.CfnRotationSchedule)
+            and not c.node.path.startswith(rotation)
+        ]
 
         proxy_role = iam.Role(
             self,

@@ -47,7 +47,11 @@ class EngramStack(Stack):
             self,
             "Migrations",
             function=self.functions[MIGRATE_FUNCTION],
-            after=[self.database.cluster, self.database.proxy, *self.network.interface_endpoints.values()],
+            after=[
+                *self.database.in_service,
+                self.database.proxy,
+                *self.network.interface_endpoints.values(),
+            ],
         )
         # The master secret's rotation (whose first run changes the password at once) is set up only
         # once the deploy-time migration, which logs in with that password, has finished.

@@ -286,14 +286,66 @@ def depends_on(t: Template, logical: str) -> set[str]:
     seen: set[str] = set()
     todo = [logical]
     while todo:
-        resource = t.resources.get(todo.pop(), {})
-        direct = resource.get("DependsOn", [])
-        nexts = ({direct} if isinstance(direct, str) else set(direct)) | refs_in(resource.get("Properties"))
-        for name in nexts - seen:
-            if name in t.resources:
-                seen.add(name)
-                todo.append(name)
+        for name in waits_for(t, todo.pop()) - seen:
+            seen.add(name)
+            todo.append(name)
     return seen
+
+
+def waits_for(t: Template, logical: str) -> set[str]:
+    """The resources CloudFormation creates before this one: its DependsOn, and those its properties
+    name (Ref, Fn::GetAtt, and ${Name} in an Fn::Sub)."""
+    resource = t.resources.get(logical, {})
+    direct = resource.get("DependsOn", [])
+    named = ({direct} if isinstance(direct, str) else set(direct)) | refs_in(resource.get("Properties"))
+    for text in strings_in(_subs(resource.get("Properties"))):
+        named |= {m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text)}
+    return named & set(t.resources)
+
+
+def _subs(value: Any) -> list[Any]:
+    """The template strings of every Fn::Sub inside a value."""
+    if isinstance(value, dict):
+        found = [v[0] if isinstance(v, list) else v for k, v in value.items() if k == "Fn::Sub"]
+        return found + [s for inner in value.values() for s in _subs(inner)]
+    if isinstance(value, list):
+        return [s for inner in value for s in _subs(inner)]
+    return []
+
+
+def dependency_cycles(t: Template) -> list[str]:
+    """Resources that wait for each other in a circle: CloudFormation refuses such a template ("Circular
+    dependency between resources") before it creates anything, and cfn-lint does not see it through
+    the SAM transform. Each strongly connected group of the waits-for graph is one problem."""
+    graph = {name: waits_for(t, name) for name in t.resources}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    problems = []
+
+    def visit(name: str) -> None:  # Tarjan's algorithm
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for after in graph[name]:
+            if after not in index:
+                visit(after)
+                low[name] = min(low[name], low[after])
+            elif after in stack:
+                low[name] = min(low[name], index[after])
+        if low[name] == index[name]:
+            group = [stack.pop()]
+            while group[-1] != name:
+                group.append(stack.pop())
+            if len(group) > 1 or name in graph[name]:
+                problems.append(
+                    f"{', '.join(sorted(group))} wait for each other in a circle: CloudFormation refuses the "
+                    "template"
+                )
+
+    for name in graph:
+        if name not in index:
+            visit(name)
+    return sorted(problems)
 
 
 def _statements(t: Template, function: str) -> list[dict[str, Any]]:

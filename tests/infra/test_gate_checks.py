@@ -213,6 +213,26 @@ def test_llm_model_must_be_set_serve_the_region_and_match_the_grant() -> None:
     ]
 
 
+def test_resources_that_wait_for_each_other_in_a_circle_are_refused() -> None:
+    # Found by an audit: CloudFormation refuses such a template ("Circular dependency between
+    # resources"), and cfn-lint does not see it through the SAM transform
+    circle = _resources(
+        Trigger={"Type": "Custom::Trigger", "DependsOn": ["Rotation"], "Properties": {}},
+        Group={"Type": "AWS::EC2::SecurityGroup", "Properties": {"Description": {"Fn::Sub": "${Trigger}"}}},
+        Rotation={"Type": "AWS::SecretsManager::RotationSchedule", "Properties": {"Group": f.ref("Group")}},
+        Apart={"Type": "AWS::SNS::Topic", "DependsOn": "Trigger"},
+    )
+    line = _resources(
+        Trigger={"Type": "Custom::Trigger", "Properties": {}},
+        Rotation={"Type": "AWS::SecretsManager::RotationSchedule", "DependsOn": "Trigger", "Properties": {}},
+    )
+
+    assert checks.dependency_cycles(circle) == [
+        "Group, Rotation, Trigger wait for each other in a circle: CloudFormation refuses the template"
+    ]
+    assert checks.dependency_cycles(line) == []
+
+
 def _rotation(depends_on: list[str]) -> Template:
     return _resources(
         Migrate={"Type": "Custom::Trigger", "Properties": {}},
