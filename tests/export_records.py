@@ -73,3 +73,23 @@ def memory_response(content: str = "x", **fields: Any) -> dict[str, Any]:
 
 def jsonl(records: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(record) + "\n" for record in records)
+
+
+def entity(name: str, *, id: str | None = None, entity_type: str = "person", **fields: Any) -> dict[str, Any]:
+    """One exported entity (a new random id unless given), as the current format writes it; `fields`
+    replace the defaults. Its key is `name` in lowercase: give names that normalise so."""
+    record: dict[str, Any] = {
+        "record": "entity",
+        "id": id or str(uuid.uuid4()),
+        "name": name,
+        "normalized_name": name.lower(),
+        "entity_type": entity_type,
+        "aliases": [],
+        "curated": True,
+        "created_at": AT,
+        "updated_at": AT,
+    }
+    unknown = set(fields) - set(record)
+    if unknown:
+        raise TypeError(f"not a field of an entity record: {sorted(unknown)}")
+    return {**record, **fields}

@@ -932,3 +932,61 @@ def test_cli_moves_a_tenant_between_deployments_over_the_api(
     assert "exported to" in exported.stderr and "imported" in imported.stderr
     assert len(_export(local_db.app, other_tenant.tenant_id, "o")) == len(lines)
     assert wrong_key.returncode == 2 and "forbidden" in wrong_key.stderr
+
+
+# --- whether an entity is curated ------------------------------------------------------------------
+
+
+def _curated_by_name(local_db: LocalDatabase, tenant_id: UUID) -> dict[str, bool]:
+    with local_db.admin.transaction() as cur:
+        rows = cur.execute("SELECT name, curated FROM entities WHERE tenant_id = %s", (tenant_id,)).fetchall()
+    return {row["name"]: bool(row["curated"]) for row in rows}
+
+
+def test_an_export_and_its_import_keep_whether_each_entity_is_curated(
+    api: Api, tenant: IssuedKey, other_tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given an entity made on purpose and one extraction made, both named by a memory
+    assert api.post("/v1/entities", {"name": "Zorana Petrovic"}).status == 201
+    api.post("/v1/memories", {"content": "Zorana Petrovic works at Acme.", "extract": "light"})
+
+    # When the tenant is exported and imported into another one
+    lines = _export(local_db.app, tenant.tenant_id, tenant.tenant_name)
+    _import(local_db.app, other_tenant.tenant_id, other_tenant.tenant_name, lines, new_ids=True)
+
+    # Then the file says which is which, and so does the copy
+    exported = {r["name"]: r["curated"] for r in _records(lines) if r["record"] == "entity"}
+    assert exported == {"Zorana Petrovic": True, "Acme": False}
+    assert _curated_by_name(local_db, other_tenant.tenant_id) == exported
+
+
+def test_an_entity_record_of_an_older_export_without_curated_imports_curated(local_db: LocalDatabase) -> None:
+    # Given a file written before entities said whether they were curated
+    tenant_id = tenants.ensure_tenant(local_db.admin, f"older-{uuid4().hex[:12]}")
+    entity = records.entity("Zorana")
+    del entity["curated"]
+    end = {"record": "end", "counts": {"entity": 1}}
+    lines = [json.dumps(records.header(version=3)), json.dumps(entity), json.dumps(end)]
+
+    # When it is imported
+    report = _import(local_db.app, tenant_id, "older", lines)
+
+    # Then the entity is kept as every entity was then: curated
+    assert report.inserted == {"entity": 1}
+    assert _curated_by_name(local_db, tenant_id) == {"Zorana": True}
+
+
+def test_a_curated_entity_imported_onto_one_extraction_made_curates_it(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given an entity extraction made, and a file holding a curated entity of the same name and type
+    api.post("/v1/memories", {"content": "Zorana Petrovic works at Acme.", "extract": "light"})
+    entity = records.entity("Zorana Petrovic", entity_type="unknown", normalized_name="zorana petrovic")
+    lines = [json.dumps(records.header()), json.dumps(entity)]
+
+    # When it is imported
+    report = _import(local_db.app, tenant.tenant_id, tenant.tenant_name, lines)
+
+    # Then the tenant's entity stands for it, and is curated from then on
+    assert report.skipped == {"entity": 1}
+    assert _curated_by_name(local_db, tenant.tenant_id)["Zorana Petrovic"] is True

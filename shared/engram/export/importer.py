@@ -4,8 +4,8 @@ other row through its own area's repository, all in one unit of work (all or not
 A record whose key is already in the tenant is skipped, so importing twice changes nothing. An id that
 belongs to another tenant is refused, unless `new_ids` gives every row a new id (engram.export.ids): a
 clone into another tenant, or into the same database. An entity whose name and type the tenant already
-has joins that entity. The import records no change event and queues no summary: it restores rows, it
-does not change them."""
+has joins that entity (which is curated from then on if the file's was). The import records no change
+event and queues no summary: it restores rows, it does not change them."""
 
 from __future__ import annotations
 
@@ -137,6 +137,8 @@ class _Import:
             )
             if existing is not None:
                 self.ids.merged[old_id] = existing  # the tenant's entity stands for it from here on
+                if row["curated"]:
+                    graph.mark_curated(self.uow.cur, self.uow.tenant_id, existing)
                 return
         natural = NATURAL_KEYS.get(kind)
         if natural and restore.present(

@@ -252,6 +252,9 @@ class EntityRecord(_Record):
     normalized_name: str
     entity_type: str
     aliases: list[str]
+    # Asked for through the API, so kept without references (migrations/0033). Files written before
+    # it carry none: their entities were all kept, as curated ones are.
+    curated: bool = True
     created_at: datetime
     updated_at: datetime
 

@@ -38,7 +38,9 @@ def link_memory(
     resolved: list[UUID] = []
     created = 0
     for extracted in entities:
-        row, was_created = resolve_entity(cur, tenant_id, extracted.name, extracted.type, extracted.aliases)
+        row, was_created = resolve_entity(
+            cur, tenant_id, extracted.name, extracted.type, extracted.aliases, curated=False
+        )
         created += was_created
         resolved.append(row["id"])
         for name in (extracted.name, *extracted.aliases):
@@ -49,7 +51,7 @@ def link_memory(
         nonlocal created
         key = normalize_name(name)
         if key not in by_key:
-            row, was_created = resolve_entity(cur, tenant_id, name, UNKNOWN)
+            row, was_created = resolve_entity(cur, tenant_id, name, UNKNOWN, curated=False)
             created += was_created
             by_key[key] = row["id"]
             resolved.append(row["id"])
@@ -82,15 +84,27 @@ def link_memory(
 
 
 def resolve_entity(
-    cur: TenantTx, tenant_id: UUID, name: str, entity_type: str, aliases: Sequence[str] = ()
+    cur: TenantTx,
+    tenant_id: UUID,
+    name: str,
+    entity_type: str,
+    aliases: Sequence[str] = (),
+    *,
+    curated: bool,
 ) -> tuple[dict[str, Any], bool]:
     """The entity this name and type denote, created if there is none; new aliases are added when
-    free. Returns the entity's row and whether it was created."""
+    free. Returns the entity's row and whether it was created. The entity cannot be deleted until the
+    transaction ends.
+
+    `curated`: the API was asked for it by name (POST /v1/entities, a relation end given by name),
+    so it stays when nothing mentions or relates to it any more; extraction (link_memory) passes
+    False: an entity it creates goes with the last memory that refers to it, and one it finds keeps
+    what it was (migrations/0033)."""
     shown, key = display_name(name), normalize_name(name)
     if not key:
         raise InvalidInput(f"entity name {name[:100]!r} has no letters or digits", details={"field": "name"})
     entity_type = normalize_type(entity_type) or UNKNOWN
-    matches = repo.entities_by_key(cur, tenant_id, key)
+    matches = repo.entities_by_key(cur, tenant_id, key, lock=True)
     row: dict[str, Any] | None
     created = False
     if entity_type == UNKNOWN:
@@ -101,7 +115,9 @@ def resolve_entity(
         if row is None and untyped is not None:
             row = repo.retype_entity(cur, tenant_id, untyped["id"], entity_type)
     if row is None:
-        row, created = repo.insert_entity(cur, tenant_id, shown, key, entity_type)
+        row, created = repo.insert_entity(cur, tenant_id, shown, key, entity_type, curated=curated)
+    elif curated:
+        repo.mark_curated(cur, tenant_id, row["id"])
     if aliases:
         row = add_aliases(cur, tenant_id, row, aliases, strict=False)
     return row, created

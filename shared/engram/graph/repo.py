@@ -38,36 +38,49 @@ PREFIX_END = chr(0x10FFFF)  # sorts after every character: [q, q || PREFIX_END) 
 # --- entities ---------------------------------------------------------------------------------
 
 
-def entities_by_key(cur: TenantTx, tenant_id: UUID, key: str) -> list[dict[str, Any]]:
-    """Entities whose name or an alias normalizes to `key`, of any type, oldest first."""
+def entities_by_key(cur: TenantTx, tenant_id: UUID, key: str, *, lock: bool) -> list[dict[str, Any]]:
+    """Entities whose name or an alias normalizes to `key`, of any type, oldest first. `lock`: those
+    found cannot be deleted until the transaction ends (they are about to be linked: see
+    delete_unreferenced); one deleted meanwhile is not found."""
     return cur.execute(
         sql.SQL(
             "SELECT {columns} FROM entity_keys k JOIN entities e ON e.id = k.entity_id "
-            "WHERE k.tenant_id = %s AND k.key = %s ORDER BY e.created_at, e.id"
-        ).format(columns=ENTITY_COLUMNS),
+            "WHERE k.tenant_id = %s AND k.key = %s ORDER BY e.created_at, e.id {lock}"
+        ).format(columns=ENTITY_COLUMNS, lock=sql.SQL("FOR KEY SHARE OF e" if lock else "")),
         (tenant_id, key),
     ).fetchall()
 
 
 def insert_entity(
-    cur: TenantTx, tenant_id: UUID, name: str, key: str, entity_type: str
+    cur: TenantTx, tenant_id: UUID, name: str, key: str, entity_type: str, *, curated: bool
 ) -> tuple[dict[str, Any], bool]:
     """The entity (tenant, key, type), created if missing; and whether this call created it. The
-    unique constraint settles races between concurrent ingestions."""
+    unique constraint settles races between concurrent ingestions. `curated` (migrations/0033): asked
+    for by name through the API, not found by extraction; an entity already there becomes curated
+    when it is, and stays curated when it was."""
     row = cur.execute(
         sql.SQL(
-            """INSERT INTO entities AS e (tenant_id, name, normalized_name, entity_type)
-               VALUES (%s, %s, %s, %s)
-               ON CONFLICT (tenant_id, normalized_name, entity_type) DO UPDATE SET updated_at = e.updated_at
+            """INSERT INTO entities AS e (tenant_id, name, normalized_name, entity_type, curated)
+               VALUES (%s, %s, %s, %s, %s)
+               ON CONFLICT (tenant_id, normalized_name, entity_type)
+               DO UPDATE SET updated_at = e.updated_at, curated = e.curated OR excluded.curated
                RETURNING {columns}, (xmax = 0) AS created"""
         ).format(columns=ENTITY_COLUMNS),
-        (tenant_id, name, key, entity_type),
+        (tenant_id, name, key, entity_type, curated),
     ).fetchone()
     assert row is not None
     created = bool(row.pop("created"))
     if created:
         add_keys(cur, tenant_id, row["id"], entity_type, [key])
     return row, created
+
+
+def mark_curated(cur: TenantTx, tenant_id: UUID, entity_id: UUID) -> None:
+    """The entity was asked for through the API: it stays when nothing refers to it any more."""
+    cur.execute(
+        "UPDATE entities SET curated = true WHERE tenant_id = %s AND id = %s AND NOT curated",
+        (tenant_id, entity_id),
+    )
 
 
 def add_keys(

@@ -104,7 +104,9 @@ class GraphService:
     def create_entity(self, tenant_id: UUID, request: EntityCreate) -> tuple[Entity, bool]:
         """The entity for this name and type: an existing one (with the new aliases added) or a new one."""
         with self.db.tenant(tenant_id) as cur:
-            row, created = linking.resolve_entity(cur, tenant_id, request.name, request.entity_type)
+            row, created = linking.resolve_entity(
+                cur, tenant_id, request.name, request.entity_type, curated=True
+            )
             row = linking.add_aliases(cur, tenant_id, row, request.aliases, strict=True)
         return _entity(row), created
 
@@ -172,11 +174,12 @@ class GraphService:
     def add_observation(self, tenant_id: UUID, entity_id: UUID, request: ObservationCreate) -> Observation:
         """Link a memory to the entity: an existing one (as GET finds it: an expired memory is not
         found), or a new one stored here. One transaction: a new memory is never left behind without
-        its link."""
+        its link. The entity is curated from then on: it stays when its observations go."""
         with self.db.unit_of_work(tenant_id) as uow:
             cur = uow.cur
             if repo.get_entity(cur, tenant_id, entity_id, lock=True) is None:
                 raise _entity_not_found(entity_id)
+            repo.mark_curated(cur, tenant_id, entity_id)  # observed on purpose: it stays without them
             if request.memory_id is None:
                 assert request.content is not None
                 new = NewMemory(request.content, request.container, request.memory_type)
@@ -238,9 +241,9 @@ class GraphService:
 
     def _end(self, cur: TenantTx, tenant_id: UUID, end: UUID | EntityRef, field: str) -> UUID:
         if isinstance(end, EntityRef):
-            row, _ = linking.resolve_entity(cur, tenant_id, end.name, end.entity_type)
+            row, _ = linking.resolve_entity(cur, tenant_id, end.name, end.entity_type, curated=True)
             return UUID(str(row["id"]))
-        if repo.get_entity(cur, tenant_id, end) is None:
+        if repo.get_entity(cur, tenant_id, end, lock=True) is None:
             raise NotFound(f"entity {end} not found", details={"field": field})
         return end
 
@@ -334,7 +337,7 @@ class GraphService:
             return UUID(entity)
         except ValueError:
             key = normalize_name(entity)
-            matches = repo.entities_by_key(cur, tenant_id, key) if key else []
+            matches = repo.entities_by_key(cur, tenant_id, key, lock=False) if key else []
             if not matches:
                 raise NotFound(f"no entity named {entity[:100]!r}", details={"field": "entity"}) from None
             exact = [m for m in matches if m["normalized_name"] == key]

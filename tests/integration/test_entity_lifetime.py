@@ -1,0 +1,86 @@
+"""Who an entity is kept for (migrations/0033): an entity extraction made goes with the last memory
+that refers to it; one the API was asked for by name stays until it is deleted itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engram.local.stack import LocalDatabase
+from engram.tenants.service import IssuedKey
+from tests.conftest import Api
+
+ZORANA = "Zorana Petrovic works at Acme."
+
+
+def _remember(api: Api, content: str, **body: Any) -> str:
+    """A memory written with the offline extractor: its capitalised names become entities."""
+    created = api.post("/v1/memories", {"content": content, "extract": "light", **body})
+    assert created.status == 201, created.json
+    return str(created.json["id"])
+
+
+def _curated(local_db: LocalDatabase, tenant: IssuedKey, name: str) -> bool | None:
+    """The entity's curated flag, read as the administrator (None: there is no such entity)."""
+    with local_db.admin.transaction() as cur:
+        row = cur.execute(
+            "SELECT curated FROM entities WHERE tenant_id = %s AND name = %s", (tenant.tenant_id, name)
+        ).fetchone()
+    return None if row is None else bool(row["curated"])
+
+
+# --- who made it ----------------------------------------------------------------------------------
+
+
+def test_an_entity_extraction_made_is_uncurated_until_the_api_names_it(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given an entity the offline extractor made from a memory
+    _remember(api, ZORANA)
+    extracted = _curated(local_db, tenant, "Zorana Petrovic")
+
+    # When the API is asked for it by name
+    named = api.post("/v1/entities", {"name": "Zorana Petrovic"})
+
+    # Then it was uncurated, and is the same entity, curated, from then on
+    assert extracted is False
+    assert named.status == 200, named.json
+    assert _curated(local_db, tenant, "Zorana Petrovic") is True
+
+
+def test_extraction_leaves_an_entity_the_api_made_curated(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    assert api.post("/v1/entities", {"name": "Zorana Petrovic"}).status == 201
+
+    _remember(api, ZORANA)
+
+    assert _curated(local_db, tenant, "Zorana Petrovic") is True
+    assert _curated(local_db, tenant, "Acme") is False
+
+
+def test_a_relation_end_given_by_name_and_an_observation_curate_their_entities(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given three entities extraction made
+    _remember(api, "Zorana Petrovic met Ivo Andric and Mesa Selimovic.")
+    assert {_curated(local_db, tenant, n) for n in ("Ivo Andric", "Mesa Selimovic", "Zorana Petrovic")} == {
+        False
+    }
+    zorana = api.get("/v1/entities?q=zorana").json["entities"][0]["id"]
+
+    # When a relation names two of them and a memory is observed of the third
+    related = api.post(
+        "/v1/relations",
+        {
+            "source": {"name": "Ivo Andric", "entity_type": "unknown"},
+            "relation_type": "knows",
+            "target": {"name": "Mesa Selimovic", "entity_type": "unknown"},
+        },
+    )
+    observed = api.post(f"/v1/entities/{zorana}/observations", {"content": "Zorana Petrovic likes tea"})
+
+    # Then all three are curated
+    assert related.status == 201 and observed.status == 201, (related.json, observed.json)
+    assert _curated(local_db, tenant, "Ivo Andric") is True
+    assert _curated(local_db, tenant, "Mesa Selimovic") is True
+    assert _curated(local_db, tenant, "Zorana Petrovic") is True
