@@ -8,6 +8,7 @@ from typing import Any
 from engram.local.stack import LocalDatabase
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api
+from tests.integration.documents_helpers import ingest
 
 ZORANA = "Zorana Petrovic works at Acme."
 
@@ -84,3 +85,70 @@ def test_a_relation_end_given_by_name_and_an_observation_curate_their_entities(
     assert _curated(local_db, tenant, "Ivo Andric") is True
     assert _curated(local_db, tenant, "Mesa Selimovic") is True
     assert _curated(local_db, tenant, "Zorana Petrovic") is True
+
+
+# --- deleting what named it -------------------------------------------------------------------------
+
+
+def _listed(api: Api, q: str) -> list[str]:
+    answer = api.get(f"/v1/entities?q={q}")
+    assert answer.status == 200, answer.json
+    return [e["name"] for e in answer.json["entities"]]
+
+
+def test_deleting_the_only_memory_that_named_an_extracted_entity_deletes_the_entity(api: Api) -> None:
+    # Given a memory whose names extraction made entities of
+    memory_id = _remember(api, ZORANA)
+    assert _listed(api, "zorana") == ["Zorana Petrovic"]
+
+    # When the memory is deleted
+    deleted = api.delete(f"/v1/memories/{memory_id}")
+
+    # Then its entities are gone: from the list, and as a graph node
+    assert deleted.status == 204
+    assert _listed(api, "zorana") == [] and _listed(api, "acme") == []
+    assert api.get("/v1/graph?entity=Zorana%20Petrovic").status == 404
+
+
+def test_an_entity_still_named_by_another_memory_stays(api: Api) -> None:
+    # Given two memories that name Zorana, one of which also names Acme
+    memory_id = _remember(api, ZORANA)
+    _remember(api, "Zorana Petrovic lives in Belgrade.")
+
+    # When the one naming Acme is deleted
+    assert api.delete(f"/v1/memories/{memory_id}").status == 204
+
+    # Then Acme goes, and Zorana, whom the other memory names, stays
+    assert _listed(api, "acme") == []
+    assert _listed(api, "zorana") == ["Zorana Petrovic"]
+
+
+def test_an_entity_made_with_the_api_stays_when_the_memory_naming_it_is_deleted(api: Api) -> None:
+    # Given an entity made on purpose, which a memory then names (its only observation)
+    made = api.post("/v1/entities", {"name": "Zorana Petrovic"})
+    memory_id = _remember(api, ZORANA)
+    observed = api.get(f"/v1/entities/{made.json['id']}").json["observations"]
+    assert [o["memory_id"] for o in observed] == [memory_id]
+
+    # When the memory is deleted
+    assert api.delete(f"/v1/memories/{memory_id}").status == 204
+
+    # Then the entity stays, without observations; Acme, which extraction made, goes
+    assert _listed(api, "zorana") == ["Zorana Petrovic"]
+    assert api.get(f"/v1/entities/{made.json['id']}").json["observations"] == []
+    assert _listed(api, "acme") == []
+
+
+def test_deleting_a_document_deletes_its_extracted_entities_that_nothing_else_names(api: Api) -> None:
+    # Given a document naming Zorana and Acme, and a memory of its own naming Acme
+    document = ingest(api, {"content": ZORANA, "extract": "light"})
+    assert document["status"] == "done" and document["memory_count"] >= 1, document
+    _remember(api, "Acme sells anvils.")
+    assert _listed(api, "zorana") == ["Zorana Petrovic"]
+
+    # When the document is deleted
+    assert api.delete(f"/v1/documents/{document['id']}").status == 204
+
+    # Then Zorana, whom only the document named, is gone; Acme stays
+    assert _listed(api, "zorana") == []
+    assert _listed(api, "acme") == ["Acme"]

@@ -153,7 +153,7 @@ def test_relations_take_their_time_and_confidence_from_the_memory_and_linking_is
         assert graph_repo.subject_entities(cur, tenant.tenant_id, memory.id) == [first.entity_ids[0]]
 
 
-def test_deleting_the_memory_removes_its_observations_and_relations_but_not_the_entities(
+def test_deleting_the_memory_removes_its_observations_relations_and_the_entities_only_it_named(
     graph: GraphService, tenant: IssuedKey, local_db: LocalDatabase
 ) -> None:
     memory = remember(tenant, "Alice knows Bob.")
@@ -167,7 +167,7 @@ def test_deleting_the_memory_removes_its_observations_and_relations_but_not_the_
     deps.memory_service().delete(tenant.tenant_id, memory)
 
     assert count(local_db, tenant, "entity_relations") == count(local_db, tenant, "entity_mentions") == 0
-    assert count(local_db, tenant, "entities") == 2
+    assert count(local_db, tenant, "entities") == 0
 
 
 def test_inside_the_callers_transaction_a_failure_leaves_no_partial_rows(

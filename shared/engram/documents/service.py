@@ -240,7 +240,9 @@ class DocumentService:
         if existing["status"] not in ("done", "failed") or (unchanged and existing["status"] == "done"):
             # Already being ingested, or this exact content is already in: nothing new to do.
             return _registration(tenant_id, existing, duplicate=True, start=existing["status"] == "queued")
-        purge_outputs(cur, tenant_id, existing["id"])
+        # The new revision's links may name the same entities: they keep their ids (cleanup takes
+        # those it does not name).
+        purge_outputs(cur, tenant_id, existing["id"], drop_orphaned_entities=False)
         changes = {k: v for k, v in fields.items() if k not in ("custom_id", "id")}
         if data is not None:
             changes["blob_key"] = self._store(tenant_id, existing["id"], data)
@@ -320,12 +322,13 @@ class DocumentService:
         return DocumentPage(documents=documents, next_cursor=cursor)
 
     def delete(self, tenant_id: UUID, document_id: UUID) -> None:
-        """Remove the document, its chunks, and the memories that come only from it. A run still in
-        progress finds the document gone at its next write and stops."""
+        """Remove the document, its chunks, the memories that come only from it, and the uncurated
+        entities those leave unreferenced. A run still in progress finds the document gone at its next
+        write and stops."""
         with self.db.tenant(tenant_id) as cur:
             if repo.get_document(cur, tenant_id, document_id, for_update=True) is None:
                 raise _not_found(document_id)
-            purge_outputs(cur, tenant_id, document_id)
+            purge_outputs(cur, tenant_id, document_id, drop_orphaned_entities=True)
             repo.delete_document(cur, tenant_id, document_id)
         try:
             self.blobs.delete_prefix(work_prefix_of(self.work_prefix, tenant_id, document_id))

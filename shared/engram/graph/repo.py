@@ -671,7 +671,7 @@ def restore_relation(cur: TenantTx, tenant_id: UUID, row: dict[str, Any]) -> boo
     return restore.insert_as_is(cur, "entity_relations", tenant_id, row, conflict="")
 
 
-# --- erasure ----------------------------------------------------------------------------------
+# --- erasure and unreferenced entities ---------------------------------------------------------
 
 
 def extracted_from(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -> dict[str, Any]:
@@ -690,16 +690,52 @@ def extracted_from(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -
     return row
 
 
-def delete_unreferenced(cur: TenantTx, tenant_id: UUID, entity_ids: Sequence[UUID]) -> int:
-    """Of these entities, those no memory mentions and no relation joins any more (their keys cascade)."""
-    if not entity_ids:
+# `e` is referenced: a memory mentions it, or a relation joins it (each end through its own index).
+_UNREFERENCED = sql.SQL(
+    """NOT EXISTS (SELECT 1 FROM entity_mentions em WHERE em.tenant_id = e.tenant_id AND em.entity_id = e.id)
+       AND NOT EXISTS (SELECT 1 FROM entity_relations er
+                       WHERE er.tenant_id = e.tenant_id AND er.source_entity = e.id)
+       AND NOT EXISTS (SELECT 1 FROM entity_relations er
+                       WHERE er.tenant_id = e.tenant_id AND er.target_entity = e.id)"""
+)
+
+
+def delete_unreferenced(
+    cur: TenantTx,
+    tenant_id: UUID,
+    among: Sequence[UUID] | None,
+    *,
+    curated_too: bool,
+    limit: int | None,
+) -> int:
+    """Delete entities no memory mentions and no relation joins any more (their keys cascade): of
+    `among` (None: of every entity of the tenant), at most `limit` (None: all); without `curated_too`,
+    only uncurated ones (those extraction made, migrations/0033). Returns how many went.
+
+    The entities are locked first, skipping any another transaction holds (one linking a memory to
+    it: engram.graph.linking locks what it resolves), and asked again, in a statement of its own, whether
+    they are unreferenced: a mention committed after the first statement began is seen, and none can be
+    added while the lock is held. A skipped entity is left for a later run."""
+    if among is not None and not among:
+        return 0
+    clauses: list[sql.Composable] = [sql.SQL("e.tenant_id = {}").format(sql.Literal(tenant_id))]
+    if among is not None:
+        clauses.append(sql.SQL("e.id = ANY({}::uuid[])").format(sql.Literal(list(among))))
+    if not curated_too:
+        clauses.append(sql.SQL("NOT e.curated"))
+    clauses.append(_UNREFERENCED)
+    candidates = cur.execute(
+        sql.SQL("SELECT e.id FROM entities e WHERE {where} {limit} FOR UPDATE SKIP LOCKED").format(
+            where=sql.SQL(" AND ").join(clauses),
+            limit=sql.SQL("LIMIT {}").format(sql.Literal(limit)) if limit is not None else sql.SQL(""),
+        )
+    ).fetchall()
+    if not candidates:
         return 0
     cur.execute(
-        """DELETE FROM entities e WHERE e.tenant_id = %(t)s AND e.id = ANY(%(e)s)
-           AND NOT EXISTS (SELECT 1 FROM entity_mentions em WHERE em.tenant_id = e.tenant_id
-                           AND em.entity_id = e.id)
-           AND NOT EXISTS (SELECT 1 FROM entity_relations er WHERE er.tenant_id = e.tenant_id
-                           AND (er.source_entity = e.id OR er.target_entity = e.id))""",
-        {"t": tenant_id, "e": list(entity_ids)},
+        sql.SQL("DELETE FROM entities e WHERE e.tenant_id = %s AND e.id = ANY(%s) AND {}").format(
+            _UNREFERENCED
+        ),
+        (tenant_id, [row["id"] for row in candidates]),
     )
     return cur.rowcount

@@ -227,12 +227,13 @@ class MemoryWriter:
         return row
 
     def delete(self, uow: UnitOfWork, memory_id: UUID, *, user_id: str | None) -> None:
-        """DELETE, made for `user_id` (`_changeable`); the version chain is mended (`remove`)."""
+        """DELETE, made for `user_id` (`_changeable`); the version chain is mended, and the extracted
+        entities nothing refers to any more go with it (`remove`)."""
         memory = repo.lock_memory(uow.cur, uow.tenant_id, memory_id)
         if memory is None:
             raise _not_found(memory_id)
         self._changeable(uow, memory, user_id)
-        remove(uow, [memory_id])
+        remove(uow, [memory_id], drop_orphaned_entities=True)
 
     def revert(self, uow: UnitOfWork, memory_id: UUID, *, user_id: str | None) -> dict[str, Any]:
         """Undo the supersession that retired `memory_id`: it is current again, and the memory that
@@ -392,19 +393,30 @@ class MemoryWriter:
         return row
 
 
-def remove(uow: UnitOfWork, memory_ids: Sequence[UUID]) -> int:
+def remove(uow: UnitOfWork, memory_ids: Sequence[UUID], *, drop_orphaned_entities: bool) -> int:
     """Delete these memories (DELETE /v1/memories/{id}, a document's, an erased user's) and mend the
     version chains they were part of: a memory one of them had retired is current again when none of
     them had a replacement that stays (deleting the current version undoes its supersession), and is
     retired by that replacement otherwise (deleting v2 of v1 -> v2 -> v3: v3 `updates` v1, whose
-    valid_to stays). What something else still retires stays retired. Returns how many went."""
+    valid_to stays). What something else still retires stays retired. Returns how many went.
+
+    `drop_orphaned_entities` (a DELETE of a memory or a document): the uncurated entities these
+    memories mention that nothing mentions or relates to once they are gone are deleted too, so a name
+    extraction found in them does not outlive them. Without it (a document's re-ingest, a failed or
+    retried run: the next links may name the same entities, which keep their ids; an erasure, which
+    deletes its users' entities itself) they stay, and `engram cleanup` takes those left unreferenced."""
     cur, tenant_id = uow.cur, uow.tenant_id
+    mentioned = (
+        graph_repo.extracted_from(cur, tenant_id, memory_ids)["entities"] if drop_orphaned_entities else []
+    )
     mended = relationships.mended_over(cur, tenant_id, memory_ids)
     repo.make_current(cur, tenant_id, [target for target, successor in mended if successor is None])
     for target, successor in mended:
         if successor is not None:
             relationships.add(cur, tenant_id, successor, target, "updates", 1.0, {"by": "delete"})
-    return repo.delete_memories(cur, tenant_id, memory_ids)
+    deleted = repo.delete_memories(cur, tenant_id, memory_ids)
+    graph_repo.delete_unreferenced(cur, tenant_id, mentioned, curated_too=False, limit=None)
+    return deleted
 
 
 def _date(uow: UnitOfWork, row: Mapping[str, Any]) -> None:

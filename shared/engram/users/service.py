@@ -98,10 +98,13 @@ class UserErasureService:
         # Counted (and their entities noted) before the documents take the memories only they gave.
         extracted = graph.extracted_from(cur, tenant_id, [*ids, *given])
         for document_id in document_ids:
-            purge_outputs(cur, tenant_id, document_id)
+            purge_outputs(cur, tenant_id, document_id, drop_orphaned_entities=False)
             documents.delete_document(cur, tenant_id, document_id)
-        remove_memories(UnitOfWork(cur, tenant_id), ids)
-        entities = graph.delete_unreferenced(cur, tenant_id, extracted["entities"])
+        remove_memories(UnitOfWork(cur, tenant_id), ids, drop_orphaned_entities=False)
+        # The entities they named go when nothing else refers to them, curated or not: the user's data.
+        entities = graph.delete_unreferenced(
+            cur, tenant_id, extracted["entities"], curated_too=True, limit=None
+        )
         session_containers = sessions.containers_of_user(cur, tenant_id, user_id)
         session_count, messages = sessions.delete_of_user(cur, tenant_id, user_id)
         plan_count, tasks = plans.delete_of_user(cur, tenant_id, user_id)

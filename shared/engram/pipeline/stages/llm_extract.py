@@ -74,7 +74,7 @@ def llm_extract_step(ctx: PipelineContext, ref: DocumentRef) -> None:
     with ctx.db.unit_of_work(ref.tenant_id) as uow:
         current(uow.cur, ref)
         # An earlier attempt of this step may have committed: start from a clean slate.
-        purge_memories(uow.cur, ref.tenant_id, ref.document_id)
+        purge_memories(uow.cur, ref.tenant_id, ref.document_id, drop_orphaned_entities=False)
         stored = ctx.writer.store(uow, new, Peers(same_owner=False))
         for candidate, memory in zip(candidates, stored, strict=True):
             documents.add_memory_source(
