@@ -11,7 +11,8 @@ engram keys revoke --tenant NAME (--key KEY | --prefix PREFIX)
 engram keys list --tenant NAME
 engram keys ... --stage STAGE     the same against a deployed stage (API Gateway key + usage plan)
 engram cleanup [--retention-days N | --keep-superseded]
-                                  delete expired rows and superseded versions past retention
+                                  delete expired rows, superseded versions past retention and
+                                  the extracted entities nothing refers to any more
 engram export --tenant NAME [--container C] [-o FILE] [--with-files]
                                   the tenant as JSON Lines (stdout unless -o)
 engram import FILE [--tenant NAME] [--new-ids]
@@ -417,7 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.add_argument("--region", help="AWS region of the stage (default: your AWS configuration)")
     keys.set_defaults(func=cmd_keys)
-    clean = sub.add_parser("cleanup", help="delete expired rows and old superseded versions")
+    clean = sub.add_parser(
+        "cleanup", help="delete expired rows, old superseded versions and unreferenced extracted entities"
+    )
     retention = clean.add_mutually_exclusive_group()
     retention.add_argument(
         "--retention-days", type=_days, help="keep superseded versions this long (default: 90)"

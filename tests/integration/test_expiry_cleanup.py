@@ -13,7 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from engram import deps
-from engram.graph.linking import link_memory
+from engram.graph.linking import link_memory, resolve_entity
 from engram.local.stack import LocalDatabase
 from engram.maintenance.service import cleanup
 from engram.memory_extraction import ExtractedEntity
@@ -293,8 +293,55 @@ def test_cleanup_without_retention_keeps_superseded_versions(api: Api, local_db:
     assert _exists(local_db, "memories", "id", old)
 
 
+def _entity_names(api: Api, q: str) -> list[str]:
+    return [e["name"] for e in api.get(f"/v1/entities?q={q}").json["entities"]]
+
+
+def test_cleanup_deletes_the_extracted_entities_only_expired_memories_named_and_counts_them(
+    api: Api, local_db: LocalDatabase
+) -> None:
+    # Given an entity made on purpose, and an expired memory, the only one to name it and Acme
+    assert api.post("/v1/entities", {"name": "Zorana Petrovic"}).status == 201
+    secret = api.post("/v1/memories", {"content": "Zorana Petrovic works at Acme.", "extract": "light"})
+    _expire(local_db, secret.json["id"])
+    assert _entity_names(api, "acme") == ["Acme"]  # the memory is gone from reads, its rows are not
+
+    # When cleanup runs
+    report = cleanup(local_db.app, retention_days=None)
+
+    # Then the entity extraction made goes with the memory, and is counted; the one made on purpose stays
+    assert report.orphaned_entities >= 1
+    assert not _exists(local_db, "memories", "id", secret.json["id"])
+    assert _entity_names(api, "acme") == []
+    assert _entity_names(api, "zorana") == ["Zorana Petrovic"]
+
+
+def test_cleanup_leaves_an_entity_that_a_transaction_is_linking_for_a_later_run(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given an extracted entity nothing refers to any more (its only mention unlinked)
+    memory = api.post("/v1/memories", {"content": "Zorana Petrovic likes tea.", "extract": "light"})
+    (zorana,) = api.get("/v1/entities?q=zorana").json["entities"]
+    unlinked = api.delete(f"/v1/entities/{zorana['id']}/observations/{memory.json['id']}")
+    assert unlinked.status == 204
+
+    # When cleanup runs while a transaction that resolved it to link a memory is still open, and again
+    # after it has ended
+    with deps.database().tenant(tenant.tenant_id) as cur:
+        row, _ = resolve_entity(cur, tenant.tenant_id, "Zorana Petrovic", "unknown", curated=False)
+        cleanup(local_db.app, retention_days=None)
+        kept = _entity_names(api, "zorana")
+    cleanup(local_db.app, retention_days=None)
+
+    # Then the first run skips it (the link would have lost its entity), and the second deletes it
+    assert str(row["id"]) == zorana["id"] and kept == ["Zorana Petrovic"]
+    assert _entity_names(api, "zorana") == []
+
+
 def test_engram_cleanup_command(api: Api, local_db: LocalDatabase, tmp_path: Path) -> None:
     gone = api.post("/v1/memories", {"content": "expired via cli", **_expired()}).json["id"]
+    named = api.post("/v1/memories", {"content": "Zorana Petrovic works at Acme.", "extract": "light"})
+    _expire(local_db, named.json["id"])
     env = {
         **os.environ,
         "DATABASE_URL": local_db.admin_conninfo,
@@ -313,5 +360,6 @@ def test_engram_cleanup_command(api: Api, local_db: LocalDatabase, tmp_path: Pat
 
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["expired_memories"] >= 1 and report["retention_days"] == 30
+    assert report["expired_memories"] >= 2 and report["retention_days"] == 30
+    assert report["orphaned_entities"] >= 2  # Zorana Petrovic and Acme
     assert not _exists(local_db, "memories", "id", gone)
