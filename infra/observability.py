@@ -4,7 +4,7 @@ Alarms go to an encrypted SNS topic (subscribe an address with `-c alarm_email=.
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Aws, Duration
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
@@ -41,6 +41,20 @@ class Observability(Construct):
         key.grant_encrypt_decrypt(iam.ServicePrincipal("cloudwatch.amazonaws.com"))
         self.topic = sns.Topic(
             self, "Alarms", display_name=f"Engram {config.stage} alarms", master_key=key, enforce_ssl=True
+        )
+        # enforce_ssl gives the topic a policy of its own, in place of SNS's default one: without this
+        # statement CloudWatch may not publish, and no alarm reaches anyone.
+        alarms = f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:*"
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+                    "ArnLike": {"aws:SourceArn": alarms},
+                },
+            )
         )
         if config.alarm_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))

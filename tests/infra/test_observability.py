@@ -51,3 +51,19 @@ def test_dashboard_shows_the_api_functions_and_database(dev: Synth) -> None:
         "DatabaseConnectionsCurrentlySessionPinned",
     ):
         assert needle in body, needle
+
+
+def test_cloudwatch_may_publish_to_the_alarm_topic(dev: Synth) -> None:
+    # Found by an audit: enforce_ssl gives the topic a policy of its own, which replaces SNS's default
+    # one; with only its Deny (no TLS), CloudWatch could not publish, and no alarm reached anyone
+    (topic,) = dev.of_type("AWS::SNS::Topic")
+    (policy,) = [p for p in dev.of_type("AWS::SNS::TopicPolicy") if topic in str(dev.props(p)["Topics"])]
+    allows = [
+        s
+        for s in dev.props(policy)["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Allow" and s.get("Principal", {}).get("Service") == "cloudwatch.amazonaws.com"
+    ]
+
+    assert len(allows) == 1 and allows[0]["Action"] == "sns:Publish"
+    assert ref(allows[0]["Resource"]) == topic
+    assert "aws:SourceAccount" in str(allows[0]["Condition"])
