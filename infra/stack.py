@@ -56,6 +56,11 @@ class EngramStack(Stack):
         # The master secret's rotation (whose first run changes the password at once) is set up only
         # once the deploy-time migration, which logs in with that password, has finished.
         self.database.rotation.node.add_dependency(self.migrations.trigger)
+        # Nothing serves before the schema it reads exists (a first deploy: the relay's schedule, an API
+        # call, an S3 event), nor new code before its migrations have run (an update).
+        for name, function in self.functions.functions.items():
+            if name != MIGRATE_FUNCTION:
+                function.node.add_dependency(self.migrations.trigger)
         self.api = Api(self, "Api", config=config, functions=self.functions)
         self.buckets = Buckets(self, "Buckets", config=config)
         self.failures = AsyncFailures(self, "AsyncFailures", config=config)

@@ -10,9 +10,9 @@ budgets and cfn-lint (zero errors) for each template of the stack (its nested st
 whole stack (infra/gate/nested.py): region-correct model ids and their IAM grants, reachability of every
 AWS API each function's code calls and of the database, no role granting a function a service its
 declarations do not name, async failures kept and alarmed, deploy-time timeouts, the secret's rotation
-after the migration, no resources waiting for each other in a circle, no account-level API Gateway
-setting, the engine version, and no suppression metadata or test-invoke permissions in the template.
-Exits 1 on any problem.
+and every other function after the migration, no resources waiting for each other in a circle, no
+account-level API Gateway setting, the engine version, and no suppression metadata or test-invoke
+permissions in the template. Exits 1 on any problem.
 """
 
 from __future__ import annotations
@@ -182,6 +182,7 @@ def check_template(report: RegionReport, code: dict[str, FunctionCode]) -> None:
         "async failures": checks.async_failures_kept(t),
         "deploy-time timeouts": checks.trigger_timeouts(t),
         "rotation after migration": checks.rotation_after_migration(t),
+        "functions after migration": checks.functions_after_migration(t, functions),
         "dependency cycles": checks.dependency_cycles(t),
         "API Gateway account": checks.api_gateway_account(t, opted_in=False),
         "engine version": checks.engine_version(t, newest_engine_version(ENGINE_MAJOR)),

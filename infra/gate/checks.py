@@ -281,6 +281,19 @@ def rotation_after_migration(t: Template) -> list[str]:
     return problems
 
 
+def functions_after_migration(t: Template, functions: Mapping[str, str]) -> list[str]:
+    """Every function (name -> logical id) but the one a deploy-time Trigger runs waits for that Trigger:
+    on a first deploy nothing (a schedule, an API call, an S3 event) may run before the schema exists,
+    and on an update new code does not serve before its migrations have run."""
+    problems = []
+    for trigger, resource in t.of_type("Custom::Trigger").items():
+        runs = _function_of(t, resource.get("Properties", {}).get("HandlerArn"))
+        for name, logical in sorted(functions.items()):
+            if logical != runs and trigger not in depends_on(t, logical):
+                problems.append(f"{name}: may serve before the deploy-time migration ({trigger}) has run")
+    return problems
+
+
 def depends_on(t: Template, logical: str) -> set[str]:
     """Everything a resource waits for: DependsOn and references, transitively."""
     seen: set[str] = set()

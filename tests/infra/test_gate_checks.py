@@ -233,6 +233,23 @@ def test_resources_that_wait_for_each_other_in_a_circle_are_refused() -> None:
     assert checks.dependency_cycles(line) == []
 
 
+def test_every_function_but_the_migration_waits_for_it() -> None:
+    # Found by an audit: nothing waited for the deploy-time migration, so on a first deploy the relay's
+    # schedule ran before the schema existed (and new code served against the old schema on updates)
+    def stack(waiting: list[str]) -> Template:
+        return _resources(
+            Migrate={"Type": "AWS::Lambda::Function", "Properties": {}},
+            Trigger={"Type": "Custom::Trigger", "Properties": {"HandlerArn": f.getatt("Migrate", "Arn")}},
+            Relay={"Type": "AWS::Lambda::Function", "DependsOn": waiting, "Properties": {}},
+        )
+
+    functions = {"migrate": "Migrate", "relay": "Relay"}
+    assert checks.functions_after_migration(stack([]), functions) == [
+        "relay: may serve before the deploy-time migration (Trigger) has run"
+    ]
+    assert checks.functions_after_migration(stack(["Trigger"]), functions) == []
+
+
 def _rotation(depends_on: list[str]) -> Template:
     return _resources(
         Migrate={"Type": "Custom::Trigger", "Properties": {}},
