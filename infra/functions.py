@@ -24,8 +24,10 @@ from constructs import Construct
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
 from engram.pipeline import steps
+from engram.providers.llm import MAX_DELAY_S
+from engram.relay import PASS_MARGIN_S
 from engram.runtime import FUNCTION_ENVIRONMENT
-from engram.settings import DEFAULT_MODELS
+from engram.settings import DEFAULT_MODELS, Settings
 from infra.aws_services import (
     EMBEDDING_FUNCTIONS,
     LLM_FUNCTIONS,
@@ -57,6 +59,21 @@ ARCHITECTURE = lambda_.Architecture.ARM_64
 SESSIONS_TIMEOUT_S = 28
 # The pipeline's trigger registers a document and starts its execution; 120 s covers reading the object.
 TRIGGER_TIMEOUT_S, TRIGGER_MEMORY_MB = 120, 1024
+# What a function keeps of its time besides its LLM calls: an API request's other work (the database,
+# the embedding), a relay pass's (within its margin), a pipeline step's (its writes).
+API_WORK_S, PASS_WORK_S, STEP_WORK_S = 8, 5, 5
+
+
+def llm_limits(room_s: float) -> tuple[float, int]:
+    """A call's timeout and the attempts whose worst case (every call timing out, the longest wait
+    between them: engram.providers.llm.MAX_DELAY_S) fits in `room_s`: the settings' defaults where they
+    fit, fewer attempts, then a shorter call, where they do not."""
+    call = min(float(Settings.model_fields["llm_timeout_seconds"].default), room_s)
+    most = int(Settings.model_fields["llm_max_attempts"].default)
+    attempts = 1
+    while attempts < most and (attempts + 1) * call + attempts * MAX_DELAY_S <= room_s:
+        attempts += 1
+    return call, attempts
 
 
 @dataclass(frozen=True)
@@ -323,6 +340,17 @@ class Functions(Construct):
         }
         if self._calls_llm(spec):
             env["ENGRAM_LLM_PROVIDER"] = self.llm.provider
+            # The function waits for its LLM calls to their end: a slow or throttled model is a clear
+            # error (503), never the function's own timeout.
+            if spec.name == RELAY_FUNCTION:
+                room = PASS_MARGIN_S - PASS_WORK_S
+            elif spec.name in API_FUNCTIONS:
+                room = spec.timeout_s - API_WORK_S
+            else:
+                room = spec.timeout_s - STEP_WORK_S
+            call, attempts = llm_limits(room)
+            env["ENGRAM_LLM_TIMEOUT_SECONDS"] = f"{call:g}"
+            env["ENGRAM_LLM_MAX_ATTEMPTS"] = str(attempts)
             if self.llm.model_id:
                 env["ENGRAM_LLM_MODEL"] = self.llm.model_id
         if spec.name in PIPELINE_CONTEXT_FUNCTIONS and not self.network.reaches("textract"):

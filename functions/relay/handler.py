@@ -10,15 +10,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
 from engram.observability import logger
-
-MARGIN_MS = 20_000  # a pass (an LLM summary, a batch of events) finishes well within this
+from engram.relay import PASS_MARGIN_S
 
 
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     relay = deps.relay()
     summarized = delivered = 0
-    while context.get_remaining_time_in_millis() > MARGIN_MS:
+    while context.get_remaining_time_in_millis() > PASS_MARGIN_S * 1000:
         report = relay.run_once()
         summarized, delivered = summarized + report.summarized, delivered + report.delivered
         if not (report.summarized or report.delivered):

@@ -7,12 +7,12 @@ credentials at all.
 
 For each region: the synth itself (cdk-nag's AwsSolutions pack fails it on any unacknowledged finding),
 budgets and cfn-lint (zero errors) for each template of the stack (its nested stacks' too), and on the
-whole stack (infra/gate/nested.py): region-correct model ids and their IAM grants, reachability of every
-AWS API each function's code calls and of the database, no role granting a function a service its
-declarations do not name, async failures kept and alarmed, deploy-time timeouts, the secret's rotation
-and every other function after the migration, no resources waiting for each other in a circle, no
-account-level API Gateway setting, the engine version, and no suppression metadata or test-invoke
-permissions in the template. Exits 1 on any problem.
+whole stack (infra/gate/nested.py): region-correct model ids and their IAM grants, LLM calls that end
+within their function's timeout, reachability of every AWS API each function's code calls and of the
+database, no role granting a function a service its declarations do not name, async failures kept and
+alarmed, deploy-time timeouts, the secret's rotation and every other function after the migration, no
+resources waiting for each other in a circle, no account-level API Gateway setting, the engine version,
+and no suppression metadata or test-invoke permissions in the template. Exits 1 on any problem.
 """
 
 from __future__ import annotations
@@ -179,6 +179,7 @@ def check_template(report: RegionReport, code: dict[str, FunctionCode]) -> None:
         ),
         "region": checks.region_correctness(t, report.region),
         "LLM and its grant": checks.llm_matches_grant(t, report.region),
+        "LLM calls within the timeout": checks.llm_calls_fit(t),
         "async failures": checks.async_failures_kept(t),
         "deploy-time timeouts": checks.trigger_timeouts(t),
         "rotation after migration": checks.rotation_after_migration(t),

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from engram.providers import bedrock_profiles
+from engram.providers.llm import MAX_DELAY_S
 from engram.settings import Settings
 from infra.aws_services import IAM_PREFIX, ServiceUse, endpoint_service
 from infra.gate.clients import FunctionCode
@@ -278,6 +279,30 @@ def rotation_after_migration(t: Template) -> list[str]:
     for logical in t.of_type("AWS::SecretsManager::RotationSchedule"):
         if triggers and not triggers <= depends_on(t, logical):
             problems.append(f"{logical}: may be created (and rotate the secret) while the migration runs")
+    return problems
+
+
+def llm_calls_fit(t: Template) -> list[str]:
+    """A function that calls the LLM waits for its calls to their end: every attempt timing out, with the
+    longest wait between them (engram.providers.llm.MAX_DELAY_S), ends within its timeout. Otherwise a
+    slow or throttled model ends the function itself (API Gateway's 502, a step's timeout) instead of
+    a clear, retryable error."""
+    defaults = Settings.model_fields
+    problems = []
+    for logical, resource in sorted(t.of_type("AWS::Lambda::Function").items()):
+        props = resource.get("Properties", {})
+        env = props.get("Environment", {}).get("Variables", {})
+        if "ENGRAM_LLM_PROVIDER" not in env:
+            continue
+        call = float(env.get("ENGRAM_LLM_TIMEOUT_SECONDS", defaults["llm_timeout_seconds"].default))
+        attempts = int(env.get("ENGRAM_LLM_MAX_ATTEMPTS", defaults["llm_max_attempts"].default))
+        worst = call * attempts + (attempts - 1) * MAX_DELAY_S
+        timeout = int(props.get("Timeout", 3))
+        if worst > timeout:
+            problems.append(
+                f"{logical}: its LLM calls may take {worst:g} s ({attempts} x {call:g} s, and the waits "
+                f"between them), beyond its {timeout} s timeout"
+            )
     return problems
 
 

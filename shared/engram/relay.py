@@ -13,6 +13,10 @@ from typing import Protocol
 from engram.observability import logger
 from engram.sessions.summaries import SummaryService
 
+# In AWS a run starts no pass with less time left than this: a pass (an LLM summary, a batch of events)
+# ends within it (the relay's LLM calls are budgeted to: infra/functions.py).
+PASS_MARGIN_S = 20
+
 
 class EventSink(Protocol):
     def run_once(self) -> int: ...

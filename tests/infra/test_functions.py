@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from engram.api.routes import API_FUNCTIONS, AUTHORIZER_FUNCTION
 from engram.pipeline.steps import PIPELINE_FUNCTIONS
+from engram.providers.llm import MAX_DELAY_S
+from engram.relay import PASS_MARGIN_S
 from tests.infra.conftest import Synth
 from tests.infra.helpers import engram_functions, ref
 
@@ -129,3 +131,17 @@ def test_every_function_verifies_the_database_server_against_the_bundle_in_its_l
         env = dev.props(logical)["Environment"]["Variables"]
         assert env["ENGRAM_DB_SSLMODE"] == "verify-full", name
         assert env["ENGRAM_DB_SSLROOTCERT"] == "/opt/certs/rds-ca-bundle.pem", name
+
+
+def test_llm_calls_end_before_the_function_that_waits_for_them(dev: Synth) -> None:
+    # Found by an audit: memories and sessions (28 s) waited for the LLM with the defaults, 120 s a call
+    # and 4 attempts, so a slow or throttled model ended as a Lambda timeout (API Gateway's 502), not a
+    # clear 503 the caller can retry
+    functions = engram_functions(dev)
+    for name in ("memories", "sessions", "relay", "pipeline-llm_extract"):
+        props = dev.props(functions[name])
+        env = props["Environment"]["Variables"]
+        call, attempts = float(env["ENGRAM_LLM_TIMEOUT_SECONDS"]), int(env["ENGRAM_LLM_MAX_ATTEMPTS"])
+        assert call * attempts + (attempts - 1) * MAX_DELAY_S <= props["Timeout"] - 5, name
+    relay = dev.props(functions["relay"])["Environment"]["Variables"]
+    assert float(relay["ENGRAM_LLM_TIMEOUT_SECONDS"]) * int(relay["ENGRAM_LLM_MAX_ATTEMPTS"]) < PASS_MARGIN_S

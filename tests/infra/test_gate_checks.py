@@ -250,6 +250,24 @@ def test_every_function_but_the_migration_waits_for_it() -> None:
     assert checks.functions_after_migration(stack(["Trigger"]), functions) == []
 
 
+def test_a_function_waits_for_its_llm_calls_to_the_end() -> None:
+    def function(timeout: int, env: dict[str, str]) -> Template:
+        variables = {"ENGRAM_LLM_PROVIDER": "bedrock", **env}
+        return _resources(
+            Fn={
+                "Type": "AWS::Lambda::Function",
+                "Properties": {"Timeout": timeout, "Environment": {"Variables": variables}},
+            }
+        )
+
+    assert checks.llm_calls_fit(function(28, {})) == [
+        "Fn: its LLM calls may take 570 s (4 x 120 s, and the waits between them), beyond its 28 s timeout"
+    ]
+    fitting = {"ENGRAM_LLM_TIMEOUT_SECONDS": "20", "ENGRAM_LLM_MAX_ATTEMPTS": "1"}
+    assert checks.llm_calls_fit(function(28, fitting)) == []
+    assert checks.llm_calls_fit(function(600, {})) == []
+
+
 def _rotation(depends_on: list[str]) -> Template:
     return _resources(
         Migrate={"Type": "Custom::Trigger", "Properties": {}},

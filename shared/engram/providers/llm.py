@@ -22,6 +22,9 @@ from engram.errors import ProviderError, TransientError
 from engram.observability import logger
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+# The longest wait between two attempts (a Retry-After beyond it is cut to it): a function's timeout
+# budgets for it (infra/functions.py).
+MAX_DELAY_S = 30.0
 StopReason = Literal["stop", "length", "other"]
 
 
@@ -135,7 +138,7 @@ class RetryingLLM:
         temperature: float | None = None,
         max_attempts: int = 4,
         base_delay: float = 1.0,
-        max_delay: float = 30.0,
+        max_delay: float = MAX_DELAY_S,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.model_id = model_id
