@@ -47,6 +47,7 @@ PRUNED_SUFFIXES = (".pyi", ".pyc")
 RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath")
 MIGRATE_FUNCTION = "migrate"
 ADMIN_FUNCTION = "admin"
+DOCUMENTS_FUNCTION = "documents"  # the documents API: registers files and URLs, starts their runs
 CLEANUP_FUNCTION = "cleanup"
 # Writes what POST /v1/export asked for (engram.export.jobs), imports what was uploaded for POST /v1/import
 # (engram.export.import_jobs).

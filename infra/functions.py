@@ -38,6 +38,7 @@ from infra.aws_services import (
 from infra.build import (
     ADMIN_FUNCTION,
     CLEANUP_FUNCTION,
+    DOCUMENTS_FUNCTION,
     EXPORT_WORKER_FUNCTION,
     FUNCTION_EXTRAS,
     LAYER_CA_BUNDLE,
@@ -359,6 +360,11 @@ class Functions(Construct):
             env["ENGRAM_OCR_PROVIDER"] = "none"
         if spec.name == MEDIA_EXTRACT and self.config.vision:
             env["ENGRAM_VISION"] = "true"
+        if spec.name == MEDIA_EXTRACT and self.network.reaches("transcribe"):
+            env["ENGRAM_TRANSCRIPTION_PROVIDER"] = "transcribe"  # audio (else unsupported_here, saying so)
+        if spec.name == DOCUMENTS_FUNCTION and not self.network.reaches_internet:
+            # Without a NAT gateway the pipeline cannot fetch a URL: refused when sent, not timed out later.
+            env["ENGRAM_FETCH_URLS"] = "false"
         if spec.owner:
             env["ENGRAM_DB_SECRET_ARN"] = self.database.master_secret.secret_arn
         else:

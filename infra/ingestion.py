@@ -13,13 +13,12 @@ from constructs import Construct
 
 from engram.pipeline import steps
 from engram.settings import WORK_PREFIX
-from infra.build import PIPELINE_PREFIX
+from infra.build import DOCUMENTS_FUNCTION, PIPELINE_PREFIX
 from infra.config import StageConfig, log_retention
 from infra.failures import AsyncFailures
 from infra.functions import Functions
 from infra.pipeline_construct import PipelineStateMachine
 
-DOCUMENTS_API_FUNCTION = "documents"
 # Deleting a container deletes its documents, and with them their stored files (list and delete only).
 CONTAINERS_API_FUNCTION = "containers"
 
@@ -45,7 +44,7 @@ class Ingestion(Construct):
             trigger_function=functions[PIPELINE_PREFIX + steps.TRIGGER_FUNCTION],
             sweeper_function=functions[PIPELINE_PREFIX + steps.SWEEPER_FUNCTION],
             bucket=bucket,
-            starters=[functions[DOCUMENTS_API_FUNCTION]],
+            starters=[functions[DOCUMENTS_FUNCTION]],
             log_retention=log_retention(config.log_retention_days),
             rule_target=failures.target,
         )

@@ -93,9 +93,14 @@ class Network(Construct):
         self.s3_prefix_list_lookup: cr.AwsCustomResource | None = None
         self.s3_access = self._s3_access()
 
+    @property
+    def reaches_internet(self) -> bool:
+        """Whether functions in the app subnets can open HTTPS connections to anywhere (a NAT gateway)."""
+        return self.config.nat_gateways > 0
+
     def reaches(self, service: str) -> bool:
         """Whether functions in the app subnets can call this AWS API (endpoint or NAT)."""
-        return self.config.nat_gateways > 0 or service == "s3" or service in self.interface_endpoints
+        return self.reaches_internet or service == "s3" or service in self.interface_endpoints
 
     def https_out(self, security_group: ec2.SecurityGroup) -> None:
         """HTTPS to the AWS APIs: the interface endpoints in the VPC, or anywhere through the NAT."""

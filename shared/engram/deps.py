@@ -226,6 +226,7 @@ def document_service() -> DocumentService:
         max_file_bytes=s.max_file_bytes,
         presigner=blobs if isinstance(blobs, S3BlobStore) else None,
         llm_available=llm_configured(),
+        fetch_urls=s.fetch_urls,
     )
 
 

@@ -206,6 +206,9 @@ class Settings(BaseModel):
     vision: bool = False
     vision_model: str | None = None
     transcription_provider: TranscriptionProviderName = "none"
+    # Whether the pipeline can fetch a document's URL: false in AWS when the functions have no route to
+    # the internet (no NAT gateway), so a URL is refused when it is sent rather than time out later.
+    fetch_urls: bool = True
     transcription_model: str = "whisper-1"
     url_fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     allow_private_urls: bool = False

@@ -104,6 +104,15 @@ def dev(tmp_path_factory: pytest.TempPathFactory, assets: Assets) -> Synth:
 
 
 @pytest.fixture(scope="session")
+def with_nat(tmp_path_factory: pytest.TempPathFactory, assets: Assets) -> Synth:
+    """The default stage with a NAT gateway: its functions reach the internet and every AWS API."""
+    env = cdk.Environment(account=ACCOUNT, region=REGION)
+    return synthesize(
+        tmp_path_factory.mktemp("cdk-nat"), assets, {**project_context(), "nat_gateways": "1"}, env
+    )
+
+
+@pytest.fixture(scope="session")
 def agnostic(tmp_path_factory: pytest.TempPathFactory, assets: Assets) -> Synth:
     """The default stage as an offline `make synth` builds it: no account, no region."""
     return synthesize(tmp_path_factory.mktemp("cdk-agnostic"), assets, project_context())

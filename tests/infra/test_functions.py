@@ -145,3 +145,18 @@ def test_llm_calls_end_before_the_function_that_waits_for_them(dev: Synth) -> No
         assert call * attempts + (attempts - 1) * MAX_DELAY_S <= props["Timeout"] - 5, name
     relay = dev.props(functions["relay"])["Environment"]["Variables"]
     assert float(relay["ENGRAM_LLM_TIMEOUT_SECONDS"]) * int(relay["ENGRAM_LLM_MAX_ATTEMPTS"]) < PASS_MARGIN_S
+
+
+def _env(synth: Synth, name: str) -> dict[str, str]:
+    variables: dict[str, str] = synth.props(engram_functions(synth)[name])["Environment"]["Variables"]
+    return variables
+
+
+def test_what_the_functions_cannot_reach_they_refuse_or_report_at_once(dev: Synth, with_nat: Synth) -> None:
+    # Found by an audit: without a NAT gateway a URL document timed out in the detect step after its
+    # retries, and audio was never transcribed even where Transcribe could be reached
+    media = "pipeline-extract_media"
+    assert _env(dev, "documents")["ENGRAM_FETCH_URLS"] == "false"
+    assert "ENGRAM_TRANSCRIPTION_PROVIDER" not in _env(dev, media)  # none: audio is unsupported_here
+    assert "ENGRAM_FETCH_URLS" not in _env(with_nat, "documents")
+    assert _env(with_nat, media)["ENGRAM_TRANSCRIPTION_PROVIDER"] == "transcribe"

@@ -37,3 +37,13 @@ def test_the_extract_functions_that_ocr_reach_textract_through_its_endpoint(dev:
         assert not any(line.startswith("textract") for line in report.paths[function]), function
     # vision is off by default: the media function has no LLM grant, and so no Bedrock path to check
     assert not any(line.startswith("bedrock") for line in report.paths["pipeline/extract_media"])
+
+
+def test_a_stage_with_a_nat_gateway_passes_every_check_too(with_nat: Synth) -> None:
+    # Its media function transcribes, and its documents API takes URLs: each with a path and a grant
+    report = RegionReport(REGION, synth_ok=with_nat.error is None)
+    stack = load_stack(with_nat.outdir / f"{with_nat.stack.stack_name}.template.json", REGION)
+    report.template, report.templates = stack.flat, stack.templates
+    check_template(report, scan_functions(ALL_FUNCTIONS))
+    assert {name: problems for name, problems in report.problems.items() if problems} == {}
+    assert "transcribe: NAT gateway" in " ".join(report.paths["pipeline/extract_media"])

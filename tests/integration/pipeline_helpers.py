@@ -36,6 +36,7 @@ def service_with(starter: Any) -> DocumentService:
         starter,
         work_prefix=settings.work_prefix,
         max_file_bytes=settings.max_file_bytes,
+        fetch_urls=settings.fetch_urls,
     )
 
 

@@ -4,10 +4,12 @@ search over both, list, delete, idempotency and tenant isolation."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import uuid
 
 import pytest
 
+from engram import deps
 from tests import files
 from tests.conftest import Api, ApiResponse, assert_invalid
 from tests.integration.documents_helpers import ingest, wait_final
@@ -412,3 +414,22 @@ def test_local_upload_takes_multipart(api: Api) -> None:
     assert response.status == 202
     assert done["status"] == "done" and done["content_type"] == "text/csv" and done["tags"] == ["people"]
     assert any("Bob Stone" in r["content"] for r in found)
+
+
+def test_a_deployment_without_a_route_to_the_internet_refuses_urls_at_once(api: Api) -> None:
+    # Found by an audit: in AWS without a NAT gateway the detect step could not reach any URL, so a URL
+    # document was accepted (202) and failed minutes later as "timed out", after four retries
+    previous = deps.current()
+    settings = previous.settings.model_copy(update={"fetch_urls": False})
+    deps.install(dataclasses.replace(previous, settings=settings, _lock=previous._lock))
+    try:
+        refused = api.post("/v1/documents", {"url": "https://example.com/a"})
+        inline = api.post("/v1/documents", {"content": "Notes of the day", "filename": "n.txt"})
+    finally:
+        deps.install(previous)
+
+    assert_invalid(refused, "url")
+    assert "cannot fetch URLs" in refused.json["error"]["message"]
+    assert inline.status == 202, inline.json
+    listed = api.post("/v1/documents/list", {}).json["documents"]
+    assert [d["source_kind"] for d in listed] == ["inline"]

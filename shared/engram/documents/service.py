@@ -88,6 +88,7 @@ class DocumentService:
         max_file_bytes: int,
         presigner: Any = None,
         llm_available: bool = False,
+        fetch_urls: bool,
     ) -> None:
         self.db = db
         self.blobs = blobs
@@ -96,6 +97,7 @@ class DocumentService:
         self.max_file_bytes = max_file_bytes
         self.presigner = presigner  # S3BlobStore in AWS: uploads go straight to S3
         self.llm_available = llm_available
+        self.fetch_urls = fetch_urls  # false where the pipeline has no route to the internet
         # Documents that do not say (S3 and folder drops, requests without `extract`).
         self.default_extract: ExtractMode = "full" if llm_available else "light"
 
@@ -105,6 +107,12 @@ class DocumentService:
         """POST /v1/documents: store the bytes, register (idempotently), start the run."""
         fields = self._described(request)
         if request.url is not None:
+            if not self.fetch_urls:
+                raise InvalidInput(
+                    "this deployment cannot fetch URLs: its functions have no route to the internet (in "
+                    "AWS, deploy with -c nat_gateways=1); send the page's content or its file instead",
+                    details={"field": "url"},
+                )
             fields.update(source_kind="url", source=request.url, filename=request.filename)
             return self._accept(tenant_id, fields, None)
         if request.content is not None:

@@ -82,6 +82,7 @@ def test_aws_upload_is_a_presigned_put_under_the_callers_tenant() -> None:
             work_prefix="_engram/",
             max_file_bytes=100,  # type: ignore[arg-type]
             presigner=store,
+            fetch_urls=True,
         )
 
         ticket = service.presign_upload(tenant, "report.pdf", "kb.reports", "application/pdf")
@@ -100,6 +101,7 @@ def test_local_upload_is_multipart_not_a_ticket(tmp_path: Path) -> None:
         None,
         work_prefix="_engram/",  # type: ignore[arg-type]
         max_file_bytes=100,
+        fetch_urls=True,
     )
 
     with pytest.raises(InvalidInput, match="multipart/form-data"):
