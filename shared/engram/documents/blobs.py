@@ -100,12 +100,19 @@ class S3BlobStore:
         return data
 
     def delete_prefix(self, prefix: str) -> None:
-        paginator = self.client.get_paginator("list_objects_v2")
+        """Every object under the prefix, with each of its versions (and delete markers): the bucket is
+        versioned, and a deleted document's bytes must not stay behind as an earlier version."""
+        paginator = self.client.get_paginator("list_object_versions")
         for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
-            keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
-            if keys:
+            versions = [
+                {"Key": item["Key"], "VersionId": item["VersionId"]}
+                for item in (*page.get("Versions", []), *page.get("DeleteMarkers", []))
+            ]
+            if versions:  # a page holds at most 1000, as delete_objects takes
                 self._call(
-                    self.client.delete_objects, Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True}
+                    self.client.delete_objects,
+                    Bucket=self.bucket,
+                    Delete={"Objects": versions, "Quiet": True},
                 )
 
     def presign_put(self, key: str, content_type: str | None, expires_in: int) -> str:

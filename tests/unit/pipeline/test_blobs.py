@@ -106,3 +106,22 @@ def test_local_upload_is_multipart_not_a_ticket(tmp_path: Path) -> None:
 
     with pytest.raises(InvalidInput, match="multipart/form-data"):
         service.presign_upload(uuid.uuid4(), "a.txt", "default", None)
+
+
+def test_s3_prefix_delete_leaves_no_earlier_version_behind() -> None:
+    # Found by an audit: the bucket is versioned, so deleting a document (or erasing its user) left its
+    # bytes as noncurrent versions, readable for 30 days
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket="docs")
+        client.put_bucket_versioning(Bucket="docs", VersioningConfiguration={"Status": "Enabled"})
+        store = S3BlobStore(client, "docs")
+        store.put("_engram/t/d/source", b"first")
+        store.put("_engram/t/d/source", b"second")
+        store.put("_engram/t/other/source", b"keep")
+
+        store.delete_prefix("_engram/t/d/")
+
+        listed = client.list_object_versions(Bucket="docs", Prefix="_engram/t/")
+        left = [(v["Key"]) for v in (*listed.get("Versions", []), *listed.get("DeleteMarkers", []))]
+        assert left == ["_engram/t/other/source"]
