@@ -27,6 +27,7 @@ from engram_client.errors import (
     APIConnectionError,
     ConfigurationError,
     IngestionFailed,
+    InvalidInputError,
     WaitTimeout,
     error_from_response,
 )
@@ -133,8 +134,7 @@ class _Core:
     def _url(operation: Operation, path: Mapping[str, Any]) -> str:
         url = operation.path
         for name, value in path.items():
-            # ":" may stand in a path segment (RFC 3986): working-memory scopes and keys use it.
-            url = url.replace("{" + name + "}", quote(str(value), safe=":"))
+            url = url.replace("{" + name + "}", path_segment(name, value))
         return url
 
     @staticmethod
@@ -191,6 +191,21 @@ class _Core:
         elif body is not None:
             args["json"] = encode_body(body)
         return args
+
+
+def path_segment(name: str, value: Any) -> str:
+    """`value` as one path segment, whatever it holds. "/" is encoded, and so are the dots of a "." or
+    ".." (which HTTP clients and servers resolve as a step up: `delete_working("notes", ".")` would
+    otherwise clear the scope); the server decodes them back (API Gateway decodes path parameters).
+    An empty value cannot be a segment: it is refused before anything is sent."""
+    text = str(value)
+    if not text:
+        raise InvalidInputError(
+            f"{name} must not be empty", code="validation_error", field=name, errors=[{"field": name}]
+        )
+    # ":" may stand in a path segment (RFC 3986): working-memory scopes and keys use it.
+    segment = quote(text, safe=":")
+    return segment.replace(".", "%2E") if segment in (".", "..") else segment
 
 
 def encode_body(body: Mapping[str, Any]) -> Any:
