@@ -106,12 +106,15 @@ def settings_from(
     max_retries: int,
     headers: Mapping[str, str] | None,
 ) -> Settings:
-    """Arguments first, then ENGRAM_URL / ENGRAM_API_KEY."""
+    """Arguments first, then ENGRAM_URL / ENGRAM_API_KEY. Only an api_key of None is taken from the
+    environment: an empty one is refused (a tenant's key that is missing must not become another's)."""
     url = (base_url or os.environ.get("ENGRAM_URL") or DEFAULT_URL).rstrip("/")
-    key = api_key or os.environ.get("ENGRAM_API_KEY")
+    key = api_key if api_key is not None else os.environ.get("ENGRAM_API_KEY")
     if not key:
+        given_empty = "api_key is empty" if api_key is not None else "no API key"
         raise ConfigurationError(
-            "no API key: pass api_key=... or set ENGRAM_API_KEY (`make local` prints the dev key)",
+            f"{given_empty}: pass api_key=... or (with api_key=None) set ENGRAM_API_KEY (`make local` "
+            "prints the dev key)",
             code="missing_api_key",
         )
     if not url.startswith(("http://", "https://")):
