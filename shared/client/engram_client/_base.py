@@ -110,6 +110,7 @@ def settings_from(
     environment: an empty one is refused (a tenant's key that is missing must not become another's)."""
     url = (base_url or os.environ.get("ENGRAM_URL") or DEFAULT_URL).rstrip("/")
     key = api_key if api_key is not None else os.environ.get("ENGRAM_API_KEY")
+    source = "api_key" if api_key is not None else "ENGRAM_API_KEY"
     if not key:
         given_empty = "api_key is empty" if api_key is not None else "no API key"
         raise ConfigurationError(
@@ -117,9 +118,28 @@ def settings_from(
             "prints the dev key)",
             code="missing_api_key",
         )
+    check_api_key(key, source)
     if not url.startswith(("http://", "https://")):
         raise ConfigurationError(f"base_url must be an http(s) URL, not {url!r}", code="invalid_base_url")
     return Settings(url, key, timeout, RetryPolicy(max_retries=max_retries), dict(headers or {}))
+
+
+def check_api_key(key: str, source: str) -> None:
+    """ConfigurationError unless `key` can be sent as a header value: printable ASCII, no space. The
+    error never shows the key (HTTP libraries put a refused header value in their message)."""
+    for position, character in enumerate(key):
+        if not 0x21 <= ord(character) <= 0x7E:
+            raise ConfigurationError(
+                f"the API key ({source}) holds {_named(character)} at position {position + 1} of "
+                f"{len(key)}, which an HTTP header cannot carry: check it was copied whole and alone "
+                "(a line break read from a file?)",
+                code="invalid_api_key",
+            )
+
+
+def _named(character: str) -> str:
+    names = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", " ": "a space"}
+    return names.get(character) or f"the character U+{ord(character):04X}"
 
 
 @cache
