@@ -1,10 +1,15 @@
 """The HTTP core under `Engram` and `AsyncEngram`: configuration, one request per operation, retries
 with backoff, answers parsed into models and errors into exceptions.
 
-Retries. A connection that could not be opened is retried for every call (nothing was sent: httpx's
-transport retries). A 429, 502, 503 or 504, or a connection that broke after the request went out,
-is retried only for calls that change nothing when repeated (reads, PUT, DELETE, searches, upserts by
-key), with exponential backoff and full jitter, honouring Retry-After. Anything else is raised at once.
+Retries (the rule is in `Attempts`; shared/client/README.md explains it). At most `max_retries` retries,
+with exponential backoff and full jitter, honouring Retry-After:
+- nothing was sent (the connection could not be opened), or the server refused before doing anything
+  (429; a 503 with Retry-After): retried for every call;
+- the request may have reached the server (the connection broke or timed out after it went out; a 502,
+  503 or 504): retried only when repeating it can change neither the outcome nor the answer (reads,
+  searches, PUT and upserts by key, a DELETE answered by 204, where a 404 then means it is done); never
+  a conditional write (If-Match), a DELETE that answers counts, or any other write: those raise
+  `MaybeApplied` (a lost answer) or the server's error.
 """
 
 from __future__ import annotations
@@ -28,12 +33,18 @@ from engram_client.errors import (
     ConfigurationError,
     IngestionFailed,
     InvalidInputError,
+    MaybeApplied,
     WaitTimeout,
     error_from_response,
 )
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
+# Answers a gateway gives when it may have lost the handler's: the request may have been applied.
+LOST_STATUSES = frozenset({502, 503, 504})
+# Errors raised before any byte of the request was sent.
+NOTHING_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# The request cannot be sent as it is: repeating it cannot help.
+UNSENDABLE = (httpx.LocalProtocolError, httpx.UnsupportedProtocol)
 USER_AGENT = "engram-client/0.1.0"
 
 
@@ -170,10 +181,6 @@ class _Core:
         return out
 
     @staticmethod
-    def _retryable_status(response: httpx.Response) -> bool:
-        return response.status_code in RETRY_STATUSES
-
-    @staticmethod
     def _parse(operation: Operation, response: httpx.Response) -> Any:
         if response.status_code >= 400 or response.status_code not in operation.responses:
             if response.status_code < 400:
@@ -269,22 +276,17 @@ class SyncCore(_Core):
         retry: bool | None = None,
     ) -> Any:
         args = self._request_args(operation, path, query, body, headers, files, data, content)
-        repeatable = operation.idempotent if retry is None else retry
-        policy = self.settings.retry
-        for attempt in range(policy.max_retries + 1):
-            last = attempt == policy.max_retries
+        attempts = Attempts.of(operation, args["headers"], retry, self.settings.retry)
+        while True:
             try:
                 response = self._http.request(**args)
             except httpx.TransportError as exc:
-                if not repeatable or last:
-                    raise _connection_error(operation, exc) from exc
-                time.sleep(policy.delay(attempt))
+                time.sleep(attempts.after_error(exc))
                 continue
-            if repeatable and not last and self._retryable_status(response):
-                time.sleep(policy.delay(attempt, response.headers.get("Retry-After")))
-                continue
-            return self._parse(operation, response)
-        raise AssertionError("unreachable")  # pragma: no cover
+            delay = attempts.after_answer(response)
+            if delay is None:
+                return attempts.answer(response)
+            time.sleep(delay)
 
 
 class AsyncCore(_Core):
@@ -314,28 +316,99 @@ class AsyncCore(_Core):
         retry: bool | None = None,
     ) -> Any:
         args = self._request_args(operation, path, query, body, headers, files, data, content)
-        repeatable = operation.idempotent if retry is None else retry
-        policy = self.settings.retry
-        for attempt in range(policy.max_retries + 1):
-            last = attempt == policy.max_retries
+        attempts = Attempts.of(operation, args["headers"], retry, self.settings.retry)
+        while True:
             try:
                 response = await self._http.request(**args)
             except httpx.TransportError as exc:
-                if not repeatable or last:
-                    raise _connection_error(operation, exc) from exc
-                await asyncio.sleep(policy.delay(attempt))
+                await asyncio.sleep(attempts.after_error(exc))
                 continue
-            if repeatable and not last and self._retryable_status(response):
-                await asyncio.sleep(policy.delay(attempt, response.headers.get("Retry-After")))
-                continue
-            return self._parse(operation, response)
-        raise AssertionError("unreachable")  # pragma: no cover
+            delay = attempts.after_answer(response)
+            if delay is None:
+                return attempts.answer(response)
+            await asyncio.sleep(delay)
 
 
-def _connection_error(operation: Operation, exc: httpx.TransportError) -> APIConnectionError:
-    return APIConnectionError(
-        f"{operation.method} {operation.path}: {type(exc).__name__}: {exc}", code="connection_error"
-    )
+@dataclass
+class Attempts:
+    """The retry rule for one call (the module's docstring): after each attempt, whether to send it again
+    (the delay before) or what to answer."""
+
+    operation: Operation
+    policy: RetryPolicy
+    writes: bool  # the call changes something (not a GET, nor a POST the API declares safe to repeat)
+    repeatable: bool  # it may be sent again after an attempt that may have reached the server
+    gone_is_done: bool  # a DELETE answered by 204: a 404 after such an attempt means it is done
+    attempt: int = 0
+    arrived: bool = False  # an attempt may have reached the server
+
+    @classmethod
+    def of(
+        cls, operation: Operation, headers: Mapping[str, str], retry: bool | None, policy: RetryPolicy
+    ) -> Attempts:
+        conditional = any(name.lower() == "if-match" for name in headers)
+        counts = operation.method == "DELETE" and any(
+            kind is not None for kind in operation.responses.values()
+        )
+        idempotent = operation.idempotent if retry is None else retry
+        return cls(
+            operation,
+            policy,
+            writes=operation.method != "GET" and not (operation.method == "POST" and operation.idempotent),
+            repeatable=idempotent and not conditional and not counts,
+            gone_is_done=operation.method == "DELETE" and not conditional and not counts,
+        )
+
+    @property
+    def name(self) -> str:
+        return f"{self.operation.method} {self.operation.path}"
+
+    def _again(self, retry_after: str | None = None) -> float | None:
+        if self.attempt >= self.policy.max_retries:
+            return None
+        delay = self.policy.delay(self.attempt, retry_after)
+        self.attempt += 1
+        return delay
+
+    def after_error(self, exc: httpx.TransportError) -> float:
+        """The delay before the next attempt, or the exception to raise, after the transport failed."""
+        if isinstance(exc, UNSENDABLE):
+            # Never the exception's text: it quotes the header value refused (a key, a token).
+            raise APIConnectionError(
+                f"{self.name}: the request could not be sent ({type(exc).__name__}): a header value "
+                "holds a character HTTP does not allow, or the URL's scheme is not http(s)",
+                code="connection_error",
+            ) from None
+        if not isinstance(exc, NOTHING_SENT):
+            self.arrived = True
+        if isinstance(exc, NOTHING_SENT) or self.repeatable:
+            delay = self._again()
+            if delay is not None:
+                return delay
+        failure = f"{self.name}: {type(exc).__name__}: {exc}"
+        if self.arrived and self.writes:
+            raise MaybeApplied(
+                f"{failure}; the request may have reached the server and the write may have been applied "
+                "(it was not repeated, as that could apply it twice): read the item back to know",
+                operation=self.name,
+            ) from exc
+        raise APIConnectionError(failure, code="connection_error") from exc
+
+    def after_answer(self, response: httpx.Response) -> float | None:
+        """The delay before the next attempt, or None to take this answer."""
+        status = response.status_code
+        retry_after = response.headers.get("Retry-After")
+        if status == 429 or (status == 503 and retry_after is not None):
+            return self._again(retry_after)  # refused before anything was done
+        if status in LOST_STATUSES:
+            self.arrived = True
+            return self._again(retry_after) if self.repeatable else None
+        return None
+
+    def answer(self, response: httpx.Response) -> Any:
+        if response.status_code == 404 and self.arrived and self.gone_is_done:
+            return None  # an earlier attempt deleted it
+        return _Core._parse(self.operation, response)
 
 
 def document_finished(document: Any, deadline: float, timeout: float) -> bool:

@@ -21,7 +21,8 @@ _UPLOAD_DOCUMENT = Operation(
 )
 FileSource = str | Path | bytes | IO[bytes]
 # The export file as the body: the report (200); or, with upload=True in AWS, an upload URL and a job (202).
-_IMPORT_TENANT = Operation("POST", "/v1/import", {200: models.ImportReport, 202: models.ImportJob}, True)
+# An import changes nothing when repeated, but its report would: a lost answer is not repeated.
+_IMPORT_TENANT = Operation("POST", "/v1/import", {200: models.ImportReport, 202: models.ImportJob}, False)
 NDJSON = {"Content-Type": "application/x-ndjson"}
 
 

@@ -82,11 +82,22 @@ class RateLimitError(APIError):
 
 
 class ServerError(APIError):
-    """5xx: the server failed (502/503/504 are retried with backoff first)."""
+    """5xx: the server failed (502/503/504 are retried with backoff first where that is safe). A 502,
+    503 or 504 may also come after a write was applied (a gateway that lost the handler's answer)."""
 
 
 class APIConnectionError(EngramError):
     """The API could not be reached, or the connection broke (retried first where that is safe)."""
+
+
+class MaybeApplied(APIConnectionError):
+    """A write's answer was lost (the connection broke or timed out after the request went out) and
+    repeating it was not safe: the server may have applied it, or not. `operation` names the call
+    ("PUT /v1/working/{scope}/{key}"); read the item back to know."""
+
+    def __init__(self, message: str, *, operation: str) -> None:
+        super().__init__(message, code="maybe_applied", details={"operation": operation})
+        self.operation = operation
 
 
 class IngestionFailed(EngramError):
