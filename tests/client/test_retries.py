@@ -4,9 +4,12 @@ request was applied, its answer never came back); gateway answers by httpx's Moc
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
+import httpcore
 import httpx
 import pytest
 
@@ -207,3 +210,38 @@ def test_a_throttled_write_is_sent_again() -> None:
         client.create_memory(content="x")
 
     assert len(calls) == 2
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+CALLS: dict[str, Callable[[Engram], Any]] = {
+    "read": lambda client: client.get_health(),
+    "write": lambda client: client.create_memory(content="x"),
+}
+
+
+@pytest.mark.parametrize("call", CALLS)
+@pytest.mark.parametrize("max_retries", [0, 2])
+def test_a_server_that_is_down_is_tried_as_often_as_the_policy_says(
+    call: str, max_retries: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connects: list[Any] = []
+    connect = httpcore.SyncBackend.connect_tcp
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        connects.append(args)
+        return connect(self, *args, **kwargs)
+
+    monkeypatch.setattr(httpcore.SyncBackend, "connect_tcp", counted)
+    with (
+        Engram(f"http://127.0.0.1:{free_port()}", "key", max_retries=max_retries) as client,
+        pytest.raises(APIConnectionError) as raised,
+    ):
+        CALLS[call](client)
+
+    assert len(connects) == max_retries + 1
+    assert not isinstance(raised.value, MaybeApplied)

@@ -256,7 +256,8 @@ class SyncCore(_Core):
             base_url=settings.base_url,
             headers=self._headers(),
             timeout=settings.timeout,
-            transport=transport or httpx.HTTPTransport(retries=settings.retry.max_retries),
+            # No retries of the transport's own: they would multiply the client's (Attempts).
+            transport=transport or httpx.HTTPTransport(),
         )
 
     def close(self) -> None:
@@ -296,7 +297,7 @@ class AsyncCore(_Core):
             base_url=settings.base_url,
             headers=self._headers(),
             timeout=settings.timeout,
-            transport=transport or httpx.AsyncHTTPTransport(retries=settings.retry.max_retries),
+            transport=transport or httpx.AsyncHTTPTransport(),
         )
 
     async def aclose(self) -> None:
