@@ -25,6 +25,7 @@ from engram_client.errors import (
     PermissionDeniedError,
     RateLimitError,
     ServerError,
+    UnexpectedResponse,
     WaitTimeout,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "RateLimitError",
     "RetryPolicy",
     "ServerError",
+    "UnexpectedResponse",
     "WaitTimeout",
     "models",
 ]

@@ -15,6 +15,7 @@ with exponential backoff and full jitter, honouring Retry-After:
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import random
 import time
@@ -25,8 +26,8 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, TypeAdapter
-from pydantic_core import to_jsonable_python
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from engram_client.errors import (
     APIConnectionError,
@@ -34,8 +35,10 @@ from engram_client.errors import (
     IngestionFailed,
     InvalidInputError,
     MaybeApplied,
+    UnexpectedResponse,
     WaitTimeout,
     error_from_response,
+    excerpt,
 )
 
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -182,20 +185,23 @@ class _Core:
 
     @staticmethod
     def _parse(operation: Operation, response: httpx.Response) -> Any:
-        if response.status_code >= 400 or response.status_code not in operation.responses:
-            if response.status_code < 400:
-                raise APIConnectionError(
-                    f"unexpected {response.status_code} from {operation.method} {operation.path}",
-                    code="unexpected_status",
-                    status=response.status_code,
-                )
+        status = response.status_code
+        if status >= 400:
             raise error_from_response(response)
-        kind = operation.responses[response.status_code]
+        name = f"{operation.method} {operation.path}"
+        if status not in operation.responses:
+            raise UnexpectedResponse(
+                f"{name} answered {status}, which the API does not answer there (a proxy? a wrong URL?)",
+                status=status,
+                excerpt=excerpt(response),
+                code="unexpected_status",
+            )
+        kind = operation.responses[status]
         if kind is None:
             return None
         if kind is str:
             return response.text
-        return _adapter(kind).validate_json(response.content)
+        return parse_answer(kind, response, name)
 
     def _request_args(
         self,
@@ -230,23 +236,62 @@ def path_segment(name: str, value: Any) -> str:
     An empty value cannot be a segment: it is refused before anything is sent."""
     text = str(value)
     if not text:
-        raise InvalidInputError(
-            f"{name} must not be empty", code="validation_error", field=name, errors=[{"field": name}]
-        )
+        raise _invalid(name, f"{name} must not be empty")
     # ":" may stand in a path segment (RFC 3986): working-memory scopes and keys use it.
     segment = quote(text, safe=":")
     return segment.replace(".", "%2E") if segment in (".", "..") else segment
 
 
+def parse_answer(kind: Any, response: httpx.Response, name: str) -> Any:
+    """The answer's body as `kind`; UnexpectedResponse when it is not (HTML from a proxy, JSON of
+    another shape)."""
+    try:
+        return _adapter(kind).validate_json(response.content)
+    except ValidationError as exc:
+        shown = response.headers.get("Content-Type", "no Content-Type")
+        raise UnexpectedResponse(
+            f"{name}: the {response.status_code} answer ({shown}) is not what the API answers there",
+            status=response.status_code,
+            excerpt=excerpt(response),
+        ) from exc
+
+
 def encode_body(body: Mapping[str, Any]) -> Any:
-    """JSON for a request body: models as the fields that were set, UUIDs and times as strings."""
+    """JSON for a request body: models as the fields that were set, UUIDs and times as strings. A value
+    JSON cannot carry (NaN, infinity, an object of no JSON form) is refused before anything is sent
+    (InvalidInputError, with the field)."""
 
     def plain(value: Any) -> Any:
         if isinstance(value, BaseModel):
             return value.model_dump(mode="json", exclude_unset=True, by_alias=True)
         raise TypeError(f"{type(value).__name__} is not JSON")
 
-    return to_jsonable_python(dict(body), fallback=plain)
+    encoded: dict[str, Any] = {}
+    for name, value in body.items():
+        try:
+            encoded[name] = to_jsonable_python(value, fallback=plain)
+        except (TypeError, ValueError, PydanticSerializationError) as exc:
+            raise _invalid(name, f"{name}: a {type(value).__name__} cannot be sent as JSON") from exc
+        where = _non_finite(encoded[name], name)
+        if where is not None:
+            raise _invalid(where, f"{where} is not a finite number: JSON has no NaN or infinity")
+    return encoded
+
+
+def _non_finite(value: Any, where: str) -> str | None:
+    """Where in `value` a NaN or an infinity is, if anywhere."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        found = _non_finite(inner, f"{where}.{key}")
+        if found is not None:
+            return found
+    return None
+
+
+def _invalid(field: str, message: str) -> InvalidInputError:
+    return InvalidInputError(message, code="validation_error", field=field, errors=[{"field": field}])
 
 
 class SyncCore(_Core):

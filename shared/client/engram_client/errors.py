@@ -100,6 +100,26 @@ class MaybeApplied(APIConnectionError):
         self.operation = operation
 
 
+class UnexpectedResponse(EngramError):
+    """An answer the client cannot read: a status the operation does not answer, or a body that is not
+    the API's (a proxy's HTML page, JSON of another shape). `status` is the answer's, `excerpt` the
+    start of its body."""
+
+    def __init__(self, message: str, *, status: int, excerpt: str, code: str = "unexpected_response") -> None:
+        super().__init__(f"{message}: {excerpt!r}" if excerpt else message, code=code, status=status)
+        self.excerpt = excerpt
+
+
+def excerpt(response: httpx.Response, limit: int = 200) -> str:
+    """The start of an answer's body, on one line."""
+    try:
+        text = response.text
+    except (httpx.ResponseNotRead, UnicodeDecodeError):
+        return ""
+    shown = " ".join(text.split())
+    return shown if len(shown) <= limit else shown[:limit] + "…"
+
+
 class IngestionFailed(EngramError):
     """A document waited for (`wait=True`) ended `failed`; `document` holds it, with its error."""
 
@@ -144,8 +164,7 @@ def error_from_response(response: httpx.Response) -> APIError:
         body = None
     detail = body.get("error") if isinstance(body, dict) else None
     if not isinstance(detail, dict):
-        text = response.text.strip()[:500] or response.reason_phrase
-        detail = {"code": "http_error", "message": text}
+        detail = {"code": "http_error", "message": excerpt(response, 500) or response.reason_phrase}
     known = {"code", "message", "field", "errors"}
     kind = _BY_STATUS.get(response.status_code) or (ServerError if response.status_code >= 500 else APIError)
     return kind(

@@ -32,6 +32,7 @@ from typing import Any, BinaryIO
 import httpx
 
 from engram_client import models
+from engram_client._base import parse_answer
 from engram_client.client import NDJSON, Engram
 from engram_client.errors import ConflictError, EngramError, error_from_response
 
@@ -129,7 +130,7 @@ def export_to(
         response.read()
         if response.status_code != 202:
             raise error_from_response(response)
-        job = models.ExportJob.model_validate_json(response.content)
+        job = parse_answer(models.ExportJob, response, "POST /v1/export")
     deadline = time.monotonic() + timeout
     while job.status == "running":
         if time.monotonic() > deadline:
@@ -244,7 +245,8 @@ def _streamed(
     if response.status_code != 200:
         raise error_from_response(response)
     summary = ImportSummary()
-    _add(summary, models.ImportReport.model_validate_json(response.content), None)  # heard as it was sent
+    report = parse_answer(models.ImportReport, response, "POST /v1/import")
+    _add(summary, report, None)  # heard as it was sent
     return summary
 
 
