@@ -1,6 +1,6 @@
 """Every failure a call meets is an EngramError: an answer the client cannot read (a proxy's page, JSON
-of another shape, a status the operation does not answer), and a value JSON cannot carry, refused
-before anything is sent."""
+of another shape, a status the operation does not answer), API Gateway's own {"message": ...}, and a
+value JSON cannot carry, refused before anything is sent."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from engram_client import (
     Engram,
     InvalidInputError,
+    RateLimitError,
     UnexpectedResponse,
 )
 
@@ -51,6 +52,15 @@ def test_a_status_the_operation_does_not_answer_is_an_unexpected_response() -> N
         client.get_health()
 
     assert (raised.value.status, raised.value.code) == (201, "unexpected_status")
+
+
+def test_api_gateways_own_message_is_the_errors_message() -> None:
+    _, client = answering(httpx.Response(429, json={"message": "Too Many Requests"}))
+
+    with pytest.raises(RateLimitError) as raised:
+        client.get_health()
+
+    assert (raised.value.message, raised.value.code) == ("Too Many Requests", "throttled")
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf])

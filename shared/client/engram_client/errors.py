@@ -156,13 +156,29 @@ _BY_STATUS: dict[int, type[APIError]] = {
 }
 
 
+# API Gateway's own answers, when it gives its {"message": ...} (not reshaped, or before the API's stage).
+_GATEWAY_CODES = {
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    413: "payload_too_large",
+    429: "throttled",
+    502: "upstream_error",
+    503: "service_unavailable",
+    504: "timeout",
+}
+
+
 def error_from_response(response: httpx.Response) -> APIError:
-    """The exception for an error answer, from its `{"error": {...}}` body (or what there is of one)."""
+    """The exception for an error answer, from its `{"error": {...}}` body, API Gateway's
+    `{"message": ...}`, or what there is of one."""
     try:
         body = response.json()
     except ValueError:
         body = None
     detail = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(detail, dict) and isinstance(body, dict) and isinstance(body.get("message"), str):
+        detail = {"code": _GATEWAY_CODES.get(response.status_code, "http_error"), "message": body["message"]}
     if not isinstance(detail, dict):
         detail = {"code": "http_error", "message": excerpt(response, 500) or response.reason_phrase}
     known = {"code", "message", "field", "errors"}
