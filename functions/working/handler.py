@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from engram import deps
 from engram.api import build_resolver, no_content, resolve, tenant_of
+from engram.memories.models import Identifier
 from engram.observability import logger, metrics, tracer
 from engram.versions import Expected
 from engram.working.models import (
@@ -26,6 +27,13 @@ app = build_resolver()
 Scope = Annotated[str, Path(pattern=SCOPE_PATTERN, description="a plan or agent scope, e.g. plan-42")]
 Key = Annotated[str, Path(pattern=KEY_PATTERN)]
 IF_MATCH = "If-Match"
+UserId = Annotated[
+    Identifier | None,
+    Query(
+        description="the user the request is made for: a key of another user is not found (one of no user, "
+        "or theirs, is)"
+    ),
+]
 
 
 def _expected() -> Expected:
@@ -46,8 +54,8 @@ def put_value(scope: Scope, key: Key, body: WorkingPut) -> Response[WorkingItem]
 
 
 @app.get("/v1/working/<scope>/<key>")
-def get_value(scope: Scope, key: Key) -> Response[WorkingItem]:
-    return _with_etag(deps.working_service().get(tenant_of(app), scope, key), 200)
+def get_value(scope: Scope, key: Key, user_id: UserId = None) -> Response[WorkingItem]:
+    return _with_etag(deps.working_service().get(tenant_of(app), scope, key, user_id=user_id), 200)
 
 
 @app.get("/v1/working/<scope>")
@@ -62,8 +70,8 @@ def list_scope(
 
 
 @app.delete("/v1/working/<scope>/<key>", responses={204: {"description": "deleted"}})
-def delete_value(scope: Scope, key: Key) -> None:
-    deps.working_service().delete(tenant_of(app), scope, key, _expected())
+def delete_value(scope: Scope, key: Key, user_id: UserId = None) -> None:
+    deps.working_service().delete(tenant_of(app), scope, key, _expected(), user_id=user_id)
     return no_content()
 
 

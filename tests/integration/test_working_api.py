@@ -242,3 +242,25 @@ def test_a_delete_on_condition_that_the_key_is_absent_keeps_an_existing_key(api:
     assert "already exists" in refused.json["error"]["message"]
     assert api.get("/v1/working/plan-10/k").json["value"] == "kept"
     assert missing.status == 404
+
+
+def test_a_request_made_for_a_user_reads_writes_and_deletes_no_key_of_another_user(api: Api) -> None:
+    # Given a key of bob's and a key of no user
+    api.put("/v1/working/state-bob/secrets", {"value": "bob's", "user_id": "bob"})
+    api.put("/v1/working/plan-u/step", {"value": 1})
+
+    # When alice reads, writes and deletes them (made for her)
+    read = api.get("/v1/working/state-bob/secrets?user_id=alice")
+    written = api.put("/v1/working/state-bob/secrets", {"value": "tampered", "user_id": "alice"})
+    deleted = api.delete("/v1/working/state-bob/secrets?user_id=alice")
+    shared = api.get("/v1/working/plan-u/step?user_id=alice")
+    taken = api.put("/v1/working/plan-u/step", {"value": 2, "user_id": "alice"})
+
+    # Then bob's key is not found for her and not written, and stays bob's; a key of no user is hers to use
+    assert read.status == 404 and read.json["error"]["code"] == "not_found"
+    assert written.status == 409 and written.json["error"]["field"] == "user_id"
+    assert deleted.status == 404
+    bobs = api.get("/v1/working/state-bob/secrets?user_id=bob").json
+    assert bobs["value"] == "bob's" and bobs["user_id"] == "bob"
+    assert shared.status == 200 and taken.status == 200 and taken.json["user_id"] == "alice"
+    assert api.delete("/v1/working/state-bob/secrets?user_id=bob").status == 204

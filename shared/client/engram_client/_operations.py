@@ -841,12 +841,15 @@ class SyncOperations(SyncCore):
             },
         )
 
-    def get_working(self, scope: str | UUID, key: str | UUID) -> models.WorkingItem:
+    def get_working(
+        self, scope: str | UUID, key: str | UUID, *, user_id: str | NotGiven | None = NOT_GIVEN
+    ) -> models.WorkingItem:
         """GET /v1/working/{scope}/{key}
 
         scope: a plan or agent scope, e.g. plan-42
+        user_id: the user the request is made for: a key of another user is not found (one of no user, or theirs, is)
         """
-        return self._call(_GET_WORKING, path={"scope": scope, "key": key})
+        return self._call(_GET_WORKING, path={"scope": scope, "key": key}, query={"user_id": user_id})
 
     def set_working(
         self,
@@ -864,7 +867,7 @@ class SyncOperations(SyncCore):
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         value: any JSON value, null included
         ttl_seconds: the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires
-        user_id: the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none
+        user_id: the user this state belongs to: erased with them (DELETE /v1/users/{user_id}). A write for a user never takes a key of another user (409 on user_id); one of no user becomes theirs. Left out, an existing key keeps its user; null: none
         """
         return self._call(
             _SET_WORKING,
@@ -874,15 +877,24 @@ class SyncOperations(SyncCore):
         )
 
     def delete_working(
-        self, scope: str | UUID, key: str | UUID, *, if_match: int | str | NotGiven = NOT_GIVEN
+        self,
+        scope: str | UUID,
+        key: str | UUID,
+        *,
+        user_id: str | NotGiven | None = NOT_GIVEN,
+        if_match: int | str | NotGiven = NOT_GIVEN,
     ) -> None:
         """DELETE /v1/working/{scope}/{key}
 
         scope: a plan or agent scope, e.g. plan-42
+        user_id: the user the request is made for: a key of another user is not found (one of no user, or theirs, is)
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         """
         return self._call(
-            _DELETE_WORKING, path={"scope": scope, "key": key}, headers=_headers({"If-Match": if_match})
+            _DELETE_WORKING,
+            path={"scope": scope, "key": key},
+            query={"user_id": user_id},
+            headers=_headers({"If-Match": if_match}),
         )
 
     def list_working(
@@ -2282,12 +2294,15 @@ class AsyncOperations(AsyncCore):
             },
         )
 
-    async def get_working(self, scope: str | UUID, key: str | UUID) -> models.WorkingItem:
+    async def get_working(
+        self, scope: str | UUID, key: str | UUID, *, user_id: str | NotGiven | None = NOT_GIVEN
+    ) -> models.WorkingItem:
         """GET /v1/working/{scope}/{key}
 
         scope: a plan or agent scope, e.g. plan-42
+        user_id: the user the request is made for: a key of another user is not found (one of no user, or theirs, is)
         """
-        return await self._call(_GET_WORKING, path={"scope": scope, "key": key})
+        return await self._call(_GET_WORKING, path={"scope": scope, "key": key}, query={"user_id": user_id})
 
     async def set_working(
         self,
@@ -2305,7 +2320,7 @@ class AsyncOperations(AsyncCore):
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         value: any JSON value, null included
         ttl_seconds: the key expires this long after the write. Left out, an existing key keeps its expiry; null: it never expires
-        user_id: the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none
+        user_id: the user this state belongs to: erased with them (DELETE /v1/users/{user_id}). A write for a user never takes a key of another user (409 on user_id); one of no user becomes theirs. Left out, an existing key keeps its user; null: none
         """
         return await self._call(
             _SET_WORKING,
@@ -2315,15 +2330,24 @@ class AsyncOperations(AsyncCore):
         )
 
     async def delete_working(
-        self, scope: str | UUID, key: str | UUID, *, if_match: int | str | NotGiven = NOT_GIVEN
+        self,
+        scope: str | UUID,
+        key: str | UUID,
+        *,
+        user_id: str | NotGiven | None = NOT_GIVEN,
+        if_match: int | str | NotGiven = NOT_GIVEN,
     ) -> None:
         """DELETE /v1/working/{scope}/{key}
 
         scope: a plan or agent scope, e.g. plan-42
+        user_id: the user the request is made for: a key of another user is not found (one of no user, or theirs, is)
         if_match: write only if the item is at this version (the `version` field, or the ETag); '0': only if it does not exist; '*': only if it exists. A mismatch is a 409 with `error.current_version`
         """
         return await self._call(
-            _DELETE_WORKING, path={"scope": scope, "key": key}, headers=_headers({"If-Match": if_match})
+            _DELETE_WORKING,
+            path={"scope": scope, "key": key},
+            query={"user_id": user_id},
+            headers=_headers({"If-Match": if_match}),
         )
 
     async def list_working(

@@ -2399,7 +2399,7 @@ class UserId11(RootModel[str]):
     root: Annotated[
         str,
         Field(
-            description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none",
+            description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}). A write for a user never takes a key of another user (409 on user_id); one of no user becomes theirs. Left out, an existing key keeps its user; null: none",
             max_length=255,
             min_length=1,
             pattern="^[^\\s\\x00](?:[^\\x00]*[^\\s\\x00])?$",
@@ -2423,7 +2423,7 @@ class WorkingPut(BaseModel):
     user_id: Annotated[
         UserId11 | None,
         Field(
-            description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does not limit who reads it. Left out, an existing key keeps its user; null: none",
+            description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}). A write for a user never takes a key of another user (409 on user_id); one of no user becomes theirs. Left out, an existing key keeps its user; null: none",
             title="User Id",
         ),
     ] = None

@@ -43,8 +43,9 @@ class WorkingPut(LazyModel):
     )
     user_id: Identifier | None = Field(
         default=None,
-        description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}); it does "
-        "not limit who reads it. Left out, an existing key keeps its user; null: none",
+        description="the user this state belongs to: erased with them (DELETE /v1/users/{user_id}). A write "
+        "for a user never takes a key of another user (409 on user_id); one of no user becomes theirs. Left "
+        "out, an existing key keeps its user; null: none",
     )
 
 

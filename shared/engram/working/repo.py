@@ -26,6 +26,12 @@ _UPDATED_EXPIRES = sql.SQL("CASE WHEN %(keep_ttl)s AND {live} THEN w.expires_at 
 _UPDATED_USER = sql.SQL("CASE WHEN %(keep_user)s AND {live} THEN w.user_id ELSE %(user)s END").format(
     live=_LIVE
 )
+# A write for a user (`for_user`) never takes a live key of another user; one of no user, or theirs, it may.
+_FOR_USER = sql.SQL(
+    "(%(for_user)s::text IS NULL OR NOT {live} OR w.user_id IS NULL OR w.user_id = %(for_user)s)"
+).format(live=_LIVE)
+# A read or delete for a user sees no key of another user.
+_SEEN_BY = sql.SQL("(%(for_user)s::text IS NULL OR w.user_id IS NULL OR w.user_id = %(for_user)s)")
 
 
 def write(
@@ -39,12 +45,14 @@ def write(
     keep_ttl: bool = False,
     user_id: str | None = None,
     keep_user: bool = False,
+    for_user: str | None = None,
     version: int | None,
     exists: bool | None,
 ) -> dict[str, Any] | None:
     """Write the value if the condition holds; None when it does not. An expired key counts as
     absent. Versions only ever grow, also across expiry, so a stale version never matches again.
-    `keep_ttl`: a live key keeps its expiry (`ttl_seconds` is then ignored); `keep_user` its user."""
+    `keep_ttl`: a live key keeps its expiry (`ttl_seconds` is then ignored); `keep_user` its user.
+    `for_user`: a live key of another user is not written (None)."""
     params = {
         "tenant": tenant_id,
         "scope": scope,
@@ -54,6 +62,7 @@ def write(
         "keep_ttl": keep_ttl,
         "user": user_id,
         "keep_user": keep_user,
+        "for_user": for_user,
         "version": version,
     }
     if exists:
@@ -62,12 +71,21 @@ def write(
             "UPDATE working_memory AS w SET value = %(value)s, version = w.version + 1, "
             "expires_at = {expires}, user_id = {user}, updated_at = now() "
             "WHERE w.tenant_id = %(tenant)s AND w.scope = %(scope)s AND w.key = %(key)s AND {live} "
-            "AND {condition} RETURNING {columns}, false AS created"
+            "AND {condition} AND {for_user} RETURNING {columns}, false AS created"
         ).format(
-            expires=_UPDATED_EXPIRES, user=_UPDATED_USER, live=_LIVE, condition=condition, columns=COLUMNS
+            expires=_UPDATED_EXPIRES,
+            user=_UPDATED_USER,
+            live=_LIVE,
+            condition=condition,
+            for_user=_FOR_USER,
+            columns=COLUMNS,
         )
     else:
-        only_if_absent = sql.SQL(" WHERE NOT {live}").format(live=_LIVE) if exists is False else sql.SQL("")
+        only_if_absent = (
+            sql.SQL(" WHERE NOT {live}").format(live=_LIVE)
+            if exists is False
+            else sql.SQL(" WHERE {for_user}").format(for_user=_FOR_USER)
+        )
         query = sql.SQL(
             "INSERT INTO working_memory AS w (tenant_id, scope, key, value, expires_at, user_id) "
             "VALUES (%(tenant)s, %(scope)s, %(key)s, %(value)s, {expires}, %(user)s) "
@@ -98,13 +116,16 @@ def current_version(cur: TenantTx, tenant_id: UUID, scope: str, key: str) -> int
     return None if row is None else int(row["version"])
 
 
-def get(cur: TenantTx, tenant_id: UUID, scope: str, key: str) -> dict[str, Any] | None:
+def get(
+    cur: TenantTx, tenant_id: UUID, scope: str, key: str, *, for_user: str | None = None
+) -> dict[str, Any] | None:
+    """The live key; with `for_user`, None for a key of another user."""
     return cur.execute(
         sql.SQL(
-            "SELECT {columns} FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND w.key = %s "
-            "AND {live}"
-        ).format(columns=COLUMNS, live=_LIVE),
-        (tenant_id, scope, key),
+            "SELECT {columns} FROM working_memory w WHERE w.tenant_id = %(tenant)s AND w.scope = %(scope)s "
+            "AND w.key = %(key)s AND {live} AND {seen}"
+        ).format(columns=COLUMNS, live=_LIVE, seen=_SEEN_BY),
+        {"tenant": tenant_id, "scope": scope, "key": key, "for_user": for_user},
     ).fetchone()
 
 
@@ -120,13 +141,17 @@ def list_scope(
     ).fetchall()
 
 
-def delete(cur: TenantTx, tenant_id: UUID, scope: str, key: str, version: int | None) -> bool:
+def delete(
+    cur: TenantTx, tenant_id: UUID, scope: str, key: str, version: int | None, *, for_user: str | None = None
+) -> bool:
+    """Delete the live key (at `version`, if given); with `for_user`, never a key of another user."""
     cur.execute(
         sql.SQL(
-            "DELETE FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND w.key = %s AND {live} "
-            "AND (%s::bigint IS NULL OR w.version = %s)"
-        ).format(live=_LIVE),
-        (tenant_id, scope, key, version, version),
+            "DELETE FROM working_memory w WHERE w.tenant_id = %(tenant)s AND w.scope = %(scope)s "
+            "AND w.key = %(key)s AND {live} AND (%(version)s::bigint IS NULL OR w.version = %(version)s) "
+            "AND {seen}"
+        ).format(live=_LIVE, seen=_SEEN_BY),
+        {"tenant": tenant_id, "scope": scope, "key": key, "version": version, "for_user": for_user},
     )
     return cur.rowcount == 1
 
