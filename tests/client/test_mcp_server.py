@@ -242,3 +242,22 @@ async def test_a_server_pinned_to_a_container_reads_context_and_observations_fro
     # Then only the pinned container's memories are in them
     assert "flies to Oslo" in context and "flat in Oslo" not in context
     assert {o["container"] for o in entity["observations"]} == {"assistant"}
+
+
+async def test_a_server_pinned_to_a_user_neither_reads_nor_takes_another_users_working_key(
+    mcp: Client, engram: Engram
+) -> None:
+    # Given bob's agent state in working memory
+    engram.set_working("memory-store.state:planner:bob", "secrets", value={"pin": "4242"}, user_id="bob")
+
+    # When alice's server reads it and writes over it
+    read = await mcp.call_tool("working_get", {"scope": "memory-store.state:planner:bob", "key": "secrets"})
+    written = await mcp.call_tool(
+        "working_set", {"scope": "memory-store.state:planner:bob", "key": "secrets", "value": "tampered"}
+    )
+
+    # Then both are tool errors, and the key stays bob's, unchanged
+    assert read.is_error and "4242" not in read.content[0].text
+    assert written.is_error and "another user" in written.content[0].text
+    kept = engram.get_working("memory-store.state:planner:bob", "secrets")
+    assert kept.value == {"pin": "4242"} and kept.user_id == "bob"

@@ -225,8 +225,9 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         key: Annotated[str, Field(description="the key in that scope")],
     ) -> dict[str, Any]:
         """Read a value of working memory (short-lived state shared between steps or agents), with its
-        version for a later conditional working_set."""
-        item = await engram.get_working(scope, key)
+        version for a later conditional working_set. A server pinned to a user reads that user's keys and
+        keys of no user, never another user's."""
+        item = await engram.get_working(scope, key, user_id=user)
         return {"scope": scope, "key": key, "value": item.value, "version": item.version}
 
     @server.tool()
@@ -243,14 +244,16 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         ] = None,
     ) -> dict[str, Any]:
         """Write a value of working memory. With expected_version the write happens only if nobody wrote
-        since you read it; on a conflict, read again and retry."""
+        since you read it; on a conflict, read again and retry. A server pinned to a user writes keys that
+        are that user's (a key of no user becomes theirs), never another user's."""
         item = await engram.set_working(
             scope,
             key,
             value=value,
             ttl_seconds=ttl_seconds or NOT_GIVEN,
             if_match=expected_version if expected_version is not None else NOT_GIVEN,
-            user_id=user,  # a pinned user's state is theirs: erased with them
+            # a pinned user's state is theirs: erased with them; the API refuses a key of another user
+            user_id=user,
         )
         return {"scope": scope, "key": key, "version": item.version}
 
