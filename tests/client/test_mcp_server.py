@@ -261,3 +261,22 @@ async def test_a_server_pinned_to_a_user_neither_reads_nor_takes_another_users_w
     assert written.is_error and "another user" in written.content[0].text
     kept = engram.get_working("memory-store.state:planner:bob", "secrets")
     assert kept.value == {"pin": "4242"} and kept.user_id == "bob"
+
+
+async def test_a_document_ingested_by_a_server_pinned_to_a_user_is_theirs_and_erased_with_them(
+    mcp: Client, engram: Engram
+) -> None:
+    # Given a document alice's server ingests
+    ingested = _result(
+        await mcp.call_tool(
+            "ingest_document", {"content": "# Notes\n\nAlice's passport expires in May.", "filename": "a.md"}
+        )
+    )
+
+    # When alice is erased
+    uploaded_by = engram.get_document(ingested["id"]).user_id
+    erased = engram.erase_user("alice", confirm=True)
+
+    # Then the document was hers, and went with her
+    assert uploaded_by == "alice"
+    assert erased.documents == 1

@@ -283,15 +283,23 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         wait: Annotated[bool, Field(description="wait until it is searchable (up to 2 minutes)")] = True,
     ) -> dict[str, Any]:
         """Add a document to memory: it is split into searchable chunks and memories are extracted from it.
-        Give exactly one of content or url."""
+        Give exactly one of content or url. A document is shared with the whole tenant (every user's
+        recall may find its text); on a server pinned to a user it is that user's upload, erased with
+        them."""
         target = pin.container_for(container) or NOT_GIVEN
         if not wait:
             accepted = await engram.create_document(
-                content=content, url=url, filename=filename, container=target
+                content=content, url=url, filename=filename, container=target, user_id=user
             )
             return {"id": str(accepted.id), "status": accepted.status}
         done = await engram.create_document(
-            content=content, url=url, filename=filename, container=target, wait=True, wait_timeout=120
+            content=content,
+            url=url,
+            filename=filename,
+            container=target,
+            user_id=user,
+            wait=True,
+            wait_timeout=120,
         )
         return {
             "id": str(done.id),
