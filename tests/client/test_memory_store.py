@@ -158,3 +158,31 @@ def test_in_engram_a_conversation_is_a_searchable_session_and_grows_by_appending
     assert [m.id for m in messages[:2]] == first_ids and [m.seq for m in messages] == [1, 2, 3]
     found = engram.search(query="passport number", scope="messages", user_id="dan")
     assert found.results[0].content == "My passport number ends in 4521"
+
+
+def test_in_engram_erasing_a_user_leaves_nothing_of_their_conversations_in_the_store(engram: Engram) -> None:
+    # Given a conversation of henry's, with metadata about him, and his agent state
+    store = EngramMemoryStore(engram)
+    store.store_conversation(
+        "s-6", "henry", _talk("s-6", ("user", "My SSN is 123"), metadata={"p": "+1 555"})
+    )
+    store.store_agent_state("planner", "henry", "step", {"x": 1})
+
+    # When henry is erased
+    engram.erase_user("henry", confirm=True)
+
+    # Then no index entry of the store names him any more, and his conversation is gone
+    assert [i.key for i in engram.iter_working(store._index) if i.value["user_id"] == "henry"] == []
+    assert store.retrieve_conversation("s-6") is None
+    assert store.get_all_agent_states("planner", "henry") == {}
+
+
+def test_in_engram_a_conversation_taken_over_by_another_user_is_stored_anew_for_them(engram: Engram) -> None:
+    store = EngramMemoryStore(engram)
+    store.store_conversation("s-7", "ann", _talk("s-7", ("user", "Hi")))
+
+    store.store_conversation("s-7", "bea", _talk("s-7", ("user", "Hello")))
+
+    assert [m.content for m in store.retrieve_conversation("s-7").messages] == ["Hello"]  # type: ignore[union-attr]
+    assert engram.get_working(store._index, "s-7").user_id == "bea"
+    assert engram.list_sessions(user_id="ann").sessions == []

@@ -247,6 +247,7 @@ class EngramMemoryStore(BaseMemoryStore):
                 return
         if entry is not None:  # another history, or another user: the conversation is stored anew
             self._drop_session(entry)
+            self._drop_entry(session_id)  # it may be another user's: it is not rewritten, it goes
         marker = {"memory_store": {"namespace": self.namespace, "session_id": session_id}}
         session = self.client.create_session(user_id=user_id, container=self.container, metadata=marker)
         self._append(str(session.id), user_id, messages)
@@ -262,11 +263,16 @@ class EngramMemoryStore(BaseMemoryStore):
             "agent_participants": conversation.agent_participants,
             "version": conversation.version,
         }
-        self.client.set_working(self._index, self._key(conversation.session_id), value=value)
+        # The entry names the user and holds the conversation's metadata: it is theirs, erased with them.
+        self.client.set_working(self._index, self._key(conversation.session_id), value=value, user_id=user_id)
 
     def _drop_session(self, entry: dict[str, Any]) -> None:
         with contextlib.suppress(NotFoundError):  # already gone
             self.client.delete_session(entry["session"], user_id=entry["user_id"])
+
+    def _drop_entry(self, session_id: str) -> None:
+        with contextlib.suppress(NotFoundError):  # already gone
+            self.client.delete_working(self._index, self._key(session_id))
 
     def retrieve_conversation(self, session_id: str) -> ConversationContext | None:
         entry = self._entry(session_id)
@@ -290,7 +296,7 @@ class EngramMemoryStore(BaseMemoryStore):
             if entry is None:
                 return True
             self._drop_session(entry)
-            self.client.delete_working(self._index, self._key(session_id))
+            self._drop_entry(session_id)
         except NotFoundError:
             return True
         except EngramError:
