@@ -186,3 +186,26 @@ def test_in_engram_a_conversation_taken_over_by_another_user_is_stored_anew_for_
     assert [m.content for m in store.retrieve_conversation("s-7").messages] == ["Hello"]  # type: ignore[union-attr]
     assert engram.get_working(store._index, "s-7").user_id == "bea"
     assert engram.list_sessions(user_id="ann").sessions == []
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"), [("bad \x00 nul", "NUL"), ("   ", "only whitespace"), ("x" * 102_401, "100 KB")]
+)
+def test_a_message_engram_would_refuse_is_refused_before_anything_is_stored(
+    store: BaseMemoryStore, content: str, problem: str
+) -> None:
+    # Given 150 good messages and a bad one at index 150
+    messages = [Message(role="user", content=f"msg {n}") for n in range(150)]
+    conversation = ConversationContext(
+        session_id="s-8", messages=[*messages, Message(role="user", content=content)]
+    )
+
+    # When it is stored
+    with pytest.raises(ValueError, match=rf"messages\[150\]\.content: .*{problem}"):
+        store.store_conversation("s-8", "gus", conversation)
+
+    # Then nothing was stored, and nothing is left to delete
+    assert store.retrieve_conversation("s-8") is None
+    assert store.list_conversations_for_user("gus") == []
+    if isinstance(store, EngramMemoryStore):
+        assert store.client.list_sessions(user_id="gus").sessions == []

@@ -7,8 +7,10 @@
   Agent state lives in working memory, in one scope per (agent_id, owner_id).
 
 Both behave alike (one test suite runs against both): values round-trip through JSON (state that is
-not JSON is refused), times are timezone-aware (naive ones are taken as UTC), and `delete_*` answers
-True when the item is gone, whether or not it existed.
+not JSON is refused), times are timezone-aware (naive ones are taken as UTC), a conversation with a
+message Engram refuses (NUL, only whitespace, over 100 KB, metadata that is not JSON, a time in the
+future) is a ValueError naming `messages[i]` before anything is stored, and `delete_*` answers True when
+the item is gone, whether or not it existed.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import contextlib
 import copy
 import hashlib
 import json
+import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -33,6 +36,11 @@ SCHEMA_VERSION = "1.0"
 ENGRAM_ROLES = frozenset({"user", "assistant", "system", "tool"})
 ROLE_KEY = "engram_client.role"  # the role of a message Engram has no role for, kept in its metadata
 APPEND_BATCH = 100
+# The API's rules for a message (engram.sessions.models.MessageIn), checked before anything is written.
+MAX_CONTENT_BYTES = 100 * 1024
+MAX_METADATA_BYTES = 16 * 1024
+MAX_JSON_DEPTH = 32
+CLOCK_SKEW = timedelta(minutes=5)
 _PLAIN = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
 
 
@@ -109,6 +117,76 @@ def _check_session(session_id: str, conversation: ConversationContext) -> None:
         )
 
 
+def _check_messages(conversation: ConversationContext) -> None:
+    """Refuse, before anything is stored, a message the API would refuse: ValueError naming it as
+    `messages[i].<field>`, i its index in the conversation."""
+    now = datetime.now(UTC)
+    for index, message in enumerate(conversation.messages):
+        problem = _message_problem(_to_engram(message), now)
+        if problem is not None:
+            raise ValueError(f"messages[{index}].{problem}")
+
+
+def _message_problem(message: dict[str, Any], now: datetime) -> str | None:
+    content = message["content"]
+    text_problem = _text_problem(content)
+    if text_problem is not None:
+        return f"content: {text_problem}"
+    if not content.strip():
+        return "content: must not be empty or only whitespace"
+    if len(content.encode("utf-8")) > MAX_CONTENT_BYTES:
+        return f"content: a message holds at most {MAX_CONTENT_BYTES} bytes (100 KB)"
+    metadata_problem = _json_problem(message["metadata"])
+    if metadata_problem is not None:
+        return f"metadata: {metadata_problem}"
+    encoded = json.dumps(message["metadata"], ensure_ascii=False, allow_nan=False).encode("utf-8")
+    if len(encoded) > MAX_METADATA_BYTES:
+        return f"metadata: is larger than {MAX_METADATA_BYTES} bytes of JSON"
+    if message["occurred_at"] > now + CLOCK_SKEW:
+        return "timestamp: is in the future"
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "must not contain NUL characters (\\u0000)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must not contain a lone surrogate"
+    return None
+
+
+def _json_problem(value: Any) -> str | None:
+    """What the API refuses in a JSON document: NaN or infinity, NUL or a lone surrogate in a string or a
+    key, nesting deeper than MAX_JSON_DEPTH levels, a value that is not JSON."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth >= MAX_JSON_DEPTH:
+                return f"is nested deeper than {MAX_JSON_DEPTH} levels"
+            if isinstance(node, dict):
+                for key, item in node.items():
+                    if not isinstance(key, str):
+                        return f"has a key that is not a string: {key!r}"
+                    problem = _text_problem(key)
+                    if problem is not None:
+                        return f"a key {problem}"
+                    stack.append((item, depth + 1))
+            else:
+                stack.extend((item, depth + 1) for item in node)
+        elif isinstance(node, str):
+            problem = _text_problem(node)
+            if problem is not None:
+                return problem
+        elif isinstance(node, float) and not math.isfinite(node):
+            return "numbers must be finite (no NaN or infinity)"
+        elif node is not None and not isinstance(node, bool | int | float):
+            return f"is not JSON: {type(node).__name__}"
+    return None
+
+
 def _summary(
     conversation: ConversationContext, user_id: str, created: datetime, updated: datetime
 ) -> dict[str, Any]:
@@ -131,6 +209,7 @@ class InMemoryMemoryStore(BaseMemoryStore):
 
     def store_conversation(self, session_id: str, user_id: str, conversation: ConversationContext) -> None:
         _check_session(session_id, conversation)
+        _check_messages(conversation)
         now = datetime.now(UTC)
         created = self._conversations[session_id][2] if session_id in self._conversations else now
         stored = ConversationContext.model_validate_json(conversation.model_dump_json())  # as JSON would
@@ -235,6 +314,7 @@ class EngramMemoryStore(BaseMemoryStore):
 
     def store_conversation(self, session_id: str, user_id: str, conversation: ConversationContext) -> None:
         _check_session(session_id, conversation)
+        _check_messages(conversation)  # before anything is written: a refused message leaves nothing behind
         entry = self._entry(session_id)
         messages = conversation.messages
         if entry is not None and entry["user_id"] == user_id:
