@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram_client import Engram
+from engram_client import Engram, InvalidInputError
 from engram_client.memory_store import (
     BaseMemoryStore,
     ConversationContext,
@@ -209,3 +209,17 @@ def test_a_message_engram_would_refuse_is_refused_before_anything_is_stored(
     assert store.list_conversations_for_user("gus") == []
     if isinstance(store, EngramMemoryStore):
         assert store.client.list_sessions(user_id="gus").sessions == []
+
+
+def test_in_engram_an_error_engram_finds_in_a_message_names_its_index_in_the_conversation(
+    engram: Engram,
+) -> None:
+    # Given a conversation whose message 150 has a time Engram cannot store (the client does not check it)
+    messages = [Message(role="user", content=f"msg {n}") for n in range(151)]
+    messages[150].timestamp = datetime(1, 1, 1, tzinfo=UTC)
+    store = EngramMemoryStore(engram)
+
+    # When it is stored, Engram's error names the message by its index in the conversation, not its batch
+    with pytest.raises(InvalidInputError) as raised:
+        store.store_conversation("s-9", "ivy", ConversationContext(session_id="s-9", messages=messages))
+    assert raised.value.field == "messages[150].occurred_at"

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from engram_client import models
 from engram_client.client import Engram
-from engram_client.errors import EngramError, NotFoundError
+from engram_client.errors import EngramError, InvalidInputError, NotFoundError
 
 SCHEMA_VERSION = "1.0"
 ENGRAM_ROLES = frozenset({"user", "assistant", "system", "tool"})
@@ -42,6 +42,7 @@ MAX_METADATA_BYTES = 16 * 1024
 MAX_JSON_DEPTH = 32
 CLOCK_SKEW = timedelta(minutes=5)
 _PLAIN = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
+_IN_BATCH = re.compile(r"\bmessages\[(\d+)\]")
 
 
 class Message(BaseModel):
@@ -307,10 +308,15 @@ class EngramMemoryStore(BaseMemoryStore):
                 return found
             after = page.next_after
 
-    def _append(self, session: str, user_id: str, messages: list[Message]) -> None:
+    def _append(self, session: str, user_id: str, messages: list[Message], first: int) -> None:
+        """Append `messages`, the conversation's from index `first` on, in batches; an error names the
+        message by its index in the conversation, not in its batch."""
         for start in range(0, len(messages), APPEND_BATCH):
             batch = [_to_engram(m) for m in messages[start : start + APPEND_BATCH]]
-            self.client.add_messages(session, user_id=user_id, messages=batch, extract=self.extract)
+            try:
+                self.client.add_messages(session, user_id=user_id, messages=batch, extract=self.extract)
+            except InvalidInputError as exc:
+                raise _renumbered(exc, first + start) from exc
 
     def store_conversation(self, session_id: str, user_id: str, conversation: ConversationContext) -> None:
         _check_session(session_id, conversation)
@@ -322,7 +328,7 @@ class EngramMemoryStore(BaseMemoryStore):
             if len(stored) <= len(messages) and all(
                 _same(s, m) for s, m in zip(stored, messages, strict=False)
             ):
-                self._append(entry["session"], user_id, messages[len(stored) :])
+                self._append(entry["session"], user_id, messages[len(stored) :], len(stored))
                 self._put_entry(conversation, entry["session"], user_id, entry["created_at"])
                 return
         if entry is not None:  # another history, or another user: the conversation is stored anew
@@ -330,7 +336,7 @@ class EngramMemoryStore(BaseMemoryStore):
             self._drop_entry(session_id)  # it may be another user's: it is not rewritten, it goes
         marker = {"memory_store": {"namespace": self.namespace, "session_id": session_id}}
         session = self.client.create_session(user_id=user_id, container=self.container, metadata=marker)
-        self._append(str(session.id), user_id, messages)
+        self._append(str(session.id), user_id, messages, 0)
         self._put_entry(conversation, str(session.id), user_id, session.created_at.isoformat())
 
     def _put_entry(self, conversation: ConversationContext, session: str, user_id: str, created: str) -> None:
@@ -443,6 +449,27 @@ class EngramMemoryStore(BaseMemoryStore):
     def get_all_agent_states(self, agent_id: str, owner_id: str) -> dict[str, Any]:
         items = self.client.iter_working(self._state_scope(agent_id, owner_id), limit=1000)
         return {item.value["key"]: item.value["value"] for item in items}
+
+
+def _renumbered(exc: InvalidInputError, first: int) -> InvalidInputError:
+    """The API's error about a batch that starts at the conversation's message `first`, with each
+    `messages[i]` it names renumbered to the conversation's index."""
+
+    def shift(text: str) -> str:
+        return _IN_BATCH.sub(lambda found: f"messages[{int(found.group(1)) + first}]", text)
+
+    errors = [
+        {**error, "field": shift(error["field"])} if isinstance(error.get("field"), str) else error
+        for error in exc.errors
+    ]
+    return InvalidInputError(
+        shift(exc.message),
+        code=exc.code,
+        status=exc.status,
+        field=shift(exc.field) if exc.field else None,
+        errors=errors,
+        details=exc.details,
+    )
 
 
 def _to_engram(message: Message) -> dict[str, Any]:
