@@ -223,3 +223,17 @@ def test_in_engram_an_error_engram_finds_in_a_message_names_its_index_in_the_con
     with pytest.raises(InvalidInputError) as raised:
         store.store_conversation("s-9", "ivy", ConversationContext(session_id="s-9", messages=messages))
     assert raised.value.field == "messages[150].occurred_at"
+
+
+def test_in_engram_a_conversation_whose_session_was_deleted_is_stored_anew(engram: Engram) -> None:
+    # Given a stored conversation whose session was then deleted through the API
+    store = EngramMemoryStore(engram)
+    store.store_conversation("s-10", "jay", _talk("s-10", ("user", "Hi")))
+    engram.delete_session(engram.get_working(store._index, "s-10").value["session"], user_id="jay")
+
+    # When it is stored again
+    store.store_conversation("s-10", "jay", _talk("s-10", ("user", "Hi"), ("assistant", "Hello")))
+
+    # Then it is there, whole, in a new session
+    assert [m.content for m in store.retrieve_conversation("s-10").messages] == ["Hi", "Hello"]  # type: ignore[union-attr]
+    assert len(engram.list_sessions(user_id="jay").sessions) == 1

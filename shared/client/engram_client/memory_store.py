@@ -324,8 +324,11 @@ class EngramMemoryStore(BaseMemoryStore):
         entry = self._entry(session_id)
         messages = conversation.messages
         if entry is not None and entry["user_id"] == user_id:
-            stored = self._messages(entry["session"], user_id)
-            if len(stored) <= len(messages) and all(
+            try:
+                stored = self._messages(entry["session"], user_id)
+            except NotFoundError:  # the session was deleted (the user erased, DELETE): stored anew
+                stored = None
+            if stored is not None and len(stored) <= len(messages) and all(
                 _same(s, m) for s, m in zip(stored, messages, strict=False)
             ):
                 self._append(entry["session"], user_id, messages[len(stored) :], len(stored))
