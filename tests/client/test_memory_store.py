@@ -237,3 +237,23 @@ def test_in_engram_a_conversation_whose_session_was_deleted_is_stored_anew(engra
     # Then it is there, whole, in a new session
     assert [m.content for m in store.retrieve_conversation("s-10").messages] == ["Hi", "Hello"]  # type: ignore[union-attr]
     assert len(engram.list_sessions(user_id="jay").sessions) == 1
+
+
+def test_in_engram_a_store_retried_after_failing_part_way_appends_only_what_is_missing(
+    engram: Engram,
+) -> None:
+    # Given a first store that failed after its first batch of 100 messages (Engram refused message 150)
+    messages = [Message(role="user", content=f"msg {n}", timestamp=T0) for n in range(151)]
+    late = messages[150].timestamp
+    messages[150].timestamp = datetime(1, 1, 1, tzinfo=UTC)
+    store = EngramMemoryStore(engram)
+    with pytest.raises(InvalidInputError):
+        store.store_conversation("s-11", "kim", ConversationContext(session_id="s-11", messages=messages))
+
+    # When the store is retried with the message put right
+    messages[150].timestamp = late
+    store.store_conversation("s-11", "kim", ConversationContext(session_id="s-11", messages=messages))
+
+    # Then the conversation is whole, once, in one session
+    assert [m.content for m in store.retrieve_conversation("s-11").messages] == [m.content for m in messages]  # type: ignore[union-attr]
+    assert [s.message_count for s in engram.list_sessions(user_id="kim").sessions] == [151]

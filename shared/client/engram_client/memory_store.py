@@ -339,8 +339,10 @@ class EngramMemoryStore(BaseMemoryStore):
             self._drop_entry(session_id)  # it may be another user's: it is not rewritten, it goes
         marker = {"memory_store": {"namespace": self.namespace, "session_id": session_id}}
         session = self.client.create_session(user_id=user_id, container=self.container, metadata=marker)
-        self._append(str(session.id), user_id, messages, 0)
+        # The entry first: a store that fails part way leaves a session it names, so a retry appends only
+        # the messages still missing, rather than storing them all again in another session.
         self._put_entry(conversation, str(session.id), user_id, session.created_at.isoformat())
+        self._append(str(session.id), user_id, messages, 0)
 
     def _put_entry(self, conversation: ConversationContext, session: str, user_id: str, created: str) -> None:
         value = {
