@@ -257,3 +257,20 @@ def test_in_engram_a_store_retried_after_failing_part_way_appends_only_what_is_m
     # Then the conversation is whole, once, in one session
     assert [m.content for m in store.retrieve_conversation("s-11").messages] == [m.content for m in messages]  # type: ignore[union-attr]
     assert [s.message_count for s in engram.list_sessions(user_id="kim").sessions] == [151]
+
+
+def test_in_engram_deleting_a_conversation_removes_every_session_the_store_made_for_it(
+    engram: Engram,
+) -> None:
+    # Given a conversation, and a second session a concurrent first store made for it
+    store = EngramMemoryStore(engram)
+    store.store_conversation("s-12", "lou", _talk("s-12", ("user", "Hi")))
+    marker = {"memory_store": {"namespace": store.namespace, "session_id": "s-12"}}
+    engram.create_session(user_id="lou", metadata=marker)
+    other = engram.create_session(user_id="lou", metadata={"mine": True})
+
+    # When it is deleted
+    assert store.delete_conversation("s-12") is True
+
+    # Then no session of it is left; the user's other sessions stay
+    assert [s.id for s in engram.list_sessions(user_id="lou").sessions] == [other.id]

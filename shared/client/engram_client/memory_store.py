@@ -256,7 +256,12 @@ def _digest(*parts: str) -> str:
 class EngramMemoryStore(BaseMemoryStore):
     """Conversations as Engram sessions (in `container`, where extracted memories go), indexed by
     session_id in working memory under `namespace`; agent state in working memory. `extract` is the
-    memory extraction asked for with each append: "none", "light" (offline) or "full" (the LLM)."""
+    memory extraction asked for with each append: "none", "light" (offline) or "full" (the LLM).
+
+    Stores of one conversation are not safe to run concurrently: two first stores may each make a
+    session (the index names the last), and two appends of the same new messages may both land. A store
+    retried after a failure is safe (it appends what is missing), and `delete_conversation` removes every
+    session the store made for the conversation."""
 
     def __init__(
         self,
@@ -328,14 +333,16 @@ class EngramMemoryStore(BaseMemoryStore):
                 stored = self._messages(entry["session"], user_id)
             except NotFoundError:  # the session was deleted (the user erased, DELETE): stored anew
                 stored = None
-            if stored is not None and len(stored) <= len(messages) and all(
-                _same(s, m) for s, m in zip(stored, messages, strict=False)
+            if (
+                stored is not None
+                and len(stored) <= len(messages)
+                and all(_same(s, m) for s, m in zip(stored, messages, strict=False))
             ):
                 self._append(entry["session"], user_id, messages[len(stored) :], len(stored))
                 self._put_entry(conversation, entry["session"], user_id, entry["created_at"])
                 return
         if entry is not None:  # another history, or another user: the conversation is stored anew
-            self._drop_session(entry)
+            self._drop_sessions(session_id, entry)
             self._drop_entry(session_id)  # it may be another user's: it is not rewritten, it goes
         marker = {"memory_store": {"namespace": self.namespace, "session_id": session_id}}
         session = self.client.create_session(user_id=user_id, container=self.container, metadata=marker)
@@ -357,9 +364,15 @@ class EngramMemoryStore(BaseMemoryStore):
         # The entry names the user and holds the conversation's metadata: it is theirs, erased with them.
         self.client.set_working(self._index, self._key(conversation.session_id), value=value, user_id=user_id)
 
-    def _drop_session(self, entry: dict[str, Any]) -> None:
-        with contextlib.suppress(NotFoundError):  # already gone
-            self.client.delete_session(entry["session"], user_id=entry["user_id"])
+    def _drop_sessions(self, session_id: str, entry: dict[str, Any]) -> None:
+        """The entry's session, and every other session this store made for the conversation for the
+        entry's user (concurrent first stores may each have made one)."""
+        user_id = entry["user_id"]
+        sessions = {entry["session"]}
+        sessions |= {str(s.id) for made_for, s in self._own_sessions(user_id) if made_for == session_id}
+        for session in sessions:
+            with contextlib.suppress(NotFoundError):  # already gone
+                self.client.delete_session(session, user_id=user_id)
 
     def _drop_entry(self, session_id: str) -> None:
         with contextlib.suppress(NotFoundError):  # already gone
@@ -386,7 +399,7 @@ class EngramMemoryStore(BaseMemoryStore):
             entry = self._entry(session_id)
             if entry is None:
                 return True
-            self._drop_session(entry)
+            self._drop_sessions(session_id, entry)
             self._drop_entry(session_id)
         except NotFoundError:
             return True
