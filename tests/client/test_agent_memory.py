@@ -171,3 +171,24 @@ def test_the_factory_selects_the_backend(monkeypatch: pytest.MonkeyPatch) -> Non
         create_memory_backend("engram")
     with pytest.raises(ValueError, match="unknown memory backend 'qdrant'"):
         create_memory_backend("qdrant")
+
+
+async def test_the_engram_backend_keeps_to_its_container(live_url: str, tenant: IssuedKey) -> None:
+    # Given a memory of the tenant in another container than the backend's
+    async with (
+        EngramAgentMemory({tenant.tenant_id: tenant.plaintext}, live_url, container="hr.private") as hr,
+        EngramAgentMemory(
+            {tenant.tenant_id: tenant.plaintext}, live_url, container="agents.travel"
+        ) as travel,
+    ):
+        secret = await hr.store("Mallory's salary is 90k", "hr-agent", tenant_id=tenant.tenant_id)
+        assert isinstance(secret, Memory)
+
+        # When the travel backend searches for it, reads it and deletes it
+        found = await travel.search("Mallory's salary", tenant_id=tenant.tenant_id)
+        read = await travel.get(secret.id, tenant_id=tenant.tenant_id)
+        deleted = await travel.delete(secret.id, tenant_id=tenant.tenant_id)
+
+        # Then it is not found, and stays
+        assert found == [] and read is None and deleted is False
+        assert await hr.get(secret.id, tenant_id=tenant.tenant_id) == secret

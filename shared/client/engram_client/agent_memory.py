@@ -116,8 +116,10 @@ def _no_embedder(model: str) -> Error:
 
 
 class EngramAgentMemory:
-    """AgentMemoryProtocol over the Engram API. Memories go to `container`; search compares vectors
-    (mode "vector"), so `score` is the cosine similarity and `score_threshold` applies to it."""
+    """AgentMemoryProtocol over the Engram API. Memories go to `container`, and only memories there are
+    its own: search looks there, and a memory elsewhere in the tenant reads as not found (get None,
+    delete False). Search compares vectors (mode "vector"), so `score` is the cosine similarity and
+    `score_threshold` applies to it."""
 
     def __init__(
         self,
@@ -215,6 +217,7 @@ class EngramAgentMemory:
             found = await client.search(
                 query=query,
                 scope="memories",
+                container=self._container,
                 mode="vector",
                 limit=top_k,
                 score_threshold=score_threshold,
@@ -230,6 +233,8 @@ class EngramAgentMemory:
         if isinstance(client, Error):
             return client
         try:
+            if (await client.get_memory(memory_id)).container != self._container:
+                return False  # another container's: not this backend's, as if unknown
             await client.delete_memory(memory_id)
         except NotFoundError:
             return False
@@ -242,11 +247,12 @@ class EngramAgentMemory:
         if isinstance(client, Error):
             return client
         try:
-            return _memory(await client.get_memory(memory_id))
+            found = await client.get_memory(memory_id)
         except NotFoundError:
             return None  # unknown, or another tenant's: the same answer
         except Exception as exc:
             return Error(description=f"failed to read memory {memory_id}: {exc}")
+        return _memory(found) if found.container == self._container else None  # another container's
 
 
 def _memory(found: Any) -> Memory:
