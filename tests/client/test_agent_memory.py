@@ -192,3 +192,15 @@ async def test_the_engram_backend_keeps_to_its_container(live_url: str, tenant: 
         # Then it is not found, and stays
         assert found == [] and read is None and deleted is False
         assert await hr.get(secret.id, tenant_id=tenant.tenant_id) == secret
+
+
+async def test_an_embedder_that_fails_is_an_error_value(live_url: str, tenant: IssuedKey) -> None:
+    def broken(text: str) -> list[float]:
+        raise ConnectionError("embedding service unavailable")
+
+    engram = EngramAgentMemory({tenant.tenant_id: tenant.plaintext}, live_url, embedders={"m": broken})
+    for memory in (engram, InMemoryAgentMemory(embedders={"m": broken})):
+        result = await memory.search("x", tenant_id=tenant.tenant_id, embedding_model="m")
+
+        assert isinstance(result, Error) and "embedding service unavailable" in result.description
+    await engram.aclose()

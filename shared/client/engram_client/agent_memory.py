@@ -108,6 +108,14 @@ def _embedding_error(embedding: Sequence[float] | None, embedding_model: str | N
     return None
 
 
+def _embed(embedder: Embedder, model: str, query: str) -> list[float] | Error:
+    """The query embedded by the caller's embedder; its failure is an Error value, never raised."""
+    try:
+        return [float(x) for x in embedder(query)]
+    except Exception as exc:
+        return Error(description=f"the embedder for model {model!r} failed on the query: {exc!r}")
+
+
 def _no_embedder(model: str) -> Error:
     return Error(
         description=f"searching vectors of model {model!r} needs the query embedded by that model: create "
@@ -209,7 +217,10 @@ class EngramAgentMemory:
             embedder = self._embedders.get(embedding_model)
             if embedder is None:
                 return _no_embedder(embedding_model)
-            vector = {"embedding": list(embedder(query)), "embedding_model": embedding_model}
+            embedded = _embed(embedder, embedding_model, query)
+            if isinstance(embedded, Error):
+                return embedded
+            vector = {"embedding": embedded, "embedding_model": embedding_model}
         filters: dict[str, Any] = {"tags": list(tags or [])}
         if agent_id is not None:
             filters["agent_id"] = agent_id
@@ -338,7 +349,10 @@ class InMemoryAgentMemory:
             embedder = self._embedders.get(embedding_model)
             if embedder is None:
                 return _no_embedder(embedding_model)
-            query_vector = list(embedder(query))
+            embedded = _embed(embedder, embedding_model, query)
+            if isinstance(embedded, Error):
+                return embedded
+            query_vector = embedded
         words = _lexical(query)
         scored = []
         for memory, vector, model in self._memories.get(tenant_id, {}).values():
