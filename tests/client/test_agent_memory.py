@@ -4,6 +4,7 @@ Error values (never raised), unknown tenants, other tenants' ids, and caller-sup
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 from engram.local.stack import LocalDatabase
 from engram.tenants import service as tenants
 from engram.tenants.service import IssuedKey
+from engram_client import AsyncEngram, agent_memory
 from engram_client.agent_memory import (
     AgentMemoryProtocol,
     EngramAgentMemory,
@@ -204,3 +206,25 @@ async def test_an_embedder_that_fails_is_an_error_value(live_url: str, tenant: I
 
         assert isinstance(result, Error) and "embedding service unavailable" in result.description
     await engram.aclose()
+
+
+def test_the_engram_backend_serves_one_event_loop_after_another_and_leaves_no_client_open(
+    live_url: str, tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a backend used from several event loops, one asyncio.run after another
+    made: list[AsyncEngram] = []
+
+    class Recorded(AsyncEngram):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(agent_memory, "AsyncEngram", Recorded)
+    memory = EngramAgentMemory({tenant.tenant_id: tenant.plaintext}, live_url)
+
+    # When each loop stores a memory
+    stored = [asyncio.run(memory.store(f"loop {n}", "a", tenant_id=tenant.tenant_id)) for n in range(4)]
+
+    # Then every call succeeds, and each loop's client was closed when its loop ended
+    assert all(isinstance(s, Memory) for s in stored), stored
+    assert len(made) == 4 and all(client._http.is_closed for client in made)

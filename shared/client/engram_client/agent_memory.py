@@ -13,11 +13,13 @@ embedder for that model (`embedders={"my-model": fn}`), which embeds the query t
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import re
+import weakref
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -145,23 +147,37 @@ class EngramAgentMemory:
         self._container = container
         self._embedders = dict(embedders or {})
         self._options = {"timeout": timeout, "max_retries": max_retries, "transport": transport}
-        self._clients: dict[str, AsyncEngram] = {}
+        # A client's connections belong to the event loop that opened them: one set of clients per loop
+        # (asyncio.run called again is another loop), each closed when its loop shuts down.
+        self._loops: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[dict[str, AsyncEngram], AsyncGenerator[None, None]]
+        ] = weakref.WeakKeyDictionary()
 
-    def _client(self, tenant_id: UUID) -> AsyncEngram | Error:
+    async def _client(self, tenant_id: UUID) -> AsyncEngram | Error:
         try:
             key = self._keys(tenant_id) if callable(self._keys) else self._keys.get(tenant_id)
         except Exception as exc:  # the caller's lookup failed: still a value, never raised
             return Error(description=f"no API key for tenant {tenant_id}: {exc}")
         if not key:
             return Error(description=f"unknown tenant {tenant_id}: no API key for it")
-        if key not in self._clients:
-            self._clients[key] = AsyncEngram(self._base_url, key, **self._options)
-        return self._clients[key]
+        loop = asyncio.get_running_loop()
+        if loop not in self._loops:
+            clients: dict[str, AsyncEngram] = {}
+            closer = _closing(clients)
+            # Started, the generator is the loop's: its shutdown (asyncio.run's end) closes it, and the
+            # clients with it, on that loop, so no connection outlives it.
+            await anext(closer)
+            self._loops[loop] = (clients, closer)
+        clients = self._loops[loop][0]
+        if key not in clients:
+            clients[key] = AsyncEngram(self._base_url, key, **self._options)
+        return clients[key]
 
     async def aclose(self) -> None:
-        for client in self._clients.values():
-            await client.aclose()
-        self._clients.clear()
+        """Close the clients of the running loop (those of loops that ended closed with them)."""
+        found = self._loops.pop(asyncio.get_running_loop(), None)
+        if found is not None:
+            await found[1].aclose()
 
     async def __aenter__(self) -> EngramAgentMemory:
         return self
@@ -181,7 +197,7 @@ class EngramAgentMemory:
         embedding_model: str | None = None,
     ) -> Memory | Error:
         problem = _embedding_error(embedding, embedding_model)
-        client = problem or self._client(tenant_id)
+        client = problem or await self._client(tenant_id)
         if isinstance(client, Error):
             return client
         try:
@@ -209,7 +225,7 @@ class EngramAgentMemory:
         agent_id: str | None = None,
         embedding_model: str | None = None,
     ) -> list[SearchResult] | Error:
-        client = self._client(tenant_id)
+        client = await self._client(tenant_id)
         if isinstance(client, Error):
             return client
         vector: dict[str, Any] = {}
@@ -240,7 +256,7 @@ class EngramAgentMemory:
         return [SearchResult(memory=_memory(result), score=result.score) for result in found.results]
 
     async def delete(self, memory_id: UUID, *, tenant_id: UUID) -> bool | Error:
-        client = self._client(tenant_id)
+        client = await self._client(tenant_id)
         if isinstance(client, Error):
             return client
         try:
@@ -254,7 +270,7 @@ class EngramAgentMemory:
         return True
 
     async def get(self, memory_id: UUID, *, tenant_id: UUID) -> Memory | None | Error:  # noqa: RUF036 - the specification's signature
-        client = self._client(tenant_id)
+        client = await self._client(tenant_id)
         if isinstance(client, Error):
             return client
         try:
@@ -264,6 +280,16 @@ class EngramAgentMemory:
         except Exception as exc:
             return Error(description=f"failed to read memory {memory_id}: {exc}")
         return _memory(found) if found.container == self._container else None  # another container's
+
+
+async def _closing(clients: dict[str, AsyncEngram]) -> AsyncGenerator[None, None]:
+    """Closes `clients` when closed: by the event loop's shutdown (`shutdown_asyncgens`), or `aclose`."""
+    try:
+        yield
+    finally:
+        for client in list(clients.values()):
+            await client.aclose()
+        clients.clear()
 
 
 def _memory(found: Any) -> Memory:
