@@ -280,3 +280,22 @@ async def test_a_document_ingested_by_a_server_pinned_to_a_user_is_theirs_and_er
     # Then the document was hers, and went with her
     assert uploaded_by == "alice"
     assert erased.documents == 1
+
+
+async def test_a_server_pinned_to_a_container_shows_only_relations_its_container_states(
+    mcp_in_assistant: Client, engram: Engram
+) -> None:
+    # Given Mallory's employer stated in another container, and her city in the pinned one
+    engram.create_memory(content="Mallory Quinn works at Initech.", container="hr.private", extract="light")
+    engram.create_memory(
+        content="Mallory Quinn lives in Springfield.", container="assistant", extract="light"
+    )
+
+    # When the server pinned to `assistant` shows her entity and her graph
+    entity = _result(await mcp_in_assistant.call_tool("get_entity", {"name": "Mallory Quinn"}))
+    graph = _result(await mcp_in_assistant.call_tool("explore_graph", {"entity": "Mallory Quinn"}))
+
+    # Then only the relation its container states is there, and Initech is not reached
+    assert {r["target"]["name"] for r in entity["relations"]} == {"Springfield"}
+    assert {e["target"]["name"] for e in graph["edges"]} == {"Springfield"}
+    assert "Initech" not in {node["name"] for node in graph["nodes"]}

@@ -13,6 +13,7 @@ message, for the model to act on; the server keeps running.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import os
 import sys
@@ -24,7 +25,7 @@ from pydantic import Field
 
 from engram_client._base import NOT_GIVEN, NotGiven
 from engram_client.client import AsyncEngram
-from engram_client.errors import EngramError
+from engram_client.errors import EngramError, NotFoundError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -114,6 +115,26 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
     # Pinned to a user: what the server stores is that user's and private to them; reads are made for them.
     user: str | NotGiven = pin.user_id or NOT_GIVEN
     visibility: Literal["private"] | NotGiven = "private" if pin.user_id else NOT_GIVEN
+
+    async def container_of(memory_id: str) -> str | None:
+        try:
+            return (await engram.get_memory(memory_id, user_id=user)).container
+        except NotFoundError:
+            return None
+
+    async def pinned_relations(relations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The relations a container-pinned server shows: those its container's memories state, and
+        those no memory states (made through the API); none taken from a memory elsewhere."""
+        if pin.container is None:
+            return relations
+        sources = sorted({r["source_memory_id"] for r in relations if r.get("source_memory_id")})
+        containers = dict(zip(sources, await asyncio.gather(*map(container_of, sources)), strict=True))
+        return [
+            r
+            for r in relations
+            if not r.get("source_memory_id")
+            or ((found := containers[r["source_memory_id"]]) is not None and pin.covers(found))
+        ]
 
     @server.tool()
     @_actionable
@@ -327,6 +348,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         shown = detail.model_dump(mode="json", exclude_none=True)
         if pin.container is not None:  # what memories say about it: those of the pinned container only
             shown["observations"] = [o for o in shown.get("observations", []) if pin.covers(o["container"])]
+            shown["relations"] = await pinned_relations(shown.get("relations", []))
         return shown
 
     @server.tool()
@@ -336,9 +358,15 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         depth: Annotated[int, Field(ge=1, le=3, description="how many hops")] = 1,
     ) -> dict[str, Any]:
         """The entities around one entity and the relations between them (who works where, lives where,
-        ...), up to `depth` hops."""
+        ...), up to `depth` hops. A server pinned to a container shows the relations its container's
+        memories state (and those no memory states), and the entities they reach."""
         subgraph = await engram.get_graph(entity=entity, depth=depth, limit=50, user_id=user)
-        return subgraph.model_dump(mode="json", exclude_none=True)
+        shown = subgraph.model_dump(mode="json", exclude_none=True)
+        if pin.container is not None:  # relations its container's memories state, and the entities they reach
+            shown["edges"] = await pinned_relations(shown["edges"])
+            reached = {shown["root"]} | {e[end]["id"] for e in shown["edges"] for end in ("source", "target")}
+            shown["nodes"] = [node for node in shown["nodes"] if node["id"] in reached]
+        return shown
 
     return server
 
