@@ -299,3 +299,17 @@ async def test_a_server_pinned_to_a_container_shows_only_relations_its_container
     assert {r["target"]["name"] for r in entity["relations"]} == {"Springfield"}
     assert {e["target"]["name"] for e in graph["edges"]} == {"Springfield"}
     assert "Initech" not in {node["name"] for node in graph["nodes"]}
+
+
+async def test_tool_errors_give_advice_the_model_can_follow(mcp: Client, engram: Engram) -> None:
+    # Given a shared memory, which the server pinned to alice may not change
+    shared = engram.create_memory(content="The office closes at 6", extract="none")
+
+    # When alice's server reads a working key that does not exist, and forgets the shared memory
+    missing = (await mcp.call_tool("working_get", {"scope": "plan-1", "key": "nothing"})).content[0].text
+    refused = (await mcp.call_tool("forget", {"memory_id": str(shared.id)})).content[0].text
+
+    # Then the miss speaks of keys, not ids; the refusal does not ask for a user_id the model cannot pass
+    assert "not_found" in missing and "working_set" in missing and "recall and remember" not in missing
+    assert "cannot change a shared memory" in refused and "without user_id" not in refused
+    assert "acts for user 'alice' only" in refused

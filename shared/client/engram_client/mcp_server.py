@@ -78,7 +78,18 @@ HINTS = {
 }
 
 
-def _actionable(tool: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[..., Awaitable[dict[str, Any]]]:
+# A miss means something else for these tools than an unknown memory id.
+NOT_FOUND_BY_TOOL = {
+    "working_get": "no such key in that scope, or it expired: working_set writes it",
+    "working_set": "no such key in that scope, or it expired: write it without expected_version",
+    "get_entity": "no such entity: look it up by name, or use recall",
+    "explore_graph": "no such entity: give its name or the id get_entity returns",
+}
+
+
+def _actionable(
+    tool: Callable[..., Awaitable[dict[str, Any]]], pin: Pin = Pin()
+) -> Callable[..., Awaitable[dict[str, Any]]]:
     """Engram's errors and bad arguments as tool errors the model can read and act on (the SDK hides the
     message of any other exception)."""
     from mcp.server.mcpserver.exceptions import ToolError
@@ -88,12 +99,25 @@ def _actionable(tool: Callable[..., Awaitable[dict[str, Any]]]) -> Callable[...,
         try:
             return await tool(*args, **kwargs)
         except EngramError as exc:
-            hint = HINTS.get(exc.code)
-            raise ToolError(f"{exc}" + (f" ({hint})" if hint else "")) from exc
+            raise ToolError(_explained(exc, tool.__name__, pin)) from exc
         except ValueError as exc:
             raise ToolError(str(exc)) from exc
 
     return run
+
+
+def _explained(exc: EngramError, tool: str, pin: Pin) -> str:
+    if pin.user_id is not None and exc.field == "user_id":
+        # The API's advice (make the request without user_id, or for the owner) is not the model's to
+        # follow: the server is pinned. What it refused, and why, is.
+        refused = exc.message.split("; ", 1)[0]
+        return (
+            f"{exc.status} {exc.code}: {refused} (this server acts for user {pin.user_id!r} only: it "
+            "changes only what is theirs)"
+        )
+    hint = NOT_FOUND_BY_TOOL.get(tool) if exc.code == "not_found" else None
+    hint = hint or HINTS.get(exc.code)
+    return f"{exc}" + (f" ({hint})" if hint else "")
 
 
 def _memory(found: Any) -> dict[str, Any]:
@@ -112,6 +136,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer("engram", instructions=INSTRUCTIONS)
+    actionable = functools.partial(_actionable, pin=pin)
     # Pinned to a user: what the server stores is that user's and private to them; reads are made for them.
     user: str | NotGiven = pin.user_id or NOT_GIVEN
     visibility: Literal["private"] | NotGiven = "private" if pin.user_id else NOT_GIVEN
@@ -137,7 +162,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         ]
 
     @server.tool()
-    @_actionable
+    @actionable
     async def remember(
         content: Annotated[
             str, Field(description="one self-contained statement, e.g. 'Alice prefers aisle seats'")
@@ -159,7 +184,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return _memory(stored)
 
     @server.tool()
-    @_actionable
+    @actionable
     async def recall(
         query: Annotated[str, Field(description="what you want to know, in natural language")],
         limit: Annotated[int, Field(ge=1, le=50, description="how many memories at most")] = 10,
@@ -179,7 +204,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return {"results": [{**_memory(r), "score": round(r.score, 4)} for r in found.results]}
 
     @server.tool()
-    @_actionable
+    @actionable
     async def get_context(
         query: Annotated[str | None, Field(description="the task at hand, to add memories about it")] = None,
         user_id: Annotated[
@@ -201,7 +226,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return {"context": profile.context, "token_estimate": profile.token_estimate}
 
     @server.tool()
-    @_actionable
+    @actionable
     async def forget(
         memory_id: Annotated[str, Field(description="the id recall or remember returned")],
     ) -> dict[str, Any]:
@@ -215,7 +240,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return {"deleted": memory_id}
 
     @server.tool()
-    @_actionable
+    @actionable
     async def supersede(
         memory_id: Annotated[str, Field(description="the id of the memory that is now wrong or outdated")],
         content: Annotated[str, Field(description="the corrected statement")],
@@ -240,7 +265,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return _memory(stored)
 
     @server.tool()
-    @_actionable
+    @actionable
     async def working_get(
         scope: Annotated[str, Field(description="a plan or agent scope, e.g. 'plan-42'")],
         key: Annotated[str, Field(description="the key in that scope")],
@@ -252,7 +277,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return {"scope": scope, "key": key, "value": item.value, "version": item.version}
 
     @server.tool()
-    @_actionable
+    @actionable
     async def working_set(
         scope: Annotated[str, Field(description="a plan or agent scope, e.g. 'plan-42'")],
         key: Annotated[str, Field(description="the key in that scope")],
@@ -279,7 +304,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return {"scope": scope, "key": key, "version": item.version}
 
     @server.tool()
-    @_actionable
+    @actionable
     async def match_procedures(
         situation: Annotated[str, Field(description="what is happening or what you are about to do")],
         limit: Annotated[int, Field(ge=1, le=20)] = 5,
@@ -293,7 +318,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return {"matches": matches}
 
     @server.tool()
-    @_actionable
+    @actionable
     async def ingest_document(
         content: Annotated[
             str | None, Field(description="the text itself (Markdown, HTML, CSV, ...)")
@@ -330,7 +355,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         }
 
     @server.tool()
-    @_actionable
+    @actionable
     async def get_entity(
         name: Annotated[
             str, Field(description="a person, place, organisation, ... by name or alias, or an id")
@@ -352,7 +377,7 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
         return shown
 
     @server.tool()
-    @_actionable
+    @actionable
     async def explore_graph(
         entity: Annotated[str, Field(description="an entity's name or id")],
         depth: Annotated[int, Field(ge=1, le=3, description="how many hops")] = 1,

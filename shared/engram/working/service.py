@@ -47,7 +47,7 @@ class WorkingMemoryService:
                 ):
                     raise Conflict(
                         f"key {key!r} in working scope {scope!r} belongs to another user: a write for "
-                        f"user {for_user!r} cannot change it (write it without user_id, as the tenant)",
+                        f"user {for_user!r} cannot change it; write it without user_id, as the tenant",
                         details={"field": "user_id"},
                     )
                 raise _conflict(scope, key, expected, current)
