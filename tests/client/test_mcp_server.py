@@ -27,7 +27,7 @@ CLIENT_PATH = {"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "shared" 
 TOOLS = {
     "remember",
     "recall",
-    "get_context",
+    "get_profile",
     "forget",
     "supersede",
     "working_get",
@@ -87,7 +87,7 @@ async def test_remember_recall_supersede_and_forget_for_the_pinned_user(mcp: Cli
     moved = _result(
         await mcp.call_tool("supersede", {"memory_id": stored["id"], "content": "Alice lives in Porto"})
     )
-    context = _result(await mcp.call_tool("get_context", {"query": "where does Alice live"}))
+    context = _result(await mcp.call_tool("get_profile", {"query": "where does Alice live"}))
     forgotten = _result(await mcp.call_tool("forget", {"memory_id": moved["id"]}))
 
     assert recalled["results"][0]["id"] == stored["id"] and recalled["results"][0]["score"] > 0
@@ -236,7 +236,7 @@ async def test_a_server_pinned_to_a_container_reads_context_and_observations_fro
     engram.create_memory(content="Alice keeps a flat in Oslo", container="notes", user_id="alice")
 
     # When her server pinned to `assistant` gets her context, and the entity Oslo
-    context = _result(await mcp_in_assistant.call_tool("get_context", {"query": "Oslo"}))["context"]
+    context = _result(await mcp_in_assistant.call_tool("get_profile", {"query": "Oslo"}))["context"]
     entity = _result(await mcp_in_assistant.call_tool("get_entity", {"name": "Oslo"}))
 
     # Then only the pinned container's memories are in them

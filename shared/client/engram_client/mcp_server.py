@@ -30,7 +30,7 @@ from engram_client.errors import EngramError, NotFoundError
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-INSTRUCTIONS = """Long-term memory (Engram). At the start of a task, call get_context (and recall with
+INSTRUCTIONS = """Long-term memory (Engram). At the start of a task, call get_profile (and recall with
 the user's request) to know what is already known. When the user states a durable fact, preference or
 decision, call remember with one self-contained sentence. When something remembered turns out wrong or
 out of date, call supersede with the memory's id. Use working_get/working_set for scratch state shared
@@ -205,18 +205,19 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
 
     @server.tool()
     @actionable
-    async def get_context(
+    async def get_profile(
         query: Annotated[str | None, Field(description="the task at hand, to add memories about it")] = None,
         user_id: Annotated[
-            str | None, Field(description="whose context (ignored when the server is pinned)")
+            str | None, Field(description="whose profile (ignored when the server is pinned)")
         ] = None,
         max_tokens: Annotated[int, Field(ge=50, le=8000, description="budget for the summary")] = 1000,
     ) -> dict[str, Any]:
-        """A prompt-ready summary of what is known about the user: stable facts, recent context and, with
-        a query, the memories relevant to it. Call it at the start of a conversation."""
+        """The user's profile, prompt-ready: their stable facts and preferences, recent episodes and tasks
+        and, with a query, the memories relevant to it, each line ending with its memory id. Call it at
+        the start of a conversation."""
         subject = pin.user_id or user_id
         if subject is None and pin.container is None:
-            raise ValueError("name whose context: pass user_id (this server is not pinned to a user)")
+            raise ValueError("name whose profile: pass user_id (this server is not pinned to a user)")
         profile = await engram.get_profile(
             user_id=subject,
             q=query,
