@@ -247,3 +247,15 @@ def test_a_memory_that_begins_later_says_when_in_the_context(api: Api) -> None:
     assert "The Lisbon office rent is 5000 EUR per month (from 2999-01-01)" in lines
     assert "The Lisbon office has twelve desks" in lines
     assert "(from 2999-01-01)" in found["context"]
+
+
+def test_the_same_procedure_stored_twice_appears_once(api: Api) -> None:
+    # Found by QA: two procedures with the same trigger and steps were two lines of the context
+    rule = {"trigger": "booking a restaurant", "content": "ask about allergies first"}
+    ids = [api.post("/v1/procedures", rule).json["id"] for _ in range(2)]
+
+    found = _context(api, query="booking a restaurant for dinner", user_id=None, agent_id=None)
+
+    shown = [i["id"] for i in found["items"] if i["source"] == "procedure"]
+    assert len(shown) == 1 and shown[0] in ids, found["context"]
+    assert found["context"].count("ask about allergies first") == 1

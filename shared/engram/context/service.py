@@ -138,7 +138,9 @@ class ContextService:
                 cur, tenant_id, vector, model, None, PROCEDURE_FLOOR, MAX_PROCEDURES
             ):
                 text = f"when {row['trigger']}: {row['content']}"
-                sections["procedures"].append(_item("procedure", row["id"], text, float(row["similarity"])))
+                item = _item("procedure", row["id"], text, float(row["similarity"]))
+                if all(other.text != item.text for other in sections["procedures"]):  # a rule stored twice
+                    sections["procedures"].append(item)
             if request.plan_id is not None:
                 sections["plan"] = self._plan(cur, tenant_id, request.plan_id)
         sections["memories"], sections["facts"] = _distinct(memories, facts)
