@@ -954,7 +954,9 @@ def test_an_export_and_its_import_keep_whether_each_entity_is_curated(
     lines = _export(local_db.app, tenant.tenant_id, tenant.tenant_name)
     _import(local_db.app, other_tenant.tenant_id, other_tenant.tenant_name, lines, new_ids=True)
 
-    # Then the file says which is which, and so does the copy
+    # Then the file says which is which, and so does the copy; and it says it is of version 4, so that
+    # an importer of version 3, which has no such field, refuses it by its header (found by QA)
+    assert _records(lines)[0]["version"] == 4
     exported = {r["name"]: r["curated"] for r in _records(lines) if r["record"] == "entity"}
     assert exported == {"Zorana Petrovic": True, "Acme": False}
     assert _curated_by_name(local_db, other_tenant.tenant_id) == exported

@@ -13,9 +13,9 @@ file, `import_from` loads a file into a deployment. Both work against the local 
 are written for an export; as they are sent for an import locally (the server imports each as it arrives),
 from the job's report in AWS.
 
-An export of format version 3 ends with an `end` record that counts the records before it: `export_to`
-checks the file it wrote against it (an export whose stream broke off is an error, never a shorter file),
-and `import_from` checks a file before it sends any of it.
+An export of format version 3 or later ends with an `end` record that counts the records before it:
+`export_to` checks the file it wrote against it (an export whose stream broke off is an error, never a
+shorter file), and `import_from` checks a file before it sends any of it.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def record_kinds(path: Path) -> Counter[str]:
 
 
 def check_complete(path: Path) -> None:
-    """TransferError unless the file at `path` is whole: a version 3 file ends with its end record, and
-    holds the records it counts (older versions have no end record to check)."""
+    """TransferError unless the file at `path` is whole: a file of version 3 or later ends with its end
+    record, and holds the records it counts (older versions have no end record to check)."""
     with path.open("rb") as handle:
         header = _json(handle.readline())
         if header is None or header.get("record") != "header":

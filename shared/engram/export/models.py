@@ -28,7 +28,9 @@ from engram.memories.models import (
     Visibility,
 )
 
-FORMAT_VERSION: Literal[3] = 3
+# 4: entity records say whether they are curated (migrations/0033), which a version 3 importer would
+# refuse record by record; by the header it refuses the file at once.
+FORMAT_VERSION: Literal[4] = 4
 RECORD_ORDER = (
     "container",
     "instruction",
@@ -70,7 +72,7 @@ class _Record(LazyModel):
 class Header(_Record):
     record: Literal["header"] = "header"
     format: Literal["engram-export"] = "engram-export"
-    version: Literal[1, 2, 3] = FORMAT_VERSION
+    version: Literal[1, 2, 3, 4] = FORMAT_VERSION
     tenant: str
     container: str | None
     with_files: bool = False
@@ -78,8 +80,8 @@ class Header(_Record):
 
 
 class End(_Record):
-    """The last line of a version 3 file: how many records of each kind come before it (the header left
-    out). A file without it, or whose records do not match it, is incomplete."""
+    """The last line of a file of version 3 or later: how many records of each kind come before it (the
+    header left out). A file without it, or whose records do not match it, is incomplete."""
 
     record: Literal["end"] = "end"
     counts: dict[str, int]
