@@ -45,3 +45,20 @@ def test_a_key_from_the_environment_is_checked_too(live_url: str, monkeypatch: p
         Engram(live_url)
 
     assert "secret" not in str(raised.value)
+
+
+@pytest.mark.parametrize("client", [Engram, AsyncEngram])
+def test_an_empty_url_is_refused_not_read_as_the_local_default(
+    client: type[Engram] | type[AsyncEngram], tenant: IssuedKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by QA: ENGRAM_URL="" (a deployment whose URL setting is missing) sent the real key to whatever
+    # listened on 127.0.0.1:8080
+    monkeypatch.setenv("ENGRAM_URL", "")
+    with pytest.raises(ConfigurationError) as from_environment:
+        client(None, tenant.plaintext)
+    monkeypatch.delenv("ENGRAM_URL")
+    with pytest.raises(ConfigurationError) as given:
+        client("", tenant.plaintext)
+
+    assert from_environment.value.code == given.value.code == "missing_base_url"
+    assert client(None, tenant.plaintext).settings.base_url == "http://127.0.0.1:8080"

@@ -121,8 +121,17 @@ def settings_from(
     headers: Mapping[str, str] | None,
 ) -> Settings:
     """Arguments first, then ENGRAM_URL / ENGRAM_API_KEY. Only an api_key of None is taken from the
-    environment: an empty one is refused (a tenant's key that is missing must not become another's)."""
-    url = (base_url or os.environ.get("ENGRAM_URL") or DEFAULT_URL).rstrip("/")
+    environment: an empty one is refused (a tenant's key that is missing must not become another's). So
+    is an empty URL, given or in ENGRAM_URL: only when neither says anything is it the local stack's."""
+    given_url = base_url if base_url is not None else os.environ.get("ENGRAM_URL")
+    if given_url is not None and not given_url.strip():
+        where = "base_url" if base_url is not None else "ENGRAM_URL"
+        raise ConfigurationError(
+            f"{where} is empty: give the deployment's URL (leave both out for the local stack, "
+            f"{DEFAULT_URL})",
+            code="missing_base_url",
+        )
+    url = (given_url or DEFAULT_URL).rstrip("/")
     key = api_key if api_key is not None else os.environ.get("ENGRAM_API_KEY")
     source = "api_key" if api_key is not None else "ENGRAM_API_KEY"
     if not key:
