@@ -152,3 +152,28 @@ def test_deleting_a_document_deletes_its_extracted_entities_that_nothing_else_na
     # Then Zorana, whom only the document named, is gone; Acme stays
     assert _listed(api, "zorana") == []
     assert _listed(api, "acme") == ["Acme"]
+
+
+def test_deleting_a_container_deletes_the_extracted_entities_only_its_contents_named(api: Api) -> None:
+    # Given a container whose memory names Zelda and Montgomery City (made with the API beforehand), a
+    # sub-container whose document names Ernest Hemingway and Scribner, and another container's memory
+    # naming Scribner too
+    assert api.post("/v1/entities", {"name": "Montgomery City"}).status == 201
+    _remember(api, "Zelda Fitzgerald lives in Montgomery City.", container="cdel")
+    document = ingest(
+        api, {"content": "Ernest Hemingway writes for Scribner.", "container": "cdel.sub", "extract": "light"}
+    )
+    assert document["status"] == "done" and document["memory_count"] >= 1, document
+    _remember(api, "Scribner publishes novels.", container="kept")
+    assert _listed(api, "zelda") == ["Zelda Fitzgerald"] and _listed(api, "hemingway") == ["Ernest Hemingway"]
+
+    # When the container is deleted, with its sub-container
+    deleted = api.delete("/v1/containers/cdel?confirm=true")
+
+    # Then the names only its memories and its document's gave are gone, also as graph nodes; Scribner,
+    # which the other container's memory names, and Montgomery City, made with the API, stay
+    assert deleted.status == 200, deleted.json
+    assert _listed(api, "zelda") == [] and _listed(api, "hemingway") == []
+    assert api.get("/v1/graph?entity=Zelda%20Fitzgerald").status == 404
+    assert _listed(api, "scribner") == ["Scribner"]
+    assert _listed(api, "montgomery") == ["Montgomery City"]

@@ -17,7 +17,9 @@ from engram.containers.models import (
 from engram.db.database import EVERYONE, Database
 from engram.documents.blobs import BlobStore, work_prefix_of
 from engram.errors import Conflict, InvalidInput, NotFound
+from engram.graph import repo as graph_repo
 from engram.memories.models import CONTAINER_PATTERN
+from engram.memories.predicates import ContainerScope
 from engram.observability import logger
 
 
@@ -70,7 +72,11 @@ class ContainerService:
                     "sub-containers; repeat with ?confirm=true to delete them all",
                     details={"memories": memories, "documents": held, "containers": children},
                 )
+            # What DELETE of a memory or a document does to the entities extraction made from them
+            # (graph.repo.delete_orphaned), for every memory of the subtree (its documents' included).
+            mentioned = graph_repo.mentioned_in(cur, tenant_id, ContainerScope.subtree(name))
             containers, deleted, documents = repo.delete_subtree(cur, tenant_id, name)
+            graph_repo.delete_orphaned(cur, tenant_id, mentioned)
         for document_id in documents:
             try:
                 self.blobs.delete_prefix(work_prefix_of(self.work_prefix, tenant_id, document_id))

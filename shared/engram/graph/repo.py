@@ -690,6 +690,28 @@ def extracted_from(cur: TenantTx, tenant_id: UUID, memory_ids: Sequence[UUID]) -
     return row
 
 
+def mentioned_in(cur: TenantTx, tenant_id: UUID, scope: predicates.ContainerScope) -> list[UUID]:
+    """The entities the memories (every version) of these containers mention: extracted_from for a
+    whole container, in one statement however many memories it holds."""
+    rows = cur.execute(
+        sql.SQL(
+            "SELECT DISTINCT em.entity_id FROM entity_mentions em JOIN memories m "
+            "ON m.tenant_id = em.tenant_id AND m.id = em.memory_id "
+            "WHERE em.tenant_id = %s AND m.tenant_id = %s AND {}"
+        ).format(predicates.in_container(scope, "m", "container")),
+        (tenant_id, tenant_id),
+    ).fetchall()
+    return [row["entity_id"] for row in rows]
+
+
+def delete_orphaned(cur: TenantTx, tenant_id: UUID, mentioned: Sequence[UUID]) -> int:
+    """What deleting memories does to the entities they mentioned (DELETE of a memory, a document or a
+    container; `mentioned` noted before they went, with extracted_from or mentioned_in): those that are
+    uncurated and that nothing mentions or relates to any more are deleted, in the caller's transaction,
+    so a name extraction found in a text does not outlive it. Curated ones stay. Returns how many went."""
+    return delete_unreferenced(cur, tenant_id, mentioned, curated_too=False, limit=None)
+
+
 # `e` is referenced: a memory mentions it, or a relation joins it (each end through its own index).
 _UNREFERENCED = sql.SQL(
     """NOT EXISTS (SELECT 1 FROM entity_mentions em WHERE em.tenant_id = e.tenant_id AND em.entity_id = e.id)

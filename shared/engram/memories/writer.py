@@ -415,7 +415,7 @@ def remove(uow: UnitOfWork, memory_ids: Sequence[UUID], *, drop_orphaned_entitie
         if successor is not None:
             relationships.add(cur, tenant_id, successor, target, "updates", 1.0, {"by": "delete"})
     deleted = repo.delete_memories(cur, tenant_id, memory_ids)
-    graph_repo.delete_unreferenced(cur, tenant_id, mentioned, curated_too=False, limit=None)
+    graph_repo.delete_orphaned(cur, tenant_id, mentioned)
     return deleted
 
 
