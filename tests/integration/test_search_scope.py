@@ -151,3 +151,40 @@ def test_a_tenants_first_document_is_found_by_the_next_search(
         ("memory", None),
         ("chunk", doc["id"]),
     }
+
+
+def test_as_of_leaves_out_the_chunks_created_after_it(api: Api) -> None:
+    # Given a document ingested now, though its content dates from 2019
+    doc = ingest(api, {"content": TEXT, "extract": "none", "document_date": "2019-05-01T00:00:00Z"})
+    chunk_created = api.post("/v1/search", {"query": "kraken incident", "scope": "chunks"}).json["results"]
+
+    # When chunks are searched as of 2020, in every mode and both scopes that hold them, and as of now
+    before = [
+        api.post(
+            "/v1/search",
+            {"query": "kraken incident", "scope": scope, "mode": mode, "as_of": "2020-01-01T00:00:00Z"},
+        ).json["results"]
+        for scope in ("chunks", "all")
+        for mode in ("hybrid", "vector", "text")
+    ]
+    later = api.post(
+        "/v1/search", {"query": "kraken incident", "scope": "chunks", "as_of": chunk_created[0]["valid_from"]}
+    ).json["results"]
+
+    # Then 2020 knew none of its chunks (a chunk is valid from its creation, its valid_from); now does
+    assert before == [[]] * 6
+    assert [r["document_id"] for r in later] == [doc["id"]]
+
+
+def test_include_history_leaves_chunks_as_they_are(api: Api) -> None:
+    # Given a document's chunk (chunks have no versions)
+    ingest(api, {"content": TEXT, "extract": "none"})
+
+    # When chunks are searched with and without history
+    current = api.post("/v1/search", {"query": "kraken incident", "scope": "chunks"}).json["results"]
+    history = api.post(
+        "/v1/search", {"query": "kraken incident", "scope": "chunks", "include_history": True}
+    ).json["results"]
+
+    # Then both find the same chunks, alike
+    assert current and history == current

@@ -1785,14 +1785,14 @@ class SearchRequest(BaseModel):
     as_of: Annotated[
         AwareDatetime | None,
         Field(
-            description="return the memories valid at this time (not with scope 'messages')",
+            description="return the memories valid at this time, and the document chunks created by then (a chunk is valid from its creation, its valid_from, whatever its document's document_date) (not with scope 'messages')",
             title="As Of",
         ),
     ] = None
     include_history: Annotated[
         bool | None,
         Field(
-            description="also return superseded memories (not with scope 'messages')",
+            description="also return superseded memories; chunks have no versions: they are returned alike (not with scope 'messages')",
             title="Include History",
         ),
     ] = False

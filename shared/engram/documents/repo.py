@@ -420,11 +420,16 @@ def delete_chunks(cur: TenantTx, tenant_id: UUID, document_id: UUID) -> None:
 
 
 def _chunk_where(plan: SearchPlan, container: ContainerScope | None) -> sql.Composable:
-    """Chunks have a container, tags and metadata; they are never superseded or private."""
+    """Chunks have a container, tags and metadata; they are never superseded or private. A chunk is
+    valid from its creation on (its results' valid_from), never ended: a search as_of a time takes the
+    chunks created by then, whatever their document's document_date (the content's own time, not when
+    the service held the text). They have no versions, so include_history changes nothing here."""
     clauses: list[sql.Composable] = [
         sql.SQL("c.tenant_id = {}").format(sql.Literal(plan.tenant_id)),
         predicates.in_container(container, "c"),
     ]
+    if plan.time.as_of is not None:
+        clauses.append(sql.SQL("c.created_at <= {}").format(sql.Literal(plan.time.as_of)))
     if plan.filters.tags:
         clauses.append(sql.SQL("c.tags @> {}::text[]").format(sql.Literal(list(plan.filters.tags))))
     if plan.filters.metadata:

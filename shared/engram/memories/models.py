@@ -308,10 +308,15 @@ class SearchRequest(_Strict):
     )
     embedding_model: ModelName | None = None
     as_of: Timestamp | None = Field(
-        default=None, description="return the memories valid at this time (not with scope 'messages')"
+        default=None,
+        description="return the memories valid at this time, and the document chunks created by then (a "
+        "chunk is valid from its creation, its valid_from, whatever its document's document_date) (not "
+        "with scope 'messages')",
     )
     include_history: Flag = Field(
-        default=False, description="also return superseded memories (not with scope 'messages')"
+        default=False,
+        description="also return superseded memories; chunks have no versions: they are returned alike "
+        "(not with scope 'messages')",
     )
     include_related: Flag = Field(
         default=False,
