@@ -16,6 +16,7 @@ from engram.memories.search.service import MemorySearch
 from engram.providers.local_embeddings import LocalEmbedder
 from engram.tenants.service import IssuedKey
 from tests.conftest import Api, assert_invalid
+from tests.integration.documents_helpers import ingest
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -352,6 +353,51 @@ def test_an_embedding_model_with_no_vectors_here_is_a_422_naming_it_and_the_mode
         message = response.json["error"]["message"]
         assert "'my-model'" in message and MODEL in message
     assert "my-3d-model" in answers[0].json["error"]["message"]  # memories: the caller's own model too
+
+
+def test_a_model_no_chunk_was_embedded_with_is_a_422_for_scope_chunks(api: Api) -> None:
+    # Given a document's chunk, and a memory under a model of the caller's own
+    ingest(api, {"content": "The kraken mascot is purple.", "extract": "none"})
+    _store(api, "x marks the kraken", embedding=[1.0, 2.0], embedding_model="other-x")
+
+    # When chunks are searched by a vector of that model, in each mode that embeds
+    answers = [
+        api.post(
+            "/v1/search",
+            {
+                "query": "kraken",
+                "mode": mode,
+                "scope": "chunks",
+                "embedding": [1.0, 2.0],
+                "embedding_model": "other-x",
+            },
+        )
+        for mode in ("vector", "hybrid")
+    ]
+
+    # Then each is a 422 on embedding_model naming it and the models chunks were embedded with
+    for response in answers:
+        assert_invalid(response, "embedding_model")
+        message = response.json["error"]["message"]
+        assert "'other-x'" in message and MODEL in message
+
+
+def test_scope_all_searches_a_model_only_memories_have_in_memories_only(api: Api) -> None:
+    # Given a document's chunk, and a memory under a model of the caller's own, both about the kraken
+    ingest(api, {"content": "The kraken mascot is purple.", "extract": "none"})
+    memory = _store(api, "x marks the kraken", embedding=[1.0, 2.0], embedding_model="other-x")
+
+    # When both kinds are searched by a vector of that model, in each mode that embeds
+    found = [
+        _ids(
+            api,
+            {"query": "kraken", "mode": mode, "embedding": [1.0, 2.0], "embedding_model": "other-x"},
+        )
+        for mode in ("vector", "hybrid")
+    ]
+
+    # Then the memory is found by its vector, and no chunk by its words alone
+    assert found == [[memory], [memory]]
 
 
 def test_a_caller_embedding_of_the_wrong_dimension_is_422(api: Api) -> None:

@@ -376,7 +376,7 @@ class SyncOperations(SyncCore):
         user_id: the user the request is made for
         container: 'a.b' exactly, or 'a.b.*' for a.b and below
         score_threshold: leave out the results whose `score` is below it (a vector mode score below 0 always)
-        embedding: a query vector of your own, of embedding_model: the configured model, or one stored vectors were sent with (scope messages: the configured model); another model is a 422 on embedding_model that lists them
+        embedding: a query vector of your own, of embedding_model: the configured model, or one the searched rows have vectors of (memories': those sent with them; chunks': those they were embedded with; scope messages: the configured model); another model is a 422 on embedding_model that lists them. Scope all searches such a model in the kind that has its vectors only
         as_of: return the memories valid at this time, and the document chunks created by then (a chunk is valid from its creation, its valid_from, whatever its document's document_date) (not with scope 'messages')
         include_history: also return superseded memories; chunks have no versions: they are returned alike (not with scope 'messages')
         include_related: attach each memory result's neighbours, with the relationship type (not with scope 'messages')
@@ -1821,7 +1821,7 @@ class AsyncOperations(AsyncCore):
         user_id: the user the request is made for
         container: 'a.b' exactly, or 'a.b.*' for a.b and below
         score_threshold: leave out the results whose `score` is below it (a vector mode score below 0 always)
-        embedding: a query vector of your own, of embedding_model: the configured model, or one stored vectors were sent with (scope messages: the configured model); another model is a 422 on embedding_model that lists them
+        embedding: a query vector of your own, of embedding_model: the configured model, or one the searched rows have vectors of (memories': those sent with them; chunks': those they were embedded with; scope messages: the configured model); another model is a 422 on embedding_model that lists them. Scope all searches such a model in the kind that has its vectors only
         as_of: return the memories valid at this time, and the document chunks created by then (a chunk is valid from its creation, its valid_from, whatever its document's document_date) (not with scope 'messages')
         include_history: also return superseded memories; chunks have no versions: they are returned alike (not with scope 'messages')
         include_related: attach each memory result's neighbours, with the relationship type (not with scope 'messages')

@@ -1736,7 +1736,7 @@ class Embedding2(RootModel[list[Embedding2Item]]):
     root: Annotated[
         list[Embedding2Item],
         Field(
-            description="a query vector of your own, of embedding_model: the configured model, or one stored vectors were sent with (scope messages: the configured model); another model is a 422 on embedding_model that lists them",
+            description="a query vector of your own, of embedding_model: the configured model, or one the searched rows have vectors of (memories': those sent with them; chunks': those they were embedded with; scope messages: the configured model); another model is a 422 on embedding_model that lists them. Scope all searches such a model in the kind that has its vectors only",
             max_length=16000,
             min_length=1,
             title="Embedding",
@@ -1777,7 +1777,7 @@ class SearchRequest(BaseModel):
     embedding: Annotated[
         Embedding2 | None,
         Field(
-            description="a query vector of your own, of embedding_model: the configured model, or one stored vectors were sent with (scope messages: the configured model); another model is a 422 on embedding_model that lists them",
+            description="a query vector of your own, of embedding_model: the configured model, or one the searched rows have vectors of (memories': those sent with them; chunks': those they were embedded with; scope messages: the configured model); another model is a 422 on embedding_model that lists them. Scope all searches such a model in the kind that has its vectors only",
             title="Embedding",
         ),
     ] = None

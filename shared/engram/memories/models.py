@@ -301,9 +301,10 @@ class SearchRequest(_Strict):
     # logging off), and 384 numbers took 0.3-0.4 ms of each call.
     embedding: Vector | None = Field(
         default=None,
-        description="a query vector of your own, of embedding_model: the configured model, or one stored "
-        "vectors were sent with (scope messages: the configured model); another model is a 422 on "
-        "embedding_model that lists them",
+        description="a query vector of your own, of embedding_model: the configured model, or one the "
+        "searched rows have vectors of (memories': those sent with them; chunks': those they were embedded "
+        "with; scope messages: the configured model); another model is a 422 on embedding_model that lists "
+        "them. Scope all searches such a model in the kind that has its vectors only",
         repr=False,
     )
     embedding_model: ModelName | None = None

@@ -8,7 +8,7 @@ statement is run by `Database.run(...)` (one round trip): RLS limits it to one t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from uuid import UUID
@@ -387,15 +387,39 @@ def index_rows(
     return None if row is None else float(row["n"])
 
 
-def stored_models(cur: TenantTx, tenant_id: UUID) -> list[str]:
-    """The embedding models the searched rows (memories, chunks) the transaction's party sees have
+def model_dimensions(
+    cur: TenantTx, tenant_id: UUID, model: str, tables: Sequence[str]
+) -> dict[str, int | None]:
+    """Per searched table (memories, chunks): the dimensions of a vector of `model` among the rows the
+    transaction's party sees, None where there is none. One statement (each table's model index)."""
+    columns = sql.SQL(", ").join(
+        sql.SQL(
+            "(SELECT vector_dims(t.embedding) FROM {table} t WHERE t.tenant_id = {t} "
+            "AND t.embedding_model = {model} LIMIT 1) AS {name}"
+        ).format(
+            table=sql.Identifier(table),
+            t=sql.Literal(tenant_id),
+            model=sql.Literal(model),
+            name=sql.Identifier(table),
+        )
+        for table in tables
+    )
+    row = cur.execute(sql.SQL("SELECT {}").format(columns)).fetchone()
+    assert row is not None
+    return {table: row[table] for table in tables}
+
+
+def stored_models(cur: TenantTx, tenant_id: UUID, tables: Sequence[str]) -> list[str]:
+    """The embedding models the rows of `tables` (memories, chunks) the transaction's party sees have
     vectors of. Read only to explain a refused embedding_model (it scans the tenant's model index)."""
-    rows = cur.execute(
-        "SELECT embedding_model AS model FROM memories WHERE tenant_id = %s AND embedding_model IS NOT NULL "
-        "UNION SELECT embedding_model FROM chunks WHERE tenant_id = %s AND embedding_model IS NOT NULL "
-        "ORDER BY 1",
-        (tenant_id, tenant_id),
-    ).fetchall()
+    selects = sql.SQL(" UNION ").join(
+        sql.SQL(
+            "SELECT embedding_model AS model FROM {table} "
+            "WHERE tenant_id = {t} AND embedding_model IS NOT NULL"
+        ).format(table=sql.Identifier(table), t=sql.Literal(tenant_id))
+        for table in tables
+    )
+    rows = cur.execute(sql.SQL("{} ORDER BY 1").format(selects)).fetchall()
     return [str(row["model"]) for row in rows]
 
 

@@ -11,7 +11,6 @@ from uuid import UUID
 
 from engram.db.database import Database, Party
 from engram.graph.names import query_keys
-from engram.memories import repo as memories_repo
 from engram.memories.models import SearchRequest, SearchResponse, SearchResult
 from engram.memories.predicates import ContainerScope, TimeScope
 from engram.memories.search import repo
@@ -77,17 +76,12 @@ class MemorySearch:
         self, tenant_id: UUID, request: SearchRequest, query_vector: Sequence[float] | None, model: str
     ) -> SearchResponse:
         """Search with the query already embedded (the benchmark times this part alone)."""
-        corpora = [c for c in self._corpora(request.scope) if c.can_match(request.filters)]
+        in_scope = self._corpora(request.scope)
+        corpora = [c for c in in_scope if c.can_match(request.filters)]
         party = Party(user_id=request.user_id)
         if query_vector is not None and model != self.embedder.model_id:
-            # A model of the caller's own: searchable where the rows the party sees have its vectors.
-            with self.db.tenant(tenant_id, party) as cur:
-                dims = memories_repo.stored_dimensions(cur, tenant_id, model)
-                stored = [] if dims is not None else repo.stored_models(cur, tenant_id)
-            if dims is not None:
-                check_dimensions(query_vector, dims)
-            elif model not in stored:  # (chunks only: searchable, their dimensions unchecked as before)
-                raise unknown_model(model, [self.embedder.model_id, *stored])
+            with_vectors = self._with_vectors_of(tenant_id, party, corpora or in_scope, query_vector, model)
+            corpora = [c for c in corpora if c in with_vectors]
         graph = GraphKeys(*query_keys(request.query)) if request.mode == "hybrid" else None
         hints = _hints(request)
         plan = SearchPlan(
@@ -122,6 +116,33 @@ class MemorySearch:
         return SearchResponse(
             query=request.query, results=results, total=len(results), weights=mode_weights(request.mode)
         )
+
+    def _with_vectors_of(
+        self, tenant_id: UUID, party: Party, corpora: list[Corpus], vector: Sequence[float], model: str
+    ) -> list[Corpus]:
+        """Of `corpora`, those a model other than the configured one (the caller's own, or the tenant's
+        after a reembed) is searched in: those whose rows the party sees have its vectors, each checked for
+        its dimensions. One that has none of them is left out (scope all: a model only memories have
+        searches memories only, and one only chunks have, chunks only), rather than matched by text
+        alone and ranked against the others' vector scores; a model none of them has is a 422 listing
+        the models they have (the caller gets `corpora`: the searched ones, or with filters no corpus
+        can match, the scope's, so that such a model is refused all the same)."""
+        if not corpora:  # (a service without the chunks' corpus, asked for chunks)
+            return []
+        tables = [c.table for c in corpora]
+        with self.db.tenant(tenant_id, party) as cur:
+            dims = repo.model_dimensions(cur, tenant_id, model, tables)
+            found = any(d is not None for d in dims.values())
+            stored = [] if found else repo.stored_models(cur, tenant_id, tables)
+        if not found:
+            raise unknown_model(model, [self.embedder.model_id, *stored])
+        searched: list[Corpus] = []
+        for corpus in corpora:
+            expected = dims[corpus.table]
+            if expected is not None:
+                check_dimensions(vector, expected)
+                searched.append(corpus)
+        return searched
 
     def _run(
         self, tenant_id: UUID, party: Party, plan: SearchPlan, corpora: list[Corpus]
