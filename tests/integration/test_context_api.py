@@ -259,3 +259,13 @@ def test_the_same_procedure_stored_twice_appears_once(api: Api) -> None:
     shown = [i["id"] for i in found["items"] if i["source"] == "procedure"]
     assert len(shown) == 1 and shown[0] in ids, found["context"]
     assert found["context"].count("ask about allergies first") == 1
+
+
+def test_a_trigger_that_starts_with_when_is_not_said_twice(api: Api) -> None:
+    # Found by QA: "when When a guest books a table: ..." in the context
+    api.post("/v1/procedures", {"trigger": "When a guest books a table", "content": "confirm the time"})
+
+    found = _context(api, query="a guest books a table", user_id=None, agent_id=None)
+
+    (line,) = [i["text"] for i in found["items"] if i["source"] == "procedure"]
+    assert line == "When a guest books a table: confirm the time"

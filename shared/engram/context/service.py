@@ -137,7 +137,9 @@ class ContextService:
             for row in procedures_repo.match(
                 cur, tenant_id, vector, model, None, PROCEDURE_FLOOR, MAX_PROCEDURES
             ):
-                text = f"when {row['trigger']}: {row['content']}"
+                trigger = row["trigger"]
+                when = trigger if trigger.casefold().startswith("when ") else f"when {trigger}"
+                text = f"{when}: {row['content']}"
                 item = _item("procedure", row["id"], text, float(row["similarity"]))
                 if all(other.text != item.text for other in sections["procedures"]):  # a rule stored twice
                     sections["procedures"].append(item)
