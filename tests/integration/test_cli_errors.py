@@ -88,6 +88,7 @@ def test_a_key_name_that_would_break_the_listing_is_refused(
 ) -> None:
     code = cli.main(["keys", "create", "--tenant", tenant.tenant_name, "--name", name])
 
-    assert code == 2 and "key name" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 2 and "key name" in err and f"({len(name)} characters)" in err
     assert cli.main(["keys", "list", "--tenant", tenant.tenant_name]) == 0
     assert capsys.readouterr().out.count("active") == 1

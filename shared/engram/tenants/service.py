@@ -112,6 +112,7 @@ def check_key_name(label: str) -> None:
     """A key's name is one line of printable text: a line break or tab would break `keys list`."""
     if len(label) > KEY_NAME_MAX or not label.isprintable():
         raise InvalidInput(
-            f"invalid key name {label[:40]!r}: printable text on one line, at most {KEY_NAME_MAX} characters",
+            f"invalid key name {label[:40]!r}{'…' if len(label) > 40 else ''} ({len(label)} characters): "
+            f"printable text on one line, at most {KEY_NAME_MAX} characters",
             details={"field": "name"},
         )
