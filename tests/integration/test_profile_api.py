@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from tests.conftest import Api, assert_invalid
 
@@ -122,3 +123,42 @@ def test_a_q_of_only_whitespace_is_refused_as_an_empty_one_is_not_ignored(api: A
     for answer in answers:
         assert_invalid(answer, "q")
     assert answers[0].json["error"]["message"] == "q: must not be empty or only whitespace"
+
+
+QUESTION = "Who is Fay's manager and what does she drink?"
+
+
+def _line_of(profile: dict[str, Any], memory_id: str) -> str:
+    return next(line for line in profile["context"].splitlines() if line.endswith(f"[memory:{memory_id}]"))
+
+
+def _fay(api: Api) -> dict[str, str]:
+    """QA's repro: a preference stored in two containers, and a manager change announced ahead."""
+    gus = _remember(api, "Fay's manager is Gus.", user="fay")
+    return {
+        "tea_a": _remember(api, "Fay prefers green tea.", "preference", user="fay", container="pf.a"),
+        "tea_b": _remember(api, "Fay prefers green tea.", "preference", user="fay", container="pf.b"),
+        "hank": _remember(
+            api, "Fay's manager is Hank.", user="fay", supersedes=gus, valid_from="2999-06-01T00:00:00Z"
+        ),
+    }
+
+
+def test_a_fact_that_begins_later_says_when_in_the_profile(api: Api) -> None:
+    # Given: Fay's manager changes from Gus to Hank on a date still to come
+    ids = _fay(api)
+
+    # When: her profile is asked for, with a question about her manager
+    profile = api.get(f"/v1/profile?user_id=fay&q={quote(QUESTION)}").json
+
+    # Then: every line about Hank says from when, as POST /v1/context does; the items carry the date
+    hank = [line for line in profile["context"].splitlines() if "Hank" in line]
+    assert hank, profile["context"]
+    for line in hank:
+        assert line.endswith(f"Fay's manager is Hank. (from 2999-06-01) [memory:{ids['hank']}]"), line
+    listed = [
+        i for key in ("static_facts", "relevant_memories") for i in profile[key] if i["id"] == ids["hank"]
+    ]
+    assert listed and {i["valid_from"] for i in listed} == {"2999-06-01T00:00:00Z"}
+    tea = next(i for i in profile["static_facts"] if i["id"] in (ids["tea_a"], ids["tea_b"]))
+    assert tea["valid_from"] <= tea["created_at"] and "(from " not in _line_of(profile, tea["id"])

@@ -1463,6 +1463,13 @@ class ProfileItem(BaseModel):
     ]
     container: Annotated[str, Field(title="Container")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    valid_from: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="when what it says is true from: one later than now ends its line of `context` with (from DATE)",
+            title="Valid From",
+        ),
+    ] = None
     score: Annotated[
         float | None,
         Field(description="search score, for relevant_memories", title="Score"),

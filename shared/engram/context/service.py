@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -30,14 +30,13 @@ from engram.context.models import AgentContext, ContextItem, ContextRequest
 from engram.context.relevance import is_relevant
 from engram.db.database import Database, Party
 from engram.errors import NotFound
-from engram.fields import utc_text
 from engram.memories.models import SearchRequest
 from engram.memories.predicates import ContainerScope
 from engram.memories.search.service import MemorySearch
 from engram.plans import repo as plans_repo
 from engram.procedures import repo as procedures_repo
 from engram.profile import repo as profile_repo
-from engram.profile.service import FACT_TYPES, dedupe_memories, estimate_tokens
+from engram.profile.service import FACT_TYPES, dedupe_memories, estimate_tokens, starts_note
 from engram.providers.embeddings import Embedder
 from engram.sessions import repo as sessions_repo
 from engram.sessions import summary_repo
@@ -106,7 +105,7 @@ class ContextService:
                 shown.add(str(hit.id))
                 # Ranked by the search: its score is the item's, so items read in the order they rank.
                 says: dict[str, Any] = {"content": hit.content, "embedding": None, "embedding_model": None}
-                item = _item("memory", hit.id, hit.content, hit.score, note=_starts(hit.valid_from, now))
+                item = _item("memory", hit.id, hit.content, hit.score, note=starts_note(hit.valid_from, now))
                 memories.append((says, item))
         party = Party(user_id=request.user_id, agent_id=request.agent_id)
         with self.db.tenant(tenant_id, party) as cur:
@@ -132,7 +131,7 @@ class ContextService:
                 for row, similarity in _by_similarity(dedupe_memories(current), topics, model):
                     if str(row["id"]) not in shown:
                         text = f"({row['memory_type']}) {row['content']}"
-                        note = _starts(row["valid_from"], now)
+                        note = starts_note(row["valid_from"], now)
                         facts.append((row, _item("fact", row["id"], text, similarity, note=note)))
             for row in procedures_repo.match(
                 cur, tenant_id, vector, model, None, PROCEDURE_FLOOR, MAX_PROCEDURES
@@ -192,15 +191,6 @@ def _item(
         text=_clip(text, clip) + note,
         score=None if score is None else round(score, 4),
     )
-
-
-def _starts(valid_from: datetime, now: datetime) -> str:
-    """A memory that begins later (a change announced ahead: `supersedes` with a valid_from to come) says
-    when, so that the prompt does not read it as true today."""
-    if valid_from <= now:
-        return ""
-    moment = valid_from.astimezone(UTC)
-    return f" (from {moment.date().isoformat() if moment.time() == time(0) else utc_text(moment)})"
 
 
 def _clip(text: str, limit: int = MAX_LINE_CHARS) -> str:

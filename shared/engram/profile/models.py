@@ -26,6 +26,11 @@ class ProfileItem(LazyModel):
     memory_type: MemoryType
     container: str
     created_at: datetime
+    valid_from: datetime | None = Field(
+        default=None,
+        description="when what it says is true from: one later than now ends its line of `context` with "
+        "(from DATE)",
+    )
     score: float | None = Field(default=None, description="search score, for relevant_memories")
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime, time
 from typing import Any
 from uuid import UUID
 
 import numpy as np
 
 from engram.db.database import Database, Party
+from engram.fields import utc_text
 from engram.memories.models import SearchFilters, SearchRequest
 from engram.memories.predicates import ContainerScope
 from engram.memories.search.service import MemorySearch
@@ -28,6 +30,16 @@ CHARS_PER_TOKEN = 4
 def estimate_tokens(text: str) -> int:
     """A model-independent estimate: about four characters per token for English text."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def starts_note(valid_from: datetime | None, now: datetime) -> str:
+    """What a line about a memory that begins later ends with (a change announced ahead: `supersedes` with
+    a valid_from to come), " (from 2999-06-01)", so that a prompt does not read it as true today; "" for
+    one in force. A profile's lines and a context's say it alike."""
+    if valid_from is None or valid_from <= now:
+        return ""
+    moment = valid_from.astimezone(UTC)
+    return f" (from {moment.date().isoformat() if moment.time() == time(0) else utc_text(moment)})"
 
 
 class ProfileService:
@@ -73,6 +85,7 @@ class ProfileService:
                     memory_type=r.memory_type,
                     container=r.container,
                     created_at=r.created_at,
+                    valid_from=r.valid_from,
                     score=r.score,
                 )
                 for r in found.results
@@ -133,15 +146,16 @@ def _item(row: dict[str, Any]) -> ProfileItem:
         memory_type=row["memory_type"],
         container=row["container"],
         created_at=row["created_at"],
+        valid_from=row["valid_from"],
     )
 
 
-def _line(item: ProfileItem, *, dated: bool = False) -> str:
+def _line(item: ProfileItem, now: datetime, *, dated: bool = False) -> str:
     text = " ".join(item.content.split())
     if len(text) > MAX_LINE_CHARS:
         text = text[: MAX_LINE_CHARS - 1].rstrip() + "…"
     prefix = f"({item.memory_type}, {item.created_at:%Y-%m-%d}) " if dated else ""
-    return f"- {prefix}{text} [memory:{item.id}]"
+    return f"- {prefix}{text}{starts_note(item.valid_from, now)} [memory:{item.id}]"
 
 
 def _context(
@@ -153,12 +167,13 @@ def _context(
 ) -> tuple[str, int, int]:
     """Sections in priority order (facts, relevant, recent); a line goes in only if it fits, a
     memory appears once, and a heading only with at least one of its lines."""
-    sections: list[tuple[str, list[str]]] = [("## Facts and preferences", [_line(i) for i in facts])]
+    now = datetime.now(UTC)
+    sections: list[tuple[str, list[str]]] = [("## Facts and preferences", [_line(i, now) for i in facts])]
     if relevant is not None:
         shown = {i.id for i in facts}
-        lines = [_line(i) for i in relevant if i.id not in shown]
+        lines = [_line(i, now) for i in relevant if i.id not in shown]
         sections.append((f"## Relevant to: {' '.join((q or '').split())[:200]}", lines))
-    sections.append(("## Recent context", [_line(i, dated=True) for i in recent]))
+    sections.append(("## Recent context", [_line(i, now, dated=True) for i in recent]))
     out: list[str] = []
     used = omitted = 0
     for heading, lines in sections:
