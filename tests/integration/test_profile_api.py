@@ -54,20 +54,24 @@ def test_every_context_line_carries_the_memory_it_came_from(api: Api) -> None:
     _seed(api)
 
     profile = api.get("/v1/profile?user_id=alice&q=travel").json
+    # without q: the recent episodes and tasks are not already lines of "Relevant to"
+    without_q = api.get("/v1/profile?user_id=alice").json
 
-    lines = [line for line in profile["context"].splitlines() if line.startswith("- ")]
-    listed = {
-        i["id"]: i["content"]
-        for key in ("static_facts", "recent_context", "relevant_memories")
-        for i in profile[key]
-    }
-    assert lines
-    for line in lines:
-        match = re.search(r"\[memory:([0-9a-f-]{36})\]$", line)
-        assert match, line
-        assert listed[match[1]] in line
-    assert "## Facts and preferences" in profile["context"] and "## Recent context" in profile["context"]
-    assert "(task, " in profile["context"]
+    for shown in (profile, without_q):
+        lines = [line for line in shown["context"].splitlines() if line.startswith("- ")]
+        listed = {
+            i["id"]: i["content"]
+            for key in ("static_facts", "recent_context", "relevant_memories")
+            for i in shown[key] or []
+        }
+        assert lines
+        for line in lines:
+            match = re.search(r"\[memory:([0-9a-f-]{36})\]$", line)
+            assert match, line
+            assert listed[match[1]] in line
+    assert "## Facts and preferences" in profile["context"] and "## Relevant to: travel" in profile["context"]
+    assert "## Facts and preferences" in without_q["context"] and "## Recent context" in without_q["context"]
+    assert "(task, " in without_q["context"]
 
 
 def test_the_context_fits_the_token_budget(api: Api) -> None:
@@ -162,3 +166,21 @@ def test_a_fact_that_begins_later_says_when_in_the_profile(api: Api) -> None:
     assert listed and {i["valid_from"] for i in listed} == {"2999-06-01T00:00:00Z"}
     tea = next(i for i in profile["static_facts"] if i["id"] in (ids["tea_a"], ids["tea_b"]))
     assert tea["valid_from"] <= tea["created_at"] and "(from " not in _line_of(profile, tea["id"])
+
+
+def test_a_line_shown_in_one_section_is_not_repeated_in_another(api: Api) -> None:
+    # Given: QA's repro: "Fay prefers green tea." in two containers, which search finds in both
+    ids = _fay(api)
+
+    # When: her profile is asked for, with a question the preference answers
+    profile = api.get(f"/v1/profile?user_id=fay&q={quote(QUESTION)}").json
+
+    # Then: the preference is one line, under "Facts and preferences", not again under "Relevant to"
+    lines = profile["context"].splitlines()
+    tea = [line for line in lines if "green tea" in line]
+    assert len(tea) == 1, profile["context"]
+    headings = [line for line in lines[: lines.index(tea[0])] if line.startswith("## ")]
+    assert headings[-1] == "## Facts and preferences"
+    assert {r["id"] for r in profile["relevant_memories"]} >= {ids["tea_a"], ids["tea_b"]}
+    assert len([line for line in lines if "Hank" in line]) == 1
+    assert profile["omitted"] == 0

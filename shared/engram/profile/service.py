@@ -63,9 +63,11 @@ class ProfileService:
                 cur, tenant_id, FACT_TYPES, user_id, agent_id, scope, FACT_CANDIDATES
             )
             recent = repo.latest_of_types(cur, tenant_id, CONTEXT_TYPES, user_id, agent_id, scope, MAX_RECENT)
-        static_facts = [_item(row) for row in dedupe_memories(facts)[:MAX_FACTS]]
+        fact_rows = dedupe_memories(facts)[:MAX_FACTS]
+        static_facts = [_item(row) for row in fact_rows]
         recent_context = [_item(row) for row in recent]
         relevant: list[ProfileItem] | None = None
+        relevant_says: list[dict[str, Any]] = []
         if q:
             found = self.memories.search(
                 tenant_id,
@@ -91,7 +93,17 @@ class ProfileService:
                 for r in found.results
                 if r.memory_type is not None
             ]
-        context, used, omitted = _context(static_facts, relevant, recent_context, q, max_tokens)
+            # A search result carries no embedding: what it says is its text.
+            relevant_says = [
+                {"content": i.content, "embedding": None, "embedding_model": None} for i in relevant
+            ]
+        context, used, omitted = _context(
+            list(zip(fact_rows, static_facts, strict=True)),
+            None if relevant is None else list(zip(relevant_says, relevant, strict=True)),
+            list(zip(recent, recent_context, strict=True)),
+            q,
+            max_tokens,
+        )
         return Profile(
             subject=ProfileSubject(user_id=user_id, agent_id=agent_id, container=container),
             static_facts=static_facts,
@@ -104,29 +116,59 @@ class ProfileService:
         )
 
 
+class Sayings:
+    """What memories already kept say: their texts (case and spacing aside) and, by embedding model,
+    their unit embeddings."""
+
+    def __init__(self) -> None:
+        self.texts: set[str] = set()
+        self.vectors: dict[str, list[np.ndarray]] = {}
+
+    def repeats(self, row: dict[str, Any]) -> bool:
+        """Whether `row` (`content`, `embedding`, `embedding_model`) says what one of them says: the same
+        text, or an embedding (same model; None: text only) at least NEAR_DUPLICATE similar to one."""
+        return self._new(row) is None
+
+    def add(self, row: dict[str, Any]) -> None:
+        self._keep(row, _unit(row["embedding"]))
+
+    def keep(self, row: dict[str, Any]) -> bool:
+        """Adds `row` unless it repeats one of them: whether it did not."""
+        new = self._new(row)
+        if new is not None:
+            self._keep(row, new[0])
+        return new is not None
+
+    def _new(self, row: dict[str, Any]) -> tuple[np.ndarray | None] | None:
+        """None if `row` repeats one of them; else its unit embedding, parsed once."""
+        if _said(row) in self.texts:
+            return None
+        vector = _unit(row["embedding"])
+        others = self.vectors.get(row["embedding_model"] or "", [])
+        if vector is not None and any(float(vector @ other) >= NEAR_DUPLICATE for other in others):
+            return None
+        return (vector,)
+
+    def _keep(self, row: dict[str, Any], vector: np.ndarray | None) -> None:
+        self.texts.add(_said(row))
+        if vector is not None:
+            self.vectors.setdefault(row["embedding_model"] or "", []).append(vector)
+
+
 def dedupe_memories(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Memories (`content`, `embedding`, `embedding_model`) in order of preference in, the same order
-    out: one is dropped when its text equals an earlier kept one's (case and spacing aside), or its
-    embedding (same model; None: text only) is at least NEAR_DUPLICATE similar to one. A profile's facts
-    come newest first, so the newest stays; a context's candidates best-scored first."""
+    out, less each that repeats an earlier kept one (Sayings.repeats). A profile's facts come newest
+    first, so the newest stays; a context's candidates best-scored first."""
     kept: list[dict[str, Any]] = []
-    seen_text: set[str] = set()
-    vectors: dict[str, list[np.ndarray]] = {}
+    said = Sayings()
     for row in rows:
-        text = " ".join(row["content"].casefold().split())
-        if text in seen_text:
-            continue
-        vector = _unit(row["embedding"])
-        model = row["embedding_model"] or ""
-        if vector is not None and any(
-            float(vector @ other) >= NEAR_DUPLICATE for other in vectors.get(model, [])
-        ):
-            continue
-        seen_text.add(text)
-        if vector is not None:
-            vectors.setdefault(model, []).append(vector)
-        kept.append(row)
+        if said.keep(row):
+            kept.append(row)
     return kept
+
+
+def _said(row: dict[str, Any]) -> str:
+    return " ".join(row["content"].casefold().split())
 
 
 def _unit(embedding: Any) -> np.ndarray | None:
@@ -158,27 +200,38 @@ def _line(item: ProfileItem, now: datetime, *, dated: bool = False) -> str:
     return f"- {prefix}{text}{starts_note(item.valid_from, now)} [memory:{item.id}]"
 
 
+# An item that may have a line in the context, and what it says (`content`, `embedding`,
+# `embedding_model`: for Sayings).
+_Candidate = tuple[dict[str, Any], ProfileItem]
+
+
 def _context(
-    facts: list[ProfileItem],
-    relevant: list[ProfileItem] | None,
-    recent: list[ProfileItem],
+    facts: list[_Candidate],
+    relevant: list[_Candidate] | None,
+    recent: list[_Candidate],
     q: str | None,
     max_tokens: int,
 ) -> tuple[str, int, int]:
-    """Sections in priority order (facts, relevant, recent); a line goes in only if it fits, a
-    memory appears once, and a heading only with at least one of its lines."""
+    """Sections in priority order (facts, relevant, recent); a line goes in only if it fits, and a
+    heading only with at least one of its lines. A line that says what a line shown in an earlier
+    section says (Sayings.repeats: the same memory, the same text from another container, a near-
+    duplicate), or repeats the text of one shown above it in its own, is left out: it is not omitted,
+    it is there already."""
     now = datetime.now(UTC)
-    sections: list[tuple[str, list[str]]] = [("## Facts and preferences", [_line(i, now) for i in facts])]
+    sections = [("## Facts and preferences", [(says, _line(i, now)) for says, i in facts])]
     if relevant is not None:
-        shown = {i.id for i in facts}
-        lines = [_line(i, now) for i in relevant if i.id not in shown]
-        sections.append((f"## Relevant to: {' '.join((q or '').split())[:200]}", lines))
-    sections.append(("## Recent context", [_line(i, now, dated=True) for i in recent]))
+        heading = f"## Relevant to: {' '.join((q or '').split())[:200]}"
+        sections.append((heading, [(says, _line(i, now)) for says, i in relevant]))
+    sections.append(("## Recent context", [(says, _line(i, now, dated=True)) for says, i in recent]))
     out: list[str] = []
     used = omitted = 0
+    earlier = Sayings()
     for heading, lines in sections:
         started = False
-        for line in lines:
+        shown: list[dict[str, Any]] = []
+        for says, line in lines:
+            if earlier.repeats(says) or _said(says) in {_said(other) for other in shown}:
+                continue
             cost = estimate_tokens(line + "\n") + (0 if started else estimate_tokens(heading + "\n"))
             if used + cost > max_tokens:
                 omitted += 1
@@ -187,5 +240,8 @@ def _context(
                 out.append(heading)
                 started = True
             out.append(line)
+            shown.append(says)
             used += cost
+        for says in shown:
+            earlier.add(says)
     return "\n".join(out), used, omitted
