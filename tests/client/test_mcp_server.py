@@ -28,6 +28,7 @@ TOOLS = {
     "remember",
     "recall",
     "get_profile",
+    "get_context",
     "forget",
     "supersede",
     "working_get",
@@ -95,6 +96,35 @@ async def test_remember_recall_supersede_and_forget_for_the_pinned_user(mcp: Cli
     # pinned to alice: her memories are private to her
     assert engram.get_memory(stored["id"], user_id="alice").visibility == "private"
     assert engram.search(query="where does Alice live?").results == []
+
+
+async def test_get_context_gives_the_pinned_user_s_turn_context_with_the_conversation(
+    mcp: Client, engram: Engram
+) -> None:
+    # Given alice's allergy, bob's, and alice's conversation so far (clients call get_context by name)
+    engram.create_memory(
+        content="Alice is allergic to peanuts", user_id="alice", visibility="private", extract="none"
+    )
+    engram.create_memory(
+        content="Bob is allergic to shellfish", user_id="bob", visibility="private", extract="none"
+    )
+    session = engram.create_session(user_id="alice")
+    engram.add_messages(
+        session.id, messages=[{"role": "user", "content": "Book us a Thai place tonight"}], user_id="alice"
+    )
+
+    # When alice's server gets the context of her turn, with the conversation
+    found = _result(
+        await mcp.call_tool(
+            "get_context",
+            {"query": "what should the restaurant know about allergies?", "session_id": str(session.id)},
+        )
+    )
+
+    # Then it is POST /v1/context's answer for alice: her facts and the conversation, not bob's
+    assert "peanuts" in found["context"] and "shellfish" not in found["context"]
+    assert "## The conversation so far" in found["context"] and "Thai place" in found["context"]
+    assert 0 < found["token_estimate"] <= 1000 and found["omitted"] >= 0
 
 
 async def test_a_pinned_user_cannot_forget_a_shared_memory(mcp: Client, engram: Engram) -> None:
@@ -237,10 +267,12 @@ async def test_a_server_pinned_to_a_container_reads_context_and_observations_fro
 
     # When her server pinned to `assistant` gets her context, and the entity Oslo
     context = _result(await mcp_in_assistant.call_tool("get_profile", {"query": "Oslo"}))["context"]
+    turn = _result(await mcp_in_assistant.call_tool("get_context", {"query": "Oslo"}))["context"]
     entity = _result(await mcp_in_assistant.call_tool("get_entity", {"name": "Oslo"}))
 
     # Then only the pinned container's memories are in them
     assert "flies to Oslo" in context and "flat in Oslo" not in context
+    assert "flies to Oslo" in turn and "flat in Oslo" not in turn
     assert {o["container"] for o in entity["observations"]} == {"assistant"}
 
 

@@ -140,6 +140,6 @@ async def test_the_mcp_configuration_launches_the_server(
         stored = await client.call_tool("remember", {"content": "Alice's favourite tea is oolong"})
         recalled = await client.call_tool("recall", {"query": "which tea does Alice like?"})
 
-    assert {"remember", "recall", "get_profile", "forget", "supersede"} <= tools
+    assert {"remember", "recall", "get_profile", "get_context", "forget", "supersede"} <= tools
     assert not stored.is_error and not recalled.is_error
     assert "oolong" in recalled.content[0].text

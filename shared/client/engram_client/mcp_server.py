@@ -31,10 +31,12 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 INSTRUCTIONS = """Long-term memory (Engram). At the start of a task, call get_profile (and recall with
-the user's request) to know what is already known. When the user states a durable fact, preference or
-decision, call remember with one self-contained sentence. When something remembered turns out wrong or
-out of date, call supersede with the memory's id. Use working_get/working_set for scratch state shared
-between steps or agents, and match_procedures for rules on how to act in a situation."""
+the user's request) to know what is already known; before answering a message, get_context gives what
+bears on it (memories, facts, procedures, the conversation, the plan) in one text. When the user states
+a durable fact, preference or decision, call remember with one self-contained sentence. When something
+remembered turns out wrong or out of date, call supersede with the memory's id. Use
+working_get/working_set for scratch state shared between steps or agents, and match_procedures for rules
+on how to act in a situation."""
 
 MemoryType = Literal["fact", "preference", "episode", "insight", "task", "procedure"]
 
@@ -225,6 +227,33 @@ def build_server(engram: AsyncEngram, pin: Pin = Pin()) -> MCPServer:
             container=f"{pin.container}.*" if pin.container else NOT_GIVEN,
         )
         return {"context": profile.context, "token_estimate": profile.token_estimate}
+
+    @server.tool()
+    @actionable
+    async def get_context(
+        query: Annotated[str, Field(description="what you are about to do or answer: the user's message")],
+        session_id: Annotated[
+            str | None, Field(description="the conversation: adds its summary and last messages")
+        ] = None,
+        plan_id: Annotated[str | None, Field(description="a plan: adds its status and working state")] = None,
+        max_tokens: Annotated[int, Field(ge=50, le=8000, description="budget for the text")] = 1000,
+        user_id: Annotated[
+            str | None, Field(description="whose facts (ignored when the server is pinned)")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Everything for this turn in one prompt-ready text: the memories most relevant to the query, the
+        user's current facts and preferences, the procedures that apply and, with session_id or plan_id,
+        the conversation so far and the plan's state, best first within the budget. Each line ends with
+        the id it came from. Call it before answering a message."""
+        found = await engram.get_context(
+            query=query,
+            user_id=pin.user_id or user_id or NOT_GIVEN,
+            session_id=session_id or NOT_GIVEN,
+            plan_id=plan_id or NOT_GIVEN,
+            max_tokens=max_tokens,
+            container=f"{pin.container}.*" if pin.container else NOT_GIVEN,
+        )
+        return {"context": found.context, "token_estimate": found.token_estimate, "omitted": found.omitted}
 
     @server.tool()
     @actionable
