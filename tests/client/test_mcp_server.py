@@ -288,8 +288,10 @@ async def test_a_server_pinned_to_a_user_neither_reads_nor_takes_another_users_w
         "working_set", {"scope": "memory-store.state:planner:bob", "key": "secrets", "value": "tampered"}
     )
 
-    # Then both are tool errors, and the key stays bob's, unchanged
+    # Then both are tool errors, and the key stays bob's, unchanged; the miss does not send the model to
+    # working_set alone, which is refused: it says the key may be another user's
     assert read.is_error and "4242" not in read.content[0].text
+    assert "for user 'alice'" in read.content[0].text and "another user's" in read.content[0].text
     assert written.is_error and "another user" in written.content[0].text
     kept = engram.get_working("memory-store.state:planner:bob", "secrets")
     assert kept.value == {"pin": "4242"} and kept.user_id == "bob"

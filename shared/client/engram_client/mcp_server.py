@@ -87,6 +87,13 @@ NOT_FOUND_BY_TOOL = {
     "get_entity": "no such entity: look it up by name, or use recall",
     "explore_graph": "no such entity: give its name or the id get_entity returns",
 }
+# On a server pinned to a user, another user's key is a miss too, and working_set of it is refused:
+# "working_set writes it" alone would send the model into that refusal.
+NOT_FOUND_FOR_PINNED_USER = {
+    "working_get": "no such key for user {user!r} in that scope: it does not exist or expired (working_set "
+    "writes it), or it is another user's (this server can neither read nor write it: use another key or "
+    "scope)",
+}
 
 
 def _actionable(
@@ -117,7 +124,10 @@ def _explained(exc: EngramError, tool: str, pin: Pin) -> str:
             f"{exc.status} {exc.code}: {refused} (this server acts for user {pin.user_id!r} only: it "
             "changes only what is theirs)"
         )
-    hint = NOT_FOUND_BY_TOOL.get(tool) if exc.code == "not_found" else None
+    hint = None
+    if exc.code == "not_found":
+        pinned = NOT_FOUND_FOR_PINNED_USER.get(tool) if pin.user_id is not None else None
+        hint = pinned.format(user=pin.user_id) if pinned else NOT_FOUND_BY_TOOL.get(tool)
     hint = hint or HINTS.get(exc.code)
     return f"{exc}" + (f" ({hint})" if hint else "")
 
