@@ -39,16 +39,8 @@ MALFORMED = "the request body is not valid JSON"
 DATABASE_UNAVAILABLE = "the database could not be reached; retry later"
 
 
-def error_body(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
-    """The API's error, `{"error": {code, message, ...}}`. A 422 lists its problems in `errors`, as the
-    resolver's validation does: one that names none lists the one it is about."""
-    if status == 422 and "errors" not in extra:
-        extra = {**extra, "errors": [{"field": str(extra.get("field") or "body"), "message": message}]}
-    return {"error": {"code": code, "message": message, **extra}}
-
-
 def error_response(status: int, code: str, message: str, **extra: Any) -> Response:
-    body = error_body(status, code, message, **extra)
+    body = {"error": {"code": code, "message": message, **extra}}
     return Response(status_code=status, content_type="application/json", body=json.dumps(body))
 
 
@@ -154,7 +146,7 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
 
 def _refusal(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
     """An error answered before the resolver sees the event."""
-    problem = error_body(status, code, message, **extra)
+    problem = {"error": {"code": code, "message": message, **extra}}
     headers = {"Content-Type": "application/json"}
     return {"statusCode": status, "headers": headers, "body": json.dumps(problem)}
 
