@@ -34,7 +34,10 @@ ERROR_DESCRIPTIONS = {
     404: "not found (unknown and other tenants' ids are the same 404)",
     409: "conflict with the current state (a version, an existing id, a supersession)",
     413: "request body over 10 MB",
-    422: "invalid input: `error.field` names the field, `error.errors` lists every problem",
+    422: (
+        "invalid input: `error.field` names the field; `error.errors` lists each rule the request broke, "
+        "when its validation found them"
+    ),
     429: "throttled, or the key's daily quota is used up: retry later",
     500: "internal error (logged; the message gives away no internals)",
     502: "the embedding model or LLM failed",
