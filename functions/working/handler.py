@@ -65,8 +65,9 @@ def list_scope(
         str | None, Query(pattern=KEY_PATTERN, description="the last key of the previous page")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    user_id: UserId = None,
 ) -> WorkingScope:
-    return deps.working_service().list(tenant_of(app), scope, after=after, limit=limit)
+    return deps.working_service().list(tenant_of(app), scope, after=after, limit=limit, user_id=user_id)
 
 
 @app.delete("/v1/working/<scope>/<key>", responses={204: {"description": "deleted"}})
@@ -76,8 +77,8 @@ def delete_value(scope: Scope, key: Key, user_id: UserId = None) -> None:
 
 
 @app.delete("/v1/working/<scope>")
-def clear_scope(scope: Scope) -> ScopeCleared:
-    return deps.working_service().clear(tenant_of(app), scope, _expected())
+def clear_scope(scope: Scope, user_id: UserId = None) -> ScopeCleared:
+    return deps.working_service().clear(tenant_of(app), scope, _expected(), user_id=user_id)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -264,3 +264,19 @@ def test_a_request_made_for_a_user_reads_writes_and_deletes_no_key_of_another_us
     assert bobs["value"] == "bob's" and bobs["user_id"] == "bob"
     assert shared.status == 200 and taken.status == 200 and taken.json["user_id"] == "alice"
     assert api.delete("/v1/working/state-bob/secrets?user_id=bob").status == 204
+
+
+def test_a_scope_listed_or_cleared_for_a_user_holds_only_their_keys_and_keys_of_no_user(api: Api) -> None:
+    # Found by QA: GET /v1/working/{scope} listed every user's keys (values included), which
+    # GET .../{key}?user_id= hides, and DELETE /v1/working/{scope} cleared them all
+    api.put("/v1/working/shared-plan/alice-note", {"value": "a", "user_id": "alice"})
+    api.put("/v1/working/shared-plan/bob-note", {"value": "b", "user_id": "bob"})
+    api.put("/v1/working/shared-plan/team-note", {"value": "t"})
+
+    for_bob = api.get("/v1/working/shared-plan?user_id=bob")
+    cleared = api.delete("/v1/working/shared-plan?user_id=bob")
+    left = api.get("/v1/working/shared-plan")
+
+    assert [i["key"] for i in for_bob.json["items"]] == ["bob-note", "team-note"]
+    assert cleared.json == {"scope": "shared-plan", "deleted": 2}
+    assert [i["key"] for i in left.json["items"]] == ["alice-note"]

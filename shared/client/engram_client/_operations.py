@@ -903,20 +903,27 @@ class SyncOperations(SyncCore):
         *,
         after: str | NotGiven | None = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
     ) -> models.WorkingScope:
         """GET /v1/working/{scope}
 
         scope: a plan or agent scope, e.g. plan-42
         after: the last key of the previous page
+        user_id: the user the request is made for: a key of another user is not found (one of no user, or theirs, is)
         """
-        return self._call(_LIST_WORKING, path={"scope": scope}, query={"after": after, "limit": limit})
+        return self._call(
+            _LIST_WORKING, path={"scope": scope}, query={"after": after, "limit": limit, "user_id": user_id}
+        )
 
-    def clear_working(self, scope: str | UUID) -> models.ScopeCleared:
+    def clear_working(
+        self, scope: str | UUID, *, user_id: str | NotGiven | None = NOT_GIVEN
+    ) -> models.ScopeCleared:
         """DELETE /v1/working/{scope}
 
         scope: a plan or agent scope, e.g. plan-42
+        user_id: the user the request is made for: a key of another user is not found (one of no user, or theirs, is)
         """
-        return self._call(_CLEAR_WORKING, path={"scope": scope})
+        return self._call(_CLEAR_WORKING, path={"scope": scope}, query={"user_id": user_id})
 
     def get_procedure(
         self, id: str | UUID, *, agent_id: str | NotGiven | None = NOT_GIVEN
@@ -1501,12 +1508,16 @@ class SyncOperations(SyncCore):
             cursor = page.next_cursor
 
     def iter_working(
-        self, scope: str | UUID, *, limit: int | NotGiven = NOT_GIVEN
+        self,
+        scope: str | UUID,
+        *,
+        limit: int | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
     ) -> Iterator[models.WorkingItem]:
         """Every item of `list_working`, following `next_after` page after page."""
         cursor: Any = NOT_GIVEN
         while True:
-            page = self.list_working(scope, limit=limit, after=cursor)
+            page = self.list_working(scope, limit=limit, user_id=user_id, after=cursor)
             yield from page.items
             if page.next_after is None:
                 return
@@ -2356,20 +2367,27 @@ class AsyncOperations(AsyncCore):
         *,
         after: str | NotGiven | None = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
     ) -> models.WorkingScope:
         """GET /v1/working/{scope}
 
         scope: a plan or agent scope, e.g. plan-42
         after: the last key of the previous page
+        user_id: the user the request is made for: a key of another user is not found (one of no user, or theirs, is)
         """
-        return await self._call(_LIST_WORKING, path={"scope": scope}, query={"after": after, "limit": limit})
+        return await self._call(
+            _LIST_WORKING, path={"scope": scope}, query={"after": after, "limit": limit, "user_id": user_id}
+        )
 
-    async def clear_working(self, scope: str | UUID) -> models.ScopeCleared:
+    async def clear_working(
+        self, scope: str | UUID, *, user_id: str | NotGiven | None = NOT_GIVEN
+    ) -> models.ScopeCleared:
         """DELETE /v1/working/{scope}
 
         scope: a plan or agent scope, e.g. plan-42
+        user_id: the user the request is made for: a key of another user is not found (one of no user, or theirs, is)
         """
-        return await self._call(_CLEAR_WORKING, path={"scope": scope})
+        return await self._call(_CLEAR_WORKING, path={"scope": scope}, query={"user_id": user_id})
 
     async def get_procedure(
         self, id: str | UUID, *, agent_id: str | NotGiven | None = NOT_GIVEN
@@ -2968,12 +2986,16 @@ class AsyncOperations(AsyncCore):
             cursor = page.next_cursor
 
     async def iter_working(
-        self, scope: str | UUID, *, limit: int | NotGiven = NOT_GIVEN
+        self,
+        scope: str | UUID,
+        *,
+        limit: int | NotGiven = NOT_GIVEN,
+        user_id: str | NotGiven | None = NOT_GIVEN,
     ) -> AsyncIterator[models.WorkingItem]:
         """Every item of `list_working`, following `next_after` page after page."""
         cursor: Any = NOT_GIVEN
         while True:
-            page = await self.list_working(scope, limit=limit, after=cursor)
+            page = await self.list_working(scope, limit=limit, user_id=user_id, after=cursor)
             for item in page.items:
                 yield item
             if page.next_after is None:

@@ -143,7 +143,7 @@ class ContextService:
                 if all(other.text != item.text for other in sections["procedures"]):  # a rule stored twice
                     sections["procedures"].append(item)
             if request.plan_id is not None:
-                sections["plan"] = self._plan(cur, tenant_id, request.plan_id)
+                sections["plan"] = self._plan(cur, tenant_id, request.plan_id, request.user_id)
         sections["memories"], sections["facts"] = _distinct(memories, facts)
         return fit(sections, request.max_tokens)
 
@@ -162,7 +162,8 @@ class ContextService:
         return items
 
     @staticmethod
-    def _plan(cur: Any, tenant_id: UUID, plan_id: str) -> list[ContextItem]:
+    def _plan(cur: Any, tenant_id: UUID, plan_id: str, user_id: str | None) -> list[ContextItem]:
+        """The plan and its workflow state: for a user, their keys and those of no user."""
         items = []
         plan = plans_repo.get(cur, plans_repo.PLANS, tenant_id, plan_id)
         if plan is not None:
@@ -172,7 +173,7 @@ class ContextService:
             )
             items.append(ContextItem(source="plan", id=plan_id, text=_clip(text, 800)))
         scope = f"workflow:{plan_id}"  # where engram_client.workflow.WorkflowState keeps its values
-        working = working_repo.list_scope(cur, tenant_id, scope, None, MAX_WORKING)
+        working = working_repo.list_scope(cur, tenant_id, scope, None, MAX_WORKING, for_user=user_id)
         if plan is None and not working:  # as an unknown session is: a wrong id is not an empty plan
             raise NotFound(f"plan {plan_id} not found: no plan and no workflow state under that id")
         for row in working:

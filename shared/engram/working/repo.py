@@ -130,14 +130,16 @@ def get(
 
 
 def list_scope(
-    cur: TenantTx, tenant_id: UUID, scope: str, after: str | None, limit: int
+    cur: TenantTx, tenant_id: UUID, scope: str, after: str | None, limit: int, *, for_user: str | None
 ) -> list[dict[str, Any]]:
+    """The live keys of the scope, in key order; with `for_user`, none of another user."""
     return cur.execute(
         sql.SQL(
-            "SELECT {columns} FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND {live} "
-            "AND (%s::text IS NULL OR w.key > %s) ORDER BY w.key LIMIT %s"
-        ).format(columns=COLUMNS, live=_LIVE),
-        (tenant_id, scope, after, after, limit),
+            "SELECT {columns} FROM working_memory w WHERE w.tenant_id = %(tenant)s AND w.scope = %(scope)s "
+            "AND {live} AND {seen} AND (%(after)s::text IS NULL OR w.key > %(after)s) ORDER BY w.key "
+            "LIMIT %(limit)s"
+        ).format(columns=COLUMNS, live=_LIVE, seen=_SEEN_BY),
+        {"tenant": tenant_id, "scope": scope, "after": after, "limit": limit, "for_user": for_user},
     ).fetchall()
 
 
@@ -156,12 +158,14 @@ def delete(
     return cur.rowcount == 1
 
 
-def delete_scope(cur: TenantTx, tenant_id: UUID, scope: str) -> int:
+def delete_scope(cur: TenantTx, tenant_id: UUID, scope: str, *, for_user: str | None) -> int:
+    """Delete the live keys of the scope; with `for_user`, none of another user."""
     cur.execute(
-        sql.SQL("DELETE FROM working_memory w WHERE w.tenant_id = %s AND w.scope = %s AND {live}").format(
-            live=_LIVE
-        ),
-        (tenant_id, scope),
+        sql.SQL(
+            "DELETE FROM working_memory w WHERE w.tenant_id = %(tenant)s AND w.scope = %(scope)s AND {live} "
+            "AND {seen}"
+        ).format(live=_LIVE, seen=_SEEN_BY),
+        {"tenant": tenant_id, "scope": scope, "for_user": for_user},
     )
     return cur.rowcount
 

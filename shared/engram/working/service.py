@@ -62,9 +62,12 @@ class WorkingMemoryService:
             raise NotFound(f"no key {key!r} in working scope {scope!r}")
         return WorkingItem(**row)
 
-    def list(self, tenant_id: UUID, scope: str, *, after: str | None, limit: int) -> WorkingScope:
+    def list(
+        self, tenant_id: UUID, scope: str, *, after: str | None, limit: int, user_id: str | None
+    ) -> WorkingScope:
+        """The scope's keys; made for a user (`user_id`), theirs and those of no user."""
         with self.db.tenant(tenant_id) as cur:
-            rows = repo.list_scope(cur, tenant_id, scope, after, limit + 1)
+            rows = repo.list_scope(cur, tenant_id, scope, after, limit + 1, for_user=user_id)
         items = [WorkingItem(**row) for row in rows[:limit]]
         return WorkingScope(scope=scope, items=items, next_after=items[-1].key if len(rows) > limit else None)
 
@@ -84,15 +87,16 @@ class WorkingMemoryService:
             raise NotFound(f"no key {key!r} in working scope {scope!r}")
         raise _conflict(scope, key, expected, current)
 
-    def clear(self, tenant_id: UUID, scope: str, expected: Expected) -> ScopeCleared:
-        """Every key of the scope. A condition on versions is refused, not ignored: each key has its own."""
+    def clear(self, tenant_id: UUID, scope: str, expected: Expected, *, user_id: str | None) -> ScopeCleared:
+        """Every key of the scope (made for a user: theirs and those of no user). A condition on versions
+        is refused, not ignored: each key has its own."""
         if expected is not Expected.ANY:
             raise InvalidInput(
                 "If-Match applies to one key (DELETE /v1/working/{scope}/{key}); a scope is cleared whole",
                 details={"field": "If-Match"},
             )
         with self.db.tenant(tenant_id) as cur:
-            deleted = repo.delete_scope(cur, tenant_id, scope)
+            deleted = repo.delete_scope(cur, tenant_id, scope, for_user=user_id)
         return ScopeCleared(scope=scope, deleted=deleted)
 
 
