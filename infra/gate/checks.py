@@ -12,6 +12,7 @@ from engram.providers.llm import MAX_DELAY_S
 from engram.settings import Settings
 from infra.aws_services import IAM_PREFIX, ServiceUse, endpoint_service
 from infra.gate.clients import FunctionCode
+from infra.gate.graphs import circles
 from infra.gate.reachability import Network
 from infra.gate.template import Template, getatt, ref, refs_in, strings_in
 
@@ -356,34 +357,10 @@ def dependency_cycles(t: Template) -> list[str]:
     dependency between resources") before it creates anything, and cfn-lint does not see it through
     the SAM transform. Each strongly connected group of the waits-for graph is one problem."""
     graph = {name: waits_for(t, name) for name in t.resources}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    problems = []
-
-    def visit(name: str) -> None:  # Tarjan's algorithm
-        index[name] = low[name] = len(index)
-        stack.append(name)
-        for after in graph[name]:
-            if after not in index:
-                visit(after)
-                low[name] = min(low[name], low[after])
-            elif after in stack:
-                low[name] = min(low[name], index[after])
-        if low[name] == index[name]:
-            group = [stack.pop()]
-            while group[-1] != name:
-                group.append(stack.pop())
-            if len(group) > 1 or name in graph[name]:
-                problems.append(
-                    f"{', '.join(sorted(group))} wait for each other in a circle: CloudFormation refuses the "
-                    "template"
-                )
-
-    for name in graph:
-        if name not in index:
-            visit(name)
-    return sorted(problems)
+    return sorted(
+        f"{', '.join(group)} wait for each other in a circle: CloudFormation refuses the template"
+        for group in circles(graph)
+    )
 
 
 def _statements(t: Template, function: str) -> list[dict[str, Any]]:

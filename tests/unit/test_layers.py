@@ -12,6 +12,8 @@ import pytest
 from importlinter.api import read_configuration
 from importlinter.contracts.layers import LayersContract
 
+from infra.gate.graphs import circles
+
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
@@ -69,36 +71,5 @@ def test_no_module_imports_one_that_imports_it_back(graph: grimp.ImportGraph) ->
 
 
 def _circles(graph: grimp.ImportGraph) -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan)."""
-    edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in sorted(graph.modules)}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        on_stack.add(module)
-        for other in edges[module]:
-            if other not in index:
-                visit(other)
-                low[module] = min(low[module], low[other])
-            elif other in on_stack:
-                low[module] = min(low[module], index[other])
-        if low[module] == index[module]:
-            group = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                group.append(member)
-                if member == module:
-                    break
-            if len(group) > 1:
-                found.append(sorted(group))
-
-    for module in edges:
-        if module not in index:
-            visit(module)
-    return found
+    """Groups of modules that import each other back."""
+    return circles({m: sorted(graph.find_modules_directly_imported_by(m)) for m in sorted(graph.modules)})
