@@ -246,7 +246,6 @@ def search(
     similarity: sql.Composable = sql.SQL("NULL::float8")
     text_rank: sql.Composable = sql.SQL("NULL::float8")
     coverage: sql.Composable = sql.SQL("NULL::float8")
-    text_relative: sql.Composable = sql.SQL("NULL::float8")
     if vector is not None:
         q = vector_sql(vector)
         ctes.append(
@@ -281,8 +280,6 @@ def search(
         ).format(terms=terms)
         shares["text"], shares["text_relative"] = sql.SQL("text_rank"), sql.SQL("text_relative")
         shares["coverage"] = sql.SQL("coverage")
-        if "text_relative" in fusion.weights(shares):
-            text_relative = sql.SQL("text_rank / nullif(max(text_rank) OVER (), 0)")
     statement = sql.SQL(
         """WITH {ctes},
            pool AS MATERIALIZED ({proposals}),
@@ -308,7 +305,7 @@ def search(
         similarity=similarity,
         text_rank=text_rank,
         coverage=coverage,
-        text_relative=text_relative,
+        text_relative=fusion.text_relative(shares),
         fused=fusion.fused(shares),
         tenant=sql.Literal(tenant_id),
         limit=sql.Literal(limit),

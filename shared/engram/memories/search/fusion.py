@@ -101,6 +101,14 @@ def weights(shares: Collection[str]) -> dict[str, float]:
     return {name: weight for name, weight in HYBRID_WEIGHTS.items() if name in shares}
 
 
+def text_relative(shares: Collection[str]) -> sql.Composable:
+    """The `text_relative` column over the scored rows (each with its `text_rank`): BM25 over the best
+    among them where the fused score adds it up (weights: hybrid), else NULL."""
+    if "text_relative" not in weights(shares):
+        return sql.SQL("NULL::float8")
+    return sql.SQL("text_rank / nullif(max(text_rank) OVER (), 0)")
+
+
 def mode_weights(mode: str) -> dict[str, float]:
     """What a search of `mode` answers as its weights: the fused score of each result is the sum of
     weight x share over them, a share the result has none of (null) counting 0."""

@@ -99,7 +99,6 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
     time_match: sql.Composable = sql.SQL("NULL::float8")
     # The shares each leg that runs scores (columns of `shares`), by their names in fusion.weights.
     shares: dict[str, sql.Composable] = {}
-    text_relative: sql.Composable = sql.SQL("NULL::float8")
     graph_share: sql.Composable = sql.SQL("NULL::float8")
     people_share: sql.Composable = sql.SQL("NULL::float8")
     scope_listed = False
@@ -151,9 +150,6 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         proposals.append(sql.SQL("SELECT id FROM tim"))
         time_match = corpus.time_match(plan)
         shares["time"] = sql.SQL("time_match")
-    if "text_relative" in fusion.weights(shares):
-        # BM25 over the best BM25 among the pooled rows (fusion.HYBRID_WEIGHTS): hybrid only.
-        text_relative = sql.SQL("text_rank / nullif(max(text_rank) OVER (), 0)")
     query = sql.SQL(
         """WITH {legs},
            pool AS MATERIALIZED ({proposals}),
@@ -194,7 +190,7 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         graph_hits=graph_hits,
         people_hits=people_hits,
         time_match=time_match,
-        text_relative=text_relative,
+        text_relative=fusion.text_relative(shares),
         graph_share=graph_share,
         people_share=people_share,
         fused=fusion.fused(shares),
