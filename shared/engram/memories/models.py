@@ -452,13 +452,17 @@ class SearchResult(LazyModel):
     )
 
 
+# What a search answer's `total` is (memories and messages alike).
+RESULTS_IN_ANSWER = (
+    "the number of results in this answer, len(results) (after limit and score_threshold): not a count of "
+    "every match, and there are no further pages"
+)
+
+
 class SearchResponse(LazyModel):
     query: str
     results: list[SearchResult]
-    total: int = Field(
-        description="the number of results in this answer, len(results) (after limit and score_threshold): "
-        "not a count of every match, and there are no further pages"
-    )
+    total: int = Field(description=RESULTS_IN_ANSWER)
     weights: dict[str, float] = Field(
         description="the weight of each score the fused score adds up, by its name in `scores`: every "
         "result's scores.fused is the sum of weight x scores.<name> over these (a null score counts 0). "

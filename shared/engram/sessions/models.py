@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from engram.fields import Timestamp
 from engram.lazymodel import LazyModel
-from engram.memories.models import ContainerName, Content, Identifier, Metadata, Scores
+from engram.memories.models import RESULTS_IN_ANSWER, ContainerName, Content, Identifier, Metadata, Scores
 
 Role = Literal["user", "assistant", "system", "tool"]
 Extraction = Literal["none", "queued", "done", "failed"]
@@ -185,10 +185,7 @@ class MessageSearchResponse(LazyModel):
     query: str
     scope: Literal["messages"] = "messages"
     results: list[MessageSearchResult]
-    total: int = Field(
-        description="the number of results in this answer, len(results) (after limit and score_threshold): "
-        "not a count of every match, and there are no further pages"
-    )
+    total: int = Field(description=RESULTS_IN_ANSWER)
     weights: dict[str, float] = Field(
         description="the weight of each score the fused score adds up, by its name in `scores`, as for "
         "memories: hybrid mode vector, text_relative and coverage; vector mode: vector 1; text mode: text 1"
