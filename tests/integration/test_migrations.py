@@ -14,6 +14,7 @@ from engram.db.migrate import discover, migrate
 from engram.errors import MigrationError
 from engram.local.stack import LocalDatabase
 from engram.settings import Settings
+from tests.integration.owned_database import owned_database
 
 
 @pytest.fixture
@@ -104,3 +105,30 @@ def test_embedded_server_keeps_data_across_restarts(tmp_path: Path, settings: Se
     finally:
         again.stop()
     assert names == ["survivor"]
+
+
+def test_a_database_owner_that_is_no_superuser_applies_every_migration(
+    local_db: LocalDatabase, settings: Settings
+) -> None:
+    # Given a database owned by a role that is no superuser, as the RDS master user is not
+    with owned_database(local_db, "owned") as database:
+        # When it applies every migration, as the deploy's migrate function does
+        applied = migrate(database.owner, settings.migrations_dir)
+
+        # Then all of them apply, the functions handed to the app's roles keep their owners, and the
+        # CREATE on `public` lent to every role for each migration's transaction was taken back
+        assert applied == [m.version for m in discover(settings.migrations_dir)]
+        with psycopg.connect(database.admin) as conn:
+            owners = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT pg_get_userbyid(proowner) FROM pg_proc "
+                    "WHERE pronamespace = 'public'::regnamespace"
+                )
+            }
+            public_may_create = conn.execute(
+                "SELECT count(*) FROM pg_namespace n, aclexplode(n.nspacl) a "
+                "WHERE n.nspname = 'public' AND a.grantee = 0 AND a.privilege_type = 'CREATE'"
+            ).fetchone()
+        assert {"engram_auth", "engram_search"} <= owners
+        assert public_may_create == (0,)

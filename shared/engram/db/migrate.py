@@ -86,7 +86,10 @@ def migrate(
                         )
                     continue
                 with conn.transaction():
+                    lent = _lend_schema_create(conn)
                     conn.execute(migration.sql.encode())
+                    if lent:
+                        conn.execute(_TAKE_BACK_SCHEMA_CREATE)
                     conn.execute(
                         "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
                         (migration.version, migration.name, migration.checksum),
@@ -101,6 +104,28 @@ def migrate(
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
     return applied_now
+
+
+# Migrations hand functions to the app's roles (`ALTER FUNCTION ... OWNER TO engram_auth`), and since
+# PostgreSQL 15 a migrator that is no superuser (the RDS master user) may do that only if the new owner
+# may create in the schema, which no role but the database owner may in `public` by default. So a
+# migration's transaction lends CREATE on `public` to every role and takes it back before it commits:
+# no other session ever sees the grant, and a function keeps its owner after it.
+_PUBLIC_MAY_CREATE = """SELECT rolsuper OR EXISTS (
+    SELECT 1 FROM pg_namespace n, aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) a
+    WHERE n.nspname = 'public' AND a.grantee = 0 AND a.privilege_type = 'CREATE')
+    FROM pg_roles WHERE rolname = current_user"""
+_TAKE_BACK_SCHEMA_CREATE = "REVOKE CREATE ON SCHEMA public FROM PUBLIC"
+
+
+def _lend_schema_create(conn: psycopg.Connection[Any]) -> bool:
+    """Lend CREATE on `public` to every role for this transaction, unless it is not needed (a
+    superuser, or a schema that already grants it); True if lent, so the caller takes it back."""
+    row = conn.execute(_PUBLIC_MAY_CREATE).fetchone()
+    if row is None or row[0]:
+        return False
+    conn.execute("GRANT CREATE ON SCHEMA public TO PUBLIC")
+    return True
 
 
 # Tables whose `embedding` column gets one partial HNSW index per model (chunks: 0003_documents).
