@@ -14,7 +14,7 @@ import pytest
 from psycopg import sql
 
 from engram.db.database import EVERYONE
-from engram.db.migrate import embedding_index_name, ensure_embedding_index
+from engram.db.migrate import embedding_index_name, ensure_embedding_index, migrate
 from engram.db.tenant_indexes import (
     INDEX_LOCK_KEY,
     MAX_LEFT_OUT,
@@ -28,7 +28,9 @@ from engram.memories import predicates, repo
 from engram.memories.models import SearchFilters
 from engram.memories.new_memory import Embedding, NewMemory
 from engram.memories.predicates import ContainerScope
+from engram.settings import Settings
 from engram.tenants.service import IssuedKey
+from tests.integration.owned_database import owned_database
 
 MODEL, DIMS = "test-model-8", 8
 NO_BOUND = 10**9
@@ -193,3 +195,29 @@ def test_a_run_that_finds_another_at_work_leaves_the_indexes_to_it(
         assert not _index_exists(local_db, name)
     # That run's connection is gone, and its lock with it.
     assert ensure_tenant_indexes(local_db.admin_conninfo, POLICY) == [name]
+
+
+def test_the_owner_counts_every_users_memories_when_it_picks_tenants(
+    local_db: LocalDatabase, settings: Settings
+) -> None:
+    # Given a database migrated by an owner that is no superuser (as on RDS), where a tenant holds
+    # past the threshold of memories, all private to one user
+    with owned_database(local_db, "idx") as database:
+        migrate(database.owner, settings.migrations_dir)
+        rng = random.Random(5)
+        with psycopg.connect(database.admin, autocommit=True) as conn:
+            tenant_id = conn.execute("INSERT INTO tenants (name) VALUES ('private') RETURNING id").fetchone()
+            assert tenant_id is not None
+            conn.execute("INSERT INTO containers (tenant_id, name) VALUES (%s, 'default')", tenant_id)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO memories (tenant_id, container, content, visibility, user_id, embedding, "
+                    "embedding_model) VALUES (%s, 'default', %s, 'private', 'u1', %s::vector, %s)",
+                    [(tenant_id[0], f"memory {i}", str(_vector(rng)), MODEL) for i in range(60)],
+                )
+
+        # When the owner makes the tenants' indexes, as the deploy's migrate function does
+        created = ensure_tenant_indexes(database.owner, POLICY)
+
+    # Then that tenant gets its own: the owner saw its memories under forced row-level security
+    assert created == [tenant_index_name(tenant_id[0], MODEL, DIMS)]

@@ -92,11 +92,15 @@ def ensure_tenant_indexes(conninfo: str, policy: IndexPolicy) -> list[str]:
 def _ensure(conn: psycopg.Connection[Any], policy: IndexPolicy) -> list[str]:
     model, dimensions = policy.model, policy.dimensions
     created: list[str] = []
-    counted = conn.execute(
-        "SELECT tenant_id, container, count(*) FROM memories WHERE embedding_model = %s "
-        "GROUP BY tenant_id, container ORDER BY tenant_id, container",
-        (model,),
-    ).fetchall()
+    with conn.transaction():
+        # Row-level security is forced, so the owner (the RDS master user, no superuser) counts as
+        # engram_search, whose policy reads every tenant's memories, private ones included (0001).
+        conn.execute("SET LOCAL ROLE engram_search")
+        counted = conn.execute(
+            "SELECT tenant_id, container, count(*) FROM memories WHERE embedding_model = %s "
+            "GROUP BY tenant_id, container ORDER BY tenant_id, container",
+            (model,),
+        ).fetchall()
     in_containers: dict[tuple[UUID, str], int] = {(t, c): n for t, c, n in counted}
     rows = per_tenant(in_containers)
     with_own_index = _with_valid_index(conn, rows, model, dimensions)
