@@ -196,6 +196,10 @@ def mark_extracted(
 
 # --- search -----------------------------------------------------------------------------------
 
+# The text search configuration the messages' `fts` column is computed with, and so every query
+# against it: `english` with accents folded (migrations/0034, as the BM25 terms of memories and chunks).
+TEXT_CONFIG = sql.SQL("{}::regconfig").format(sql.Literal("engram_english"))
+
 _SEARCH_COLUMNS = sql.SQL(
     "m.id, m.session_id, m.seq, m.role, m.content, m.metadata, m.user_id, m.agent_id, m.created_at"
 )
@@ -260,10 +264,12 @@ def search(
         ).format(model=sql.Literal(model), q=q)
         shares["vector"] = sql.SQL("similarity")
     if text is not None:
-        query = sql.SQL("replace(plainto_tsquery('english', {})::text, ' & ', ' | ')::tsquery").format(
-            sql.Literal(text)
+        query = sql.SQL("replace(plainto_tsquery({config}, {text})::text, ' & ', ' | ')::tsquery").format(
+            config=TEXT_CONFIG, text=sql.Literal(text)
         )
-        terms = sql.SQL("tsvector_to_array(to_tsvector('english', {}))").format(sql.Literal(text))
+        terms = sql.SQL("tsvector_to_array(to_tsvector({config}, {text}))").format(
+            config=TEXT_CONFIG, text=sql.Literal(text)
+        )
         ctes.append(
             sql.SQL(
                 "txt AS MATERIALIZED (SELECT m.id FROM session_messages m WHERE {where} AND m.fts @@ {query} "

@@ -1,0 +1,102 @@
+-- Text search folds accents: "cafe" finds "café", and "café" finds "cafe".
+--
+-- engram_english is the `english` text search configuration with the `unaccent` dictionary (a trusted
+-- extension, so the migrating owner creates it: the RDS master user, or the local superuser) in front
+-- of the dictionaries of every token type that can hold letters other than ASCII ones: a word that
+-- unaccent changes goes on to the stemmer (or `simple`) accent-free, one it leaves alone goes on as
+-- it was. Every search over text uses it: the BM25 terms of memories and chunks (engram_text_terms,
+-- engram_query_terms: migrations/0014), and the full-text column of session messages with the
+-- queries built against it (engram.sessions.repo). Unspaced scripts keep their character grams.
+--
+-- What is already stored is rebuilt under the new terms: text_postings, text_stats and
+-- text_stat_deltas from the rows of memories and chunks, exactly as 0014 built them (the statistics
+-- the triggers keep: per term its documents; under '' the documents and their total length), and the
+-- messages' column (a generated column cannot change its expression on PostgreSQL 16: it is dropped
+-- and added again, which computes it for every row).
+
+CREATE EXTENSION IF NOT EXISTS unaccent;
+
+CREATE TEXT SEARCH CONFIGURATION engram_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION engram_english
+    ALTER MAPPING FOR word, hword, hword_part WITH unaccent, english_stem;
+ALTER TEXT SEARCH CONFIGURATION engram_english
+    ALTER MAPPING FOR numword, numhword, hword_numpart WITH unaccent, simple;
+
+CREATE OR REPLACE FUNCTION engram_text_terms(p_text text)
+RETURNS TABLE (term text, tf integer)
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+    SELECT v.lexeme, coalesce(array_length(v.positions, 1), 1)
+    FROM unnest(to_tsvector('engram_english', regexp_replace(p_text, engram_unspaced_runs(), ' ', 'g'))) v
+    WHERE length(v.lexeme) <= 100
+    UNION ALL
+    SELECT g.gram, count(*)::integer
+    FROM regexp_matches(p_text, engram_unspaced_runs(), 'g') AS r(run)
+    CROSS JOIN LATERAL (
+        SELECT substr(r.run[1], i, 1) FROM generate_series(1, length(r.run[1])) i
+        UNION ALL
+        SELECT substr(r.run[1], i, 2) FROM generate_series(1, length(r.run[1]) - 1) i
+    ) AS g(gram)
+    GROUP BY g.gram
+$$;
+
+CREATE OR REPLACE FUNCTION engram_query_terms(p_query text) RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+    SELECT coalesce(array_agg(DISTINCT q.term ORDER BY q.term), '{}')
+    FROM (
+        SELECT v.lexeme AS term
+        FROM unnest(to_tsvector('engram_english', regexp_replace(p_query, engram_unspaced_runs(), ' ', 'g'))) v
+        WHERE length(v.lexeme) <= 100
+        UNION ALL
+        SELECT substr(r.run[1], i, least(length(r.run[1]), 2))
+        FROM regexp_matches(p_query, engram_unspaced_runs(), 'g') AS r(run),
+             generate_series(1, greatest(length(r.run[1]) - 1, 1)) i
+    ) q
+$$;
+
+-- The rebuild. RLS is forced on every table read or written here, and a migrator that is not a
+-- superuser (the RDS master user) owns them: it would read no row and could write none. It lifts FORCE
+-- for this transaction only (DDL is transactional; nobody sees the tables without it), and holds off
+-- writers until the index is rebuilt.
+LOCK TABLE memories, chunks IN SHARE ROW EXCLUSIVE MODE;
+ALTER TABLE memories NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE chunks NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_postings NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_stats NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_stat_deltas NO FORCE ROW LEVEL SECURITY;
+
+TRUNCATE text_postings, text_stats, text_stat_deltas;
+ALTER TABLE text_postings DROP CONSTRAINT text_postings_pkey;
+
+INSERT INTO text_postings (tenant_id, corpus, term, container, doc_id, tf, doc_length)
+SELECT d.tenant_id, d.corpus, t.term, d.container, d.id, least(t.tf, 32767),
+       sum(t.tf) OVER (PARTITION BY d.corpus, d.id)
+FROM (SELECT tenant_id, 'm'::"char" AS corpus, container, id, content FROM memories
+      UNION ALL
+      SELECT tenant_id, 'c'::"char", container, id, content FROM chunks) d
+CROSS JOIN LATERAL engram_text_terms(d.content) t;
+
+ALTER TABLE text_postings ADD PRIMARY KEY (tenant_id, corpus, term, container, doc_id) INCLUDE (tf, doc_length);
+
+INSERT INTO text_stats (tenant_id, corpus, term, docs, length)
+SELECT tenant_id, corpus, term, count(*), 0 FROM text_postings GROUP BY tenant_id, corpus, term;
+INSERT INTO text_stats (tenant_id, corpus, term, docs, length)
+SELECT d.tenant_id, d.corpus, '', count(*), coalesce(sum(l.doc_length), 0)
+FROM (SELECT tenant_id, 'm'::"char" AS corpus, id FROM memories
+      UNION ALL
+      SELECT tenant_id, 'c'::"char", id FROM chunks) d
+LEFT JOIN (SELECT DISTINCT corpus, doc_id, doc_length FROM text_postings) l
+       ON l.corpus = d.corpus AND l.doc_id = d.id
+GROUP BY d.tenant_id, d.corpus;
+
+ALTER TABLE memories FORCE ROW LEVEL SECURITY;
+ALTER TABLE chunks FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_postings FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_stats FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_stat_deltas FORCE ROW LEVEL SECURITY;
+
+-- Session messages: no index reads the column (search scans the party's messages).
+ALTER TABLE session_messages DROP COLUMN fts;
+ALTER TABLE session_messages
+    ADD COLUMN fts tsvector GENERATED ALWAYS AS (to_tsvector('engram_english', content)) STORED;
