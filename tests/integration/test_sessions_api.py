@@ -180,6 +180,34 @@ def test_message_search_in_one_leg_modes_ranks_by_that_legs_score(api: Api) -> N
             assert result["scores"]["fused"] == result["score"] == result["scores"][mode]
 
 
+@pytest.mark.parametrize(
+    ("repeating", "covering", "query"),
+    [
+        ("Oslo, Oslo, Oslo! Oslo again.", "My flight to Oslo leaves on Monday.", "flight to Oslo"),
+        (
+            "Printer printer printer, the printer printer again.",
+            "The printer on the third floor is jammed, said the office manager in an email this morning.",
+            "jammed printer third floor",
+        ),
+    ],
+)
+def test_message_search_in_text_mode_ranks_more_of_the_querys_words_first(
+    api: Api, repeating: str, covering: str, query: str
+) -> None:
+    # Given a message that repeats one of the query's words, and one that holds more of them
+    _say(api, _session(api), ("user", repeating), ("user", covering))
+
+    # When messages are searched in text mode
+    found = _search_messages(api, query, mode="text")
+
+    # Then the one holding more of the query's words comes first, its score still the text score
+    assert [r["content"] for r in found["results"]] == [covering, repeating]
+    first, second = found["results"]
+    assert first["score"] > second["score"] > 0
+    for result in found["results"]:
+        assert result["scores"]["fused"] == result["score"] == result["scores"]["text"]
+
+
 def test_message_search_takes_a_callers_vector_of_the_configured_model(api: Api) -> None:
     # Given a conversation, and a vector of the configured model for one of its messages
     _said_about_oslo_and_more(api)

@@ -238,11 +238,12 @@ def search(
     """The party's messages that best match the query, scored and fused as memory search fuses its
     rows (engram.memories.search.fusion): the vector leg's nearest `candidates` (an exact scan of the
     party's messages, with `vector`) and the text leg's best `candidates` (with `text`: any of its
-    words, by ts_rank_cd) are pooled, and every pooled message is scored by each leg that ran: its
+    words, by its score) are pooled, and every pooled message is scored by each leg that ran: its
     cosine similarity (`similarity`), its ts_rank_cd over 1 + log(length), as rank / (rank + 1)
-    (`text_rank`, 0-1), that over the pool's best (`text_relative`, when both legs run) and the share
-    of the query's words it holds (`coverage`: messages keep no term statistics, so every word
-    weighs alike). Best `fused` first, `limit` of them. One statement."""
+    (`text_rank`, 0-1; the text leg alone: that behind the share of the query's words it holds,
+    _words_first), that over the pool's best (`text_relative`, when both legs run) and the share of
+    the query's words it holds (`coverage`: messages keep no term statistics, so every word weighs
+    alike). Best `fused` first, `limit` of them. One statement."""
     where = _search_where(tenant_id, *filters)
     ctes: list[sql.Composable] = []
     proposals: list[sql.Composable] = []
@@ -270,20 +271,22 @@ def search(
         terms = sql.SQL("tsvector_to_array(to_tsvector({config}, {text}))").format(
             config=TEXT_CONFIG, text=sql.Literal(text)
         )
-        ctes.append(
-            sql.SQL(
-                "txt AS MATERIALIZED (SELECT m.id FROM session_messages m WHERE {where} AND m.fts @@ {query} "
-                "ORDER BY ts_rank_cd(m.fts, {query}, 33) DESC, m.id LIMIT {k})"
-            ).format(where=where, query=query, k=sql.Literal(candidates))
-        )
-        proposals.append(sql.SQL("SELECT id FROM txt"))
-        text_rank = sql.SQL("CASE WHEN m.fts @@ {query} THEN ts_rank_cd(m.fts, {query}, 33) END").format(
-            query=query
-        )
         coverage = sql.SQL(
             "nullif((SELECT count(*) FROM unnest({terms}) t(term) "
             "WHERE t.term = ANY(tsvector_to_array(m.fts)))::float8 / nullif(cardinality({terms}), 0), 0)"
         ).format(terms=terms)
+        text_rank = sql.SQL("CASE WHEN m.fts @@ {query} THEN ts_rank_cd(m.fts, {query}, 33) END").format(
+            query=query
+        )
+        if vector is None:  # the text leg alone: its score is all that ranks
+            text_rank = _words_first(text_rank, coverage, terms)
+        ctes.append(
+            sql.SQL(
+                "txt AS MATERIALIZED (SELECT m.id FROM session_messages m WHERE {where} AND m.fts @@ {query} "
+                "ORDER BY {text_rank} DESC, m.id LIMIT {k})"
+            ).format(where=where, query=query, text_rank=text_rank, k=sql.Literal(candidates))
+        )
+        proposals.append(sql.SQL("SELECT id FROM txt"))
         shares["text"], shares["text_relative"] = sql.SQL("text_rank"), sql.SQL("text_relative")
         shares["coverage"] = sql.SQL("coverage")
     statement = sql.SQL(
@@ -318,6 +321,18 @@ def search(
         columns=_SEARCH_COLUMNS,
     )
     return cur.execute(statement).fetchall()
+
+
+def _words_first(rank: sql.Composable, coverage: sql.Composable, terms: sql.Composable) -> sql.Composable:
+    """A message's text score when the text leg ranks alone (text mode): the share of the query's words
+    it holds, its last word's share weighted by its ts_rank_cd score (`rank`, 0-1: rank / (rank + 1)),
+    i.e. coverage - (1 - rank) / words. A message holding more of the query's distinct words scores
+    above one holding fewer however often it repeats them (ts_rank_cd alone ranks a word said five
+    times above every word said once), and ts_rank_cd orders messages holding as many; 0-1. Hybrid
+    mode needs none of this: coverage is a share of its own there."""
+    return sql.SQL("({coverage} - (1 - {rank}) / nullif(cardinality({terms}), 0))").format(
+        coverage=coverage, rank=rank, terms=terms
+    )
 
 
 def recent_embeddings(
