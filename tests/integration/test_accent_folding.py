@@ -3,23 +3,21 @@ document chunks and session messages, in text and hybrid modes."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import psycopg
 import pytest
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 from engram.db.migrate import migrate
 from engram.local.stack import LocalDatabase
 from engram.settings import Settings
 from tests.conftest import Api
 from tests.integration.documents_helpers import ingest
+from tests.integration.owned_database import OwnedDatabase
+from tests.integration.owned_database import owned_database as owned
 
 # (stored, query): each the accented or the plain spelling of the other.
 SPELLINGS = [
@@ -94,41 +92,12 @@ def test_message_search_finds_the_other_spelling(api: Api, stored: str, query: s
 # --- the migration: what was stored before it ------------------------------------------------------
 
 TEXT_TABLES = ("memories", "chunks", "text_postings", "text_stats", "text_stat_deltas")
-APP_ROLES = sql.SQL(", ").join(
-    sql.Identifier(r) for r in ("engram_app", "engram_auth", "engram_search", "engram_sweep", "engram_relay")
-)
-
-
-@dataclass(frozen=True)
-class OwnedDatabase:
-    owner: str  # connection string of the owner, who migrates
-    admin: str  # of a superuser, who sees every tenant's rows
 
 
 @pytest.fixture
 def owned_database(local_db: LocalDatabase) -> Iterator[OwnedDatabase]:
-    """A new database owned by a role that is no superuser, as the RDS master user is not (it may log
-    in and create roles): every table it migrates is its own, so forced row-level security applies to
-    it. The session's database made the app's roles; the owner is given them as it would have been
-    had it made them."""
-    suffix = uuid.uuid4().hex[:8]
-    role_name, db_name = f"migrator_{suffix}", f"accent_{suffix}"
-    role, name = sql.Identifier(role_name), sql.Identifier(db_name)
-    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE ROLE {} LOGIN CREATEROLE NOSUPERUSER").format(role))
-        conn.execute(sql.SQL("GRANT {} TO {} WITH ADMIN OPTION").format(APP_ROLES, role))
-        conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(name, role))
-    admin = make_conninfo(local_db.admin_conninfo, dbname=db_name)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        # pgvector is no trusted extension here; on RDS the master user may create it.
-        conn.execute("CREATE EXTENSION vector")
-        # Earlier migrations hand functions to these roles, which PostgreSQL 15 and later lets a
-        # non-superuser do only when the new owner may create in the schema.
-        conn.execute(sql.SQL("GRANT CREATE ON SCHEMA public TO {}").format(APP_ROLES))
-    yield OwnedDatabase(owner=make_conninfo(admin, user=role_name), admin=admin)
-    with psycopg.connect(local_db.admin_conninfo, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(name))
-        conn.execute(sql.SQL("DROP ROLE {}").format(role))
+    with owned(local_db, "accent") as database:
+        yield database
 
 
 def _write_before(database: OwnedDatabase, tenant: str) -> UUID:
