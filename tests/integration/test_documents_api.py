@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import gzip
 import uuid
 
 import pytest
@@ -75,6 +76,35 @@ def test_a_pdf_sent_as_a_file_is_extracted_with_page_markers(api: Api) -> None:
     assert doc["status"] == "done", doc["error"]
     assert doc["content_type"] == "application/pdf"
     assert any("[page 2]" in c["content"] and c["metadata"]["pages"][1] == 2 for c in chunks)
+
+
+def test_a_file_that_fails_to_extract_shows_the_type_detect_found(api: Api) -> None:
+    # Given a file that declares no type, whose first bytes say PDF, but that no PDF reader can open
+    broken = b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage"
+
+    # When it fails in the extract step
+    doc = ingest(api, {"file_base64": base64.b64encode(broken).decode(), "filename": "report"})
+
+    # Then its type is the one the detect step found before
+    assert doc["status"] == "failed"
+    assert doc["error"]["message"].startswith("extract: "), doc["error"]
+    assert doc["content_type"] == "application/pdf"
+
+
+def test_a_gzip_file_is_recorded_as_gzip_until_extract_reads_what_it_holds(api: Api) -> None:
+    # Given a gzip file, whose type detect records: the extract step reads it as the declared type
+    broken = gzip.compress(b'{"a": 1}\n{"a": \n')
+    good = gzip.compress(files.csv_people())
+
+    # When one fails in extract and the other is read
+    failed = ingest(api, {"file_base64": base64.b64encode(broken).decode(), "filename": "bad.jsonl.gz"})
+    done = ingest(api, {"file_base64": base64.b64encode(good).decode(), "filename": "people.csv.gz"})
+
+    # Then the failed one shows the type of its bytes, and the other, still decompressed, what it held
+    assert failed["status"] == "failed" and failed["error"]["code"] == "corrupt", failed["error"]
+    assert failed["content_type"] == "application/gzip"
+    assert done["status"] == "done", done["error"]
+    assert done["content_type"] == "text/csv"
 
 
 def test_the_same_content_twice_is_one_document(api: Api) -> None:

@@ -267,7 +267,8 @@ def record_extraction(
 
 
 def record_content_type(cur: TenantTx, tenant_id: UUID, document_id: UUID, content_type: str | None) -> None:
-    """The type a URL's server gave (when the document declared none), for the extract step."""
+    """The type the detect step found (and a URL's server gave, when the document declared none): read
+    by the extract step as the declared type, and shown for a document that fails before extract ends."""
     cur.execute(
         "UPDATE documents SET content_type = %s, updated_at = now() WHERE tenant_id = %s AND id = %s",
         (content_type, tenant_id, document_id),
