@@ -992,3 +992,34 @@ def test_a_curated_entity_imported_onto_one_extraction_made_curates_it(
     # Then the tenant's entity stands for it, and is curated from then on
     assert report.skipped == {"entity": 1}
     assert _curated_by_name(local_db, tenant.tenant_id)["Zorana Petrovic"] is True
+
+
+@pytest.mark.parametrize("curated", [True, False])
+def test_an_entity_imported_under_the_id_it_has_is_kept_as_the_file_says_as_one_of_its_name_is(
+    curated: bool, api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given an entity extraction made, and a file holding the same entity (its id), curated or not: a later
+    # export imported where an earlier one was, say (found by QA: only an entity met by name was curated)
+    memory = api.post("/v1/memories", {"content": "Zorana Petrovic works at Acme.", "extract": "light"})
+    with local_db.admin.transaction() as cur:
+        made = cur.execute(
+            "SELECT id FROM entities WHERE tenant_id = %s AND name = 'Zorana Petrovic' AND NOT curated",
+            (tenant.tenant_id,),
+        ).fetchone()
+    assert made is not None
+    entity = records.entity(
+        "Zorana Petrovic",
+        id=str(made["id"]),
+        entity_type="unknown",
+        normalized_name="zorana petrovic",
+        curated=curated,
+    )
+    lines = [json.dumps(records.header()), json.dumps(entity)]
+
+    # When it is imported, and then the only memory that named it is deleted
+    report = _import(local_db.app, tenant.tenant_id, tenant.tenant_name, lines)
+    assert api.delete(f"/v1/memories/{memory.json['id']}").status == 204
+
+    # Then it was the same entity, and stays if the file's was curated; if not, it went with its memory
+    assert report.skipped == {"entity": 1}
+    assert _curated_by_name(local_db, tenant.tenant_id).get("Zorana Petrovic") is (True if curated else None)

@@ -3,8 +3,8 @@ other row through its own area's repository, all in one unit of work (all or not
 
 A record whose key is already in the tenant is skipped, so importing twice changes nothing. An id that
 belongs to another tenant is refused, unless `new_ids` gives every row a new id (engram.export.ids): a
-clone into another tenant, or into the same database. An entity whose name and type the tenant already
-has joins that entity (which is curated from then on if the file's was). The import records no change
+clone into another tenant, or into the same database. An entity whose id, or name and type, the tenant
+already has joins that entity, which is curated from then on if the file's was. The import records no change
 event and queues no summary: it restores rows, it does not change them."""
 
 from __future__ import annotations
@@ -126,6 +126,8 @@ class _Import:
             return
         if "id" in row and not restore.present(self.uow.cur, _table(kind), {"id": row["id"]}):
             self._already_there_otherwise(kind, fields["id"], row)
+        elif kind == "entity":
+            self._curated_if_the_files_was(row["id"], row)
         self.skipped[kind] += 1
 
     def _already_there_otherwise(self, kind: str, old_id: UUID, row: dict[str, Any]) -> None:
@@ -137,8 +139,7 @@ class _Import:
             )
             if existing is not None:
                 self.ids.merged[old_id] = existing  # the tenant's entity stands for it from here on
-                if row["curated"]:
-                    graph.mark_curated(self.uow.cur, self.uow.tenant_id, existing)
+                self._curated_if_the_files_was(existing, row)
                 return
         natural = NATURAL_KEYS.get(kind)
         if natural and restore.present(
@@ -149,6 +150,12 @@ class _Import:
             f"{kind} {old_id} already exists in another tenant: import with new ids (engram import "
             "--new-ids, POST /v1/import?new_ids=true) to copy it"
         )
+
+    def _curated_if_the_files_was(self, entity_id: UUID, row: dict[str, Any]) -> None:
+        """The tenant's entity that stands for the file's (the same id, or the same name and type) is
+        curated from then on if the file's was; one the file says extraction made stays as it is."""
+        if row["curated"]:
+            graph.mark_curated(self.uow.cur, self.uow.tenant_id, entity_id)
 
     def _custom_id_free(self, row: dict[str, Any]) -> None:
         """A custom_id names one document of the tenant: the one this row restores, or none yet."""
