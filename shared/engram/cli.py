@@ -298,6 +298,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             return 2
         return _remote_import(args, Path(args.file))
     from engram import deps
+    from engram.db.party import EVERYONE
     from engram.local.progress import Bars
     from engram.tenants import service
 
@@ -311,10 +312,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         local = _local_database(settings, "import")
         try:
             deps.install(deps.Deps(settings=settings, database=local.app))
-            tenant_id = service.ensure_tenant(local.admin, tenant)
-            with Bars("importing", stream=sys.stderr) as bars:
-                report = deps.import_service().import_jsonl(
-                    tenant_id, tenant, _chain(first, lines), new_ids=args.new_ids, progress=bars.one
+            # The tenant is created, if new, in the import's unit of work: a refused import leaves none.
+            with (
+                service.tenant_unit_of_work(
+                    local.admin, tenant, app_role=settings.app_role, party=EVERYONE
+                ) as uow,
+                Bars("importing", stream=sys.stderr) as bars,
+            ):
+                report = deps.import_service().import_in(
+                    uow, tenant, _chain(first, lines), new_ids=args.new_ids, progress=bars.one
                 )
         finally:
             local.close()

@@ -22,7 +22,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from engram import deps
+from engram import cli, deps
 from engram.db.database import Database
 from engram.db.embedded import EmbeddedPostgres, start_embedded
 from engram.db.migrate import migrate
@@ -907,6 +907,83 @@ def test_cli_export_then_import_into_a_fresh_database(
     assert "imported" in imported.stderr and "memory" in imported.stderr
     copy_id = tenants.ensure_existing_tenant(fresh.admin, "cli-copy")
     assert _export(fresh.app, copy_id, "cli-copy")[1:] == exported.stdout.splitlines()[1:]
+
+
+def _cli_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tenant_name: str, lines: list[dict[str, Any]]
+) -> int:
+    """`engram import` in this process (on the session's database: cli_on_test_db); the collaborators it
+    installs are the session's again after the test."""
+    monkeypatch.setattr(deps, "_current", deps.current())
+    file = tmp_path / "import.jsonl"
+    file.write_text(records.jsonl(lines))
+    return cli.main(["import", str(file), "--tenant", tenant_name])
+
+
+def test_cli_import_into_a_new_tenant_creates_it_with_the_records(
+    local_db: LocalDatabase,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    cli_on_test_db: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a tenant that does not exist, and a complete file
+    name = f"new-{uuid4().hex[:12]}"
+    end = {"record": "end", "counts": {"entity": 1}}
+
+    # When the file is imported into it
+    code = _cli_import(
+        tmp_path, monkeypatch, name, [records.header(version=4), records.entity("Zorana"), end]
+    )
+
+    # Then the tenant is there, holding the file's records, and its rows are seen through RLS as ever
+    assert code == 0, capsys.readouterr().err
+    tenant_id = tenants.ensure_existing_tenant(local_db.admin, name)
+    assert _curated_by_name(local_db, tenant_id) == {"Zorana": True}
+    with local_db.app.tenant(tenant_id) as cur:
+        assert cur.execute("SELECT name FROM tenants").fetchall() == [{"name": name}]
+
+
+def test_a_refused_cli_import_into_a_new_tenant_leaves_no_tenant(
+    local_db: LocalDatabase,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    cli_on_test_db: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a tenant that does not exist, and a file cut short after its first record (no end record)
+    name = f"refused-{uuid4().hex[:12]}"
+
+    # When the file is imported into it (found by QA: the tenant was created before the import, and stayed)
+    code = _cli_import(tmp_path, monkeypatch, name, [records.header(version=4), records.entity("Zorana")])
+
+    # Then the import is refused, and leaves nothing: no records, and no tenant
+    assert code == 2 and "cut short" in capsys.readouterr().err
+    with pytest.raises(InvalidInput, match="no tenant named"):
+        tenants.ensure_existing_tenant(local_db.admin, name)
+
+
+def test_a_cli_import_into_a_new_tenant_sees_no_other_tenants_rows(
+    api: Api,
+    local_db: LocalDatabase,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    cli_on_test_db: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given an entity of another tenant, and a file holding its id, for a tenant that does not exist yet
+    made = api.post("/v1/entities", {"name": "Zorana Petrovic"})
+    name = f"new-{uuid4().hex[:12]}"
+    end = {"record": "end", "counts": {"entity": 1}}
+    entity = records.entity("Zorana Petrovic", id=made.json["id"])
+
+    # When the file is imported into it (the tenant made by the administrator, the records as the app)
+    code = _cli_import(tmp_path, monkeypatch, name, [records.header(version=4), entity, end])
+
+    # Then the id is another tenant's, as RLS tells the app role: refused, and nothing is left
+    assert code == 2 and "already exists in another tenant" in capsys.readouterr().err
+    with pytest.raises(InvalidInput, match="no tenant named"):
+        tenants.ensure_existing_tenant(local_db.admin, name)
 
 
 def test_cli_moves_a_tenant_between_deployments_over_the_api(

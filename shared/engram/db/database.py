@@ -40,6 +40,12 @@ class UnitOfWork:
         items are made for different users)."""
         _set_scope(self.cur, self.tenant_id, party)
 
+    def run_as(self, role: str) -> None:
+        """From now on in this transaction, statements run as `role` (SET LOCAL ROLE): with its rights
+        only, and under RLS as it is. An administrator's transaction that wrote what only an administrator
+        may (a new tenant's row) goes on as the app role."""
+        self.cur.execute(psycopg.sql.SQL("SET LOCAL ROLE {}").format(psycopg.sql.Identifier(role)))
+
 
 def _set_scope(cur: TenantTx, tenant_id: UUID, party: Party) -> None:
     cur.execute(_scope(tenant_id, party))

@@ -63,17 +63,30 @@ class ImportService:
         new_ids: bool = False,
         progress: Callable[[str], None] | None = None,
     ) -> ImportReport:
-        """Every record in one unit of work. `progress` is told each record's kind as it is stored."""
+        """Every record in one unit of work of its own (import_in)."""
         with self.db.unit_of_work(tenant_id, EVERYONE) as uow:
-            changes.suppress_change_events(uow.cur)
-            run = _Import(uow, self.writer, self.blobs, self.work_prefix, IdMap(tenant_id, new_ids))
-            for number, record in _records(lines):
-                try:
-                    run.add(record)
-                except (InvalidInput, Conflict) as exc:
-                    raise type(exc)(f"line {number}: {exc.message}", details=exc.details) from exc
-                if progress is not None:
-                    progress(record.record)
+            return self.import_in(uow, tenant_name, lines, new_ids=new_ids, progress=progress)
+
+    def import_in(
+        self,
+        uow: UnitOfWork,
+        tenant_name: str,
+        lines: Iterable[str],
+        *,
+        new_ids: bool,
+        progress: Callable[[str], None] | None,
+    ) -> ImportReport:
+        """Every record in the caller's unit of work, which sees the tenant's rows of every user
+        (EVERYONE). `progress` is told each record's kind as it is stored."""
+        changes.suppress_change_events(uow.cur)
+        run = _Import(uow, self.writer, self.blobs, self.work_prefix, IdMap(uow.tenant_id, new_ids))
+        for number, record in _records(lines):
+            try:
+                run.add(record)
+            except (InvalidInput, Conflict) as exc:
+                raise type(exc)(f"line {number}: {exc.message}", details=exc.details) from exc
+            if progress is not None:
+                progress(record.record)
         return ImportReport(
             tenant=tenant_name, inserted=dict(run.inserted), skipped=dict(run.skipped), new_ids=new_ids
         )

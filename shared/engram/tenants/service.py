@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+from engram.db.party import NOBODY, Party
 from engram.errors import Forbidden, InvalidInput, Unauthorized
 from engram.tenants import repo
 from engram.tenants.keys import from_plaintext, hash_api_key, new_api_key
 from engram.tenants.principal import Principal
 
 if TYPE_CHECKING:
-    from engram.db.database import Database
+    from engram.db.database import Database, UnitOfWork
 
 UNKNOWN_OR_REVOKED = "unknown or revoked API key"
 TENANT_NAME_RULE = "lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 63"
@@ -42,15 +45,34 @@ def authenticate(db: Database, api_key: str | None) -> Principal:
 
 
 def ensure_tenant(admin_db: Database, name: str) -> UUID:
+    with _created_if_missing(admin_db, name, NOBODY) as uow:
+        return uow.tenant_id
+
+
+@contextmanager
+def tenant_unit_of_work(
+    admin_db: Database, name: str, *, app_role: str, party: Party
+) -> Iterator[UnitOfWork]:
+    """A unit of work for the tenant `name`, as the app role (its rights, RLS), that first creates the
+    tenant if there is none: so that the tenant is there afterwards only if the work commits (an import
+    refused into a new tenant leaves no empty one behind)."""
+    with _created_if_missing(admin_db, name, party) as uow:
+        uow.run_as(app_role)
+        yield uow
+
+
+@contextmanager
+def _created_if_missing(admin_db: Database, name: str, party: Party) -> Iterator[UnitOfWork]:
+    """An administrator's unit of work for the tenant `name`, which creates it first if it does not
+    exist."""
     check_tenant_name(name)
     with admin_db.transaction() as cur:
         existing = repo.tenant_id_by_name(cur, name)
-    if existing is not None:
-        return existing
-    tenant_id = uuid.uuid4()
-    with admin_db.tenant(tenant_id) as cur:
-        repo.insert_tenant(cur, tenant_id, name)
-    return tenant_id
+    tenant_id = existing or uuid.uuid4()
+    with admin_db.unit_of_work(tenant_id, party) as uow:
+        if existing is None:
+            repo.insert_tenant(uow.cur, tenant_id, name)
+        yield uow
 
 
 def issue_key(
