@@ -184,13 +184,14 @@ WORKING = {
 }
 
 
-def test_a_conditional_write_is_not_repeated_after_a_gateway_timeout() -> None:
+def test_a_conditional_write_is_not_repeated_after_a_gateway_timeout_and_may_have_been_applied() -> None:
     calls, transport = answers(error(504), httpx.Response(200, json=WORKING))
     client = Engram("http://engram.test", "key", transport=transport)
 
-    with pytest.raises(ServerError):
+    with pytest.raises(MaybeApplied) as raised:
         client.set_working("s", "k", value=1, if_match=1)
 
+    assert raised.value.status == 504 and isinstance(raised.value.__cause__, ServerError)
     assert len(calls) == 1
 
 

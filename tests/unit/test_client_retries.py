@@ -1,15 +1,27 @@
 """engram-client's retries, against a scripted transport: 429 and 5xx and broken connections are
-retried with backoff only where repeating the call is harmless, Retry-After is honoured, and what is
-not retried surfaces at once as an exception with the server's code and message."""
+retried with backoff only where repeating the call is harmless (or, for a 503 `not_handled`, where
+nothing was applied), Retry-After is honoured up to the maximum backoff, and what is not retried
+surfaces at once as an exception with the server's code and message: `MaybeApplied` for a write whose
+answer was lost."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import httpx
 import pytest
 
-from engram_client import APIConnectionError, Engram, RateLimitError, RetryPolicy, ServerError, _base
+from engram_client import (
+    APIConnectionError,
+    Engram,
+    MaybeApplied,
+    RateLimitError,
+    RetryPolicy,
+    ServerError,
+    _base,
+)
 from tests import export_records as records
 
 MEMORY = records.memory_response(id="6b1f4c1e-8c4c-4c2a-9d0e-111111111111", embedding_model="m")
@@ -56,18 +68,90 @@ def test_a_read_is_retried_through_503s_then_succeeds(slept: list[float]) -> Non
     assert all(request.headers["x-api-key"] == "k" for request in script.requests)
 
 
-def test_a_create_is_not_repeated_after_a_5xx(slept: list[float]) -> None:
+def test_a_create_is_not_repeated_after_a_5xx_and_may_have_been_applied(slept: list[float]) -> None:
     script = Script(_error(503, "service_unavailable"))
+
+    with pytest.raises(MaybeApplied) as raised:
+        _client(script).create_memory(content="x")
+
+    assert (raised.value.status, raised.value.operation) == (503, "POST /v1/memories")
+    cause = raised.value.__cause__
+    assert isinstance(cause, ServerError)
+    assert (cause.status, cause.code, cause.message) == (503, "service_unavailable", "service_unavailable!")
+    assert len(script.requests) == 1 and slept == []
+
+
+@pytest.mark.parametrize("status", [502, 504])
+def test_a_create_answered_by_a_gateway_that_lost_the_answer_may_have_been_applied(
+    slept: list[float], status: int
+) -> None:
+    script = Script(_error(status, "upstream_error"))
+
+    with pytest.raises(MaybeApplied) as raised:
+        _client(script).create_memory(content="x")
+
+    assert raised.value.status == status and isinstance(raised.value.__cause__, ServerError)
+    assert len(script.requests) == 1 and slept == []
+
+
+def test_a_create_refused_before_any_handler_ran_is_sent_again_after_retry_after(
+    slept: list[float],
+) -> None:
+    refused = _error(503, "not_handled", {"Retry-After": "2"})
+    script = Script(refused, httpx.Response(201, json=MEMORY))
+
+    memory = _client(script).create_memory(content="x")
+
+    assert memory.content == "x" and len(script.requests) == 2 and slept == [2.0]
+
+
+def test_a_create_refused_not_handled_every_time_raises_the_refusal_not_maybe_applied(
+    slept: list[float],
+) -> None:
+    script = Script(*[_error(503, "not_handled", {"Retry-After": "1"}) for _ in range(4)])
 
     with pytest.raises(ServerError) as raised:
         _client(script).create_memory(content="x")
 
-    assert (raised.value.status, raised.value.code, raised.value.message) == (
-        503,
-        "service_unavailable",
-        "service_unavailable!",
-    )
+    assert (raised.value.status, raised.value.code) == (503, "not_handled")
+    assert len(script.requests) == 4 and slept == [1.0, 1.0, 1.0]
+
+
+def test_retry_after_on_a_503_that_may_follow_a_commit_does_not_send_a_create_again(
+    slept: list[float],
+) -> None:
+    # The server's 503 for a lost database connection carries Retry-After too: the commit may have landed
+    script = Script(_error(503, "service_unavailable", {"Retry-After": "2"}))
+
+    with pytest.raises(MaybeApplied):
+        _client(script).create_memory(content="x")
+
     assert len(script.requests) == 1 and slept == []
+
+
+def test_a_read_waits_what_retry_after_asks_on_a_503(slept: list[float]) -> None:
+    script = Script(
+        _error(503, "service_unavailable", {"Retry-After": "2"}), httpx.Response(200, json=MEMORY)
+    )
+
+    assert _client(script).get_memory("6b1f4c1e-8c4c-4c2a-9d0e-111111111111").content == "x"
+    assert slept == [2.0]
+
+
+def test_a_long_retry_after_is_cut_to_the_maximum_backoff(slept: list[float]) -> None:
+    script = Script(_error(429, "throttled", {"Retry-After": "600"}), httpx.Response(200, json=MEMORY))
+
+    _client(script).get_memory("6b1f4c1e-8c4c-4c2a-9d0e-111111111111")
+
+    assert slept == [RetryPolicy().max_backoff]
+
+
+def test_retry_after_as_an_http_date_is_the_seconds_until_then() -> None:
+    policy = RetryPolicy(max_backoff=60.0)
+    then = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+
+    assert 28.0 <= policy.delay(0, retry_after=then) <= 30.0
+    assert policy.delay(0, retry_after=format_datetime(datetime(2000, 1, 1, tzinfo=UTC), usegmt=True)) == 0.0
 
 
 def test_retry_after_is_honoured_and_the_last_429_is_raised(slept: list[float]) -> None:
@@ -97,7 +181,7 @@ def test_a_document_with_a_custom_id_is_an_upsert_and_retried_without_one_it_is_
     unkeyed = Script(_error(503, "service_unavailable"))
 
     assert _client(keyed).create_document(content="x", custom_id="doc-1").status == "queued"
-    with pytest.raises(ServerError):
+    with pytest.raises(MaybeApplied):
         _client(unkeyed).create_document(content="x")
     assert len(keyed.requests) == 2 and len(unkeyed.requests) == 1
 

@@ -2,25 +2,30 @@
 with backoff, answers parsed into models and errors into exceptions.
 
 Retries (the rule is in `Attempts`; shared/client/README.md explains it). At most `max_retries` retries,
-with exponential backoff and full jitter, honouring Retry-After:
+with exponential backoff and full jitter; a Retry-After the answer carries (seconds or an HTTP date)
+replaces the backoff, up to `max_backoff`:
 - nothing was sent (the connection could not be opened), or the server refused before doing anything
-  (429; a 503 with Retry-After): retried for every call;
-- the request may have reached the server (the connection broke or timed out after it went out; a 502,
-  503 or 504): retried only when repeating it can change neither the outcome nor the answer (reads,
-  searches, PUT and upserts by key, a DELETE answered by 204, where a 404 then means it is done); never
-  a conditional write (If-Match), a DELETE that answers counts, or any other write: those raise
-  `MaybeApplied` (a lost answer) or the server's error.
+  (429; a 503 with Retry-After whose `error.code` is `not_handled`, which the server sends only when no
+  handler ran): retried for every call, writes too;
+- the request may have reached the server (the connection broke or timed out after it went out; any
+  other 502, 503 or 504, Retry-After or not: a handler's 503 may come after its commit): retried only
+  when repeating it can change neither the outcome nor the answer (reads, searches, PUT and upserts by
+  key, a DELETE answered by 204, where a 404 then means it is done); never a conditional write
+  (If-Match), a DELETE that answers counts, or any other write. A write that ends there raises
+  `MaybeApplied`: it may have been applied, or not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import math
 import os
 import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from functools import cache
 from typing import Any
 from urllib.parse import quote
@@ -44,6 +49,9 @@ from engram_client.errors import (
 DEFAULT_URL = "http://127.0.0.1:8080"
 # Answers a gateway gives when it may have lost the handler's: the request may have been applied.
 LOST_STATUSES = frozenset({502, 503, 504})
+# error.code of a 503 the server answers before any handler ran (the authorizer failed, the server is
+# stopping): nothing was applied. Retry-After alone does not say so: every 503 of the server carries it.
+NOT_HANDLED = "not_handled"
 # Errors raised before any byte of the request was sent.
 NOTHING_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 # The request cannot be sent as it is: repeating it cannot help.
@@ -93,14 +101,30 @@ class RetryPolicy:
     max_backoff: float = 8.0
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
-        """Seconds to wait before retry number `attempt` (0-based)."""
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), self.max_backoff * 4)
-            except ValueError:
-                pass  # an HTTP date: fall back to backoff
+        """Seconds to wait before retry number `attempt` (0-based): what Retry-After asks (seconds, or
+        until an HTTP date), at most `max_backoff`; else exponential backoff with jitter."""
+        asked = _seconds_asked(retry_after) if retry_after is not None else None
+        if asked is not None:
+            return min(max(asked, 0.0), self.max_backoff)
         ceiling = min(self.max_backoff, self.backoff * (2**attempt))
         return random.uniform(ceiling / 2, ceiling)  # jitter: retries of many clients spread out
+
+
+def _seconds_asked(retry_after: str) -> float | None:
+    """A Retry-After value in seconds from now: delay-seconds or an HTTP date (RFC 9110, 10.2.3); None
+    when it is neither."""
+    text = retry_after.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # "-0000": UTC, as HTTP dates are
+            when = when.replace(tzinfo=datetime.UTC)
+        return when.timestamp() - time.time()
+    return seconds if math.isfinite(seconds) else None
 
 
 @dataclass(frozen=True)
@@ -453,7 +477,7 @@ class Attempts:
         """The delay before the next attempt, or None to take this answer."""
         status = response.status_code
         retry_after = response.headers.get("Retry-After")
-        if status == 429 or (status == 503 and retry_after is not None):
+        if status == 429 or refused_unhandled(response):
             return self._again(retry_after)  # refused before anything was done
         if status in LOST_STATUSES:
             self.arrived = True
@@ -461,9 +485,31 @@ class Attempts:
         return None
 
     def answer(self, response: httpx.Response) -> Any:
-        if response.status_code == 404 and self.arrived and self.gone_is_done:
+        status = response.status_code
+        if status == 404 and self.arrived and self.gone_is_done:
             return None  # an earlier attempt deleted it
+        if status in LOST_STATUSES and self.arrived and self.writes:
+            failure = error_from_response(response)
+            raise MaybeApplied(
+                f"{self.name}: {failure}; the request reached the server, whose answer says nothing of "
+                "what it applied: the write may have been applied, or not: read the item back to know",
+                operation=self.name,
+                status=status,
+            ) from failure
         return _Core._parse(self.operation, response)
+
+
+def refused_unhandled(response: httpx.Response) -> bool:
+    """Whether an answer is the server's word that it refused the request before any handler ran, so
+    that nothing was applied: a 503 with Retry-After whose `error.code` is `not_handled`."""
+    if response.status_code != 503 or "Retry-After" not in response.headers:
+        return False
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and error.get("code") == NOT_HANDLED
 
 
 def document_finished(document: Any, deadline: float, timeout: float) -> bool:

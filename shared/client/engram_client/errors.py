@@ -82,8 +82,9 @@ class RateLimitError(APIError):
 
 
 class ServerError(APIError):
-    """5xx: the server failed (502/503/504 are retried with backoff first where that is safe). A 502,
-    503 or 504 may also come after a write was applied (a gateway that lost the handler's answer)."""
+    """5xx: the server failed (502/503/504 are retried with backoff first where that is safe). A write
+    answered 502, 503 or 504 raises `MaybeApplied` instead, unless the server said it handled nothing
+    (a 503 `not_handled`)."""
 
 
 class APIConnectionError(EngramError):
@@ -91,12 +92,14 @@ class APIConnectionError(EngramError):
 
 
 class MaybeApplied(APIConnectionError):
-    """A write's answer was lost (the connection broke or timed out after the request went out) and
-    repeating it was not safe: the server may have applied it, or not. `operation` names the call
-    ("PUT /v1/working/{scope}/{key}"); read the item back to know."""
+    """A write's answer was lost (the connection broke or timed out after the request went out; a gateway
+    answered 502 or 504; a 503 that does not say nothing was handled) and repeating it was not safe, or
+    did not help: the server may have applied it, or not. `operation` names the call
+    ("PUT /v1/working/{scope}/{key}"); `status` is the last answer's, if one came (its `ServerError` is
+    the exception's `__cause__`). Read the item back to know."""
 
-    def __init__(self, message: str, *, operation: str) -> None:
-        super().__init__(message, code="maybe_applied", details={"operation": operation})
+    def __init__(self, message: str, *, operation: str, status: int | None = None) -> None:
+        super().__init__(message, code="maybe_applied", status=status, details={"operation": operation})
         self.operation = operation
 
 
