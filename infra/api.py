@@ -30,6 +30,7 @@ from constructs import Construct
 from engram.api.routes import AUTHORIZER_FUNCTION, ROUTES
 from engram.auth import API_KEY_HEADER
 from engram.limits import TOO_LARGE_MESSAGE
+from engram.unavailable import AUTHORIZER_SECONDS, NOT_HANDLED, retry_after
 from infra.config import StageConfig, log_retention
 from infra.functions import Functions
 
@@ -62,13 +63,18 @@ GATEWAY_ERRORS: dict[str, tuple[apigw.ResponseType, str, str, str]] = {
         "payload_too_large",
         TOO_LARGE_MESSAGE,
     ),
-    # The authorizer failed (the database unreachable, a timeout): the request may be sent again.
+    # The authorizer failed (the database unreachable, a timeout): no handler ran, so the request (a
+    # write too) may be sent again, after GATEWAY_HEADERS' Retry-After.
     "AuthorizerFailure": (
         apigw.ResponseType.AUTHORIZER_FAILURE,
         "503",
-        "service_unavailable",
+        NOT_HANDLED,
         "the API key could not be checked; retry later",
     ),
+}
+# Headers a gateway response sends besides its Content-Type (values quoted, as API Gateway wants them).
+GATEWAY_HEADERS: dict[str, dict[str, str]] = {
+    "AuthorizerFailure": {name: f"'{value}'" for name, value in retry_after(AUTHORIZER_SECONDS).items()},
 }
 # For the catch-alls the message is API Gateway's own, already quoted and escaped by `messageString`.
 GATEWAY_DEFAULTS: dict[apigw.ResponseType, str] = {
@@ -141,7 +147,7 @@ class Api(NestedStack):
                 name,
                 type=response_type,
                 status_code=status,
-                response_headers={"Content-Type": "'application/json'"},
+                response_headers={"Content-Type": "'application/json'", **GATEWAY_HEADERS.get(name, {})},
                 templates={"application/json": json.dumps({"error": {"code": code, "message": message}})},
             )
         for response_type, code in GATEWAY_DEFAULTS.items():

@@ -8,6 +8,7 @@ import os
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 from engram import deps
-from engram.local.asgi import GatewayApp, server_config
+from engram.local.asgi import GatewayApp, Invoke, server_config
 from engram.local.channel import HttpCall
 from engram.local.functions import invoke_pipeline_step
 from engram.local.gateway import HttpResponse, LocalGateway
@@ -197,14 +198,24 @@ def live_url(gateway: LocalGateway) -> Iterator[str]:
     """The local stack over real HTTP on a free port: the front `engram local` serves (Hypercorn and
     its ASGI app), handing each request to the in-process gateway instead of a worker process."""
     import asyncio
-    import socket
-
-    from hypercorn.asyncio import serve
 
     async def invoke(call: HttpCall, streamed: AsyncIterator[bytes] | None) -> HttpResponse:
         # The in-process gateway runs handlers as Lambda does: a streamed body is handed over whole.
         body = b"".join([piece async for piece in streamed]) if streamed is not None else call.body
         return await asyncio.to_thread(gateway.handle, call.method, call.raw_path, call.headers, body)
+
+    with serving(invoke) as url:
+        yield url
+
+
+@contextmanager
+def serving(invoke: Invoke) -> Iterator[str]:
+    """The front `engram local` serves (Hypercorn and its ASGI app) on a free port, in a thread of its
+    own, handing each request to `invoke`; its URL."""
+    import asyncio
+    import socket
+
+    from hypercorn.asyncio import serve
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -227,6 +238,8 @@ def live_url(gateway: LocalGateway) -> Iterator[str]:
                 break
         except OSError:
             threading.Event().wait(0.05)
-    yield url
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(15)
+    try:
+        yield url
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(15)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engram.unavailable import DEPENDENCY_SECONDS
+
 
 class EngramError(Exception):
     status_code = 500
@@ -71,8 +73,12 @@ class Forbidden(EngramError):
 
 
 class ServiceUnavailable(EngramError):
+    """Answered 503 with Retry-After: `retry_after_seconds` (engram.unavailable). It may come after
+    some of the work was applied (a document registered whose pipeline could not be started)."""
+
     status_code = 503
     code = "service_unavailable"
+    retry_after_seconds = DEPENDENCY_SECONDS
 
 
 class TransientError(ServiceUnavailable):

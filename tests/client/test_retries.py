@@ -13,6 +13,7 @@ import httpcore
 import httpx
 import pytest
 
+from engram.local.stack import LocalDatabase
 from engram.tenants.service import IssuedKey
 from engram_client import (
     APIConnectionError,
@@ -23,6 +24,7 @@ from engram_client import (
     NotFoundError,
     ServerError,
 )
+from tests.integration.db_cut import handlers_through_cuts
 
 
 class LoseAnswers(httpx.BaseTransport):
@@ -193,6 +195,26 @@ def test_a_conditional_write_is_not_repeated_after_a_gateway_timeout_and_may_hav
 
     assert raised.value.status == 504 and isinstance(raised.value.__cause__, ServerError)
     assert len(calls) == 1
+
+
+def test_a_create_refused_because_the_key_could_not_be_checked_is_sent_again_and_stored_once(
+    live_url: str, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given: the connection to the database drops at the authorizer's first statement
+    transport = LoseAnswers(0, method("POST"))
+    with (
+        handlers_through_cuts(local_db) as (proxy, _),
+        Engram(live_url, tenant.plaintext, transport=transport) as client,
+    ):
+        proxy.cut_at(1)
+
+        # When: a create is sent, and refused before any handler ran (503 not_handled, Retry-After)
+        created = client.create_memory(content="Dana lives in Oslo", container="refused")
+        proxy.cut_at(None)
+
+        # Then: the client sent it again, and it was stored once
+        assert [status for _, _, status in transport.sent] == [503, 201]
+        assert [m.id for m in client.iter_memories(container="refused")] == [created.id]
 
 
 def test_a_delete_answered_not_found_after_a_lost_answer_is_done() -> None:

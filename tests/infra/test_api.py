@@ -98,6 +98,19 @@ def test_gateway_errors_use_the_api_error_shape(dev: Synth) -> None:
     assert responses["THROTTLED"]["StatusCode"] == "429"
 
 
+def test_an_authorizer_failure_is_a_503_refused_before_any_handler_with_retry_after(dev: Synth) -> None:
+    (failure,) = [
+        dev.props(k)
+        for k in dev.of_type("AWS::ApiGateway::GatewayResponse")
+        if dev.props(k)["ResponseType"] == "AUTHORIZER_FAILURE"
+    ]
+
+    assert failure["StatusCode"] == "503"
+    assert failure["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'2'"
+    template = json.loads(failure["ResponseTemplates"]["application/json"])
+    assert template["error"]["code"] == "not_handled"
+
+
 def test_one_invoke_permission_per_function_and_none_for_test_invoke(dev: Synth) -> None:
     permissions = [
         p["Properties"]

@@ -9,6 +9,7 @@ client never hears so), the client sees the connection die mid-statement."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import struct
@@ -23,7 +24,9 @@ from uuid import UUID
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from engram import deps
 from engram.db.database import Database
+from engram.local.stack import LocalDatabase
 
 STATEMENT_MESSAGES = (b"Q", b"S")
 
@@ -136,6 +139,23 @@ def proxied_database(app_conninfo: str) -> Iterator[tuple[CuttingProxy, Database
     finally:
         database.close()
         proxy.close()
+
+
+@contextmanager
+def handlers_through_cuts(local_db: LocalDatabase) -> Iterator[tuple[CuttingProxy, Database]]:
+    """The handlers (the authorizer too) and pipeline steps use the app pool through a cutting proxy,
+    until the block ends."""
+    assert local_db.embedded is not None
+    conninfo = local_db.embedded.app_conninfo(local_db.settings.app_role)
+    with proxied_database(conninfo) as (proxy, db):
+        previous = deps.current()
+        deps.install(
+            dataclasses.replace(previous, database=db, pipeline=None, starter=None, _lock=previous._lock)
+        )
+        try:
+            yield proxy, db
+        finally:
+            deps.install(previous)
 
 
 # Not what a tenant holds: change_events is the outbox, which the relay drains after each commit, on

@@ -463,3 +463,28 @@ def test_a_deployment_without_a_route_to_the_internet_refuses_urls_at_once(api: 
     assert inline.status == 202, inline.json
     listed = api.post("/v1/documents/list", {}).json["documents"]
     assert [d["source_kind"] for d in listed] == ["inline"]
+
+
+class UnstartableStarter:
+    """A pipeline starter whose service is down (Step Functions throttling, unreachable)."""
+
+    def start(self, ref: object, name: str) -> None:
+        raise RuntimeError("Step Functions unreachable")
+
+
+def test_a_pipeline_that_cannot_start_is_a_503_with_retry_after_after_the_document_was_registered(
+    api: Api,
+) -> None:
+    previous = deps.current()
+    deps.install(dataclasses.replace(previous, starter=UnstartableStarter(), _lock=previous._lock))
+    try:
+        refused = api.post("/v1/documents", {"content": "Notes of the day", "filename": "n.txt"})
+    finally:
+        deps.install(previous)
+
+    # Then: a 503 to retry later, which is not `not_handled`: the document was registered (and failed)
+    assert refused.status == 503, refused.json
+    assert refused.headers["Retry-After"] == "5"
+    assert refused.json["error"]["code"] == "service_unavailable"
+    listed = api.post("/v1/documents/list", {}).json["documents"]
+    assert [d["status"] for d in listed] == ["failed"]

@@ -31,3 +31,17 @@ def test_every_operation_declares_the_422_every_route_can_answer(api: Api) -> No
     refused = api.get("/v1/containers?foo=1")
     assert refused.status == 422 and refused.json["error"]["field"] == "foo"
     assert api.get("/health?foo=1").status == 422
+
+
+def test_every_503_declares_its_retry_after_header_in_seconds(api: Api) -> None:
+    paths = api.get("/openapi.json").json["paths"]
+
+    undeclared = [
+        f"{method.upper()} {path}"
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+        if operation["responses"]["503"].get("headers", {}).get("Retry-After", {}).get("schema")
+        != {"type": "integer", "minimum": 0}
+    ]
+
+    assert undeclared == []

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from engram.api.routes import ROUTES
 from engram.apikey import AmbiguousApiKey, api_key_from
-from engram.errors import EngramError, InvalidInput, MalformedJson, Unauthorized
+from engram.errors import EngramError, InvalidInput, MalformedJson, ServiceUnavailable, Unauthorized
 from engram.fields import (
     MAX_JSON_DEPTH,
     InexactNumber,
@@ -32,6 +32,7 @@ from engram.fields import (
 )
 from engram.observability import logger
 from engram.tenants.principal import Principal
+from engram.unavailable import DATABASE_SECONDS, retry_after
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -42,6 +43,13 @@ DATABASE_UNAVAILABLE = "the database could not be reached; retry later"
 def error_response(status: int, code: str, message: str, **extra: Any) -> Response:
     body = {"error": {"code": code, "message": message, **extra}}
     return Response(status_code=status, content_type="application/json", body=json.dumps(body))
+
+
+def unavailable_response(code: str, message: str, seconds: int, **extra: Any) -> Response:
+    """A 503, with Retry-After: `seconds` (engram.unavailable)."""
+    response = error_response(503, code, message, **extra)
+    response.headers.update(retry_after(seconds))
+    return response
 
 
 def with_etag(item: Any, version: int, status: int = 200) -> Response[Any]:
@@ -123,14 +131,17 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
         if exc.status_code >= 500:
             logger.exception("request failed", extra={"code": exc.code})
         # Details are part of the contract (e.g. "field", or "current_version" on a version conflict).
+        if isinstance(exc, ServiceUnavailable):
+            return unavailable_response(exc.code, exc.message, exc.retry_after_seconds, **exc.details)
         return error_response(exc.status_code, exc.code, exc.message, **exc.details)
 
     @app.exception_handler(psycopg.OperationalError)
     def _on_database_lost(exc: psycopg.OperationalError) -> Response:
         # The connection dropped or the server went away mid-request: what was not committed is rolled
-        # back, and the request may be sent again.
+        # back, and the request may be sent again. A commit whose answer was lost may have been applied,
+        # so this is not NOT_HANDLED (engram.unavailable): a client must not repeat a write blindly.
         logger.warning("database unavailable", extra={"error": type(exc).__name__})
-        return error_response(503, "service_unavailable", DATABASE_UNAVAILABLE)
+        return unavailable_response("service_unavailable", DATABASE_UNAVAILABLE, DATABASE_SECONDS)
 
     @app.exception_handler(Exception)
     def _on_unexpected(exc: Exception) -> Response:

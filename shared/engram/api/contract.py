@@ -41,7 +41,11 @@ ERROR_DESCRIPTIONS = {
     429: "throttled, or the key's daily quota is used up: retry later",
     500: "internal error (logged; the message gives away no internals)",
     502: "the embedding model or LLM failed",
-    503: "temporarily unavailable: retry later",
+    503: (
+        "temporarily unavailable: retry after the Retry-After header's seconds. `error.code` "
+        "`not_handled`: refused before any handler ran, nothing was applied; any other code: a write "
+        "may have been applied"
+    ),
 }
 SUCCESS_DESCRIPTIONS = {
     200: "OK",
@@ -65,6 +69,15 @@ REQUEST_HEADERS: dict[str, dict[str, Any]] = {
 ETAG = {
     "description": "the item's version, quoted: send it back in If-Match",
     "schema": {"type": "string"},
+}
+# Response headers of an error status (engram.unavailable holds the values).
+ERROR_HEADERS: dict[int, dict[str, Any]] = {
+    503: {
+        "Retry-After": {
+            "description": "seconds to wait before sending the request again",
+            "schema": {"type": "integer", "minimum": 0},
+        }
+    }
 }
 
 
@@ -199,6 +212,8 @@ def _apply_route(route: Route, operation: dict[str, Any], schemas: dict[str, Any
         responses[str(status)] = response
     for status in _error_statuses(route, operation):
         responses[str(status)] = _error_response(ERROR_DESCRIPTIONS[status])
+        if status in ERROR_HEADERS:
+            responses[str(status)]["headers"] = copy.deepcopy(ERROR_HEADERS[status])
     responses["default"] = _error_response("any other error, in the same shape")
     operation["responses"] = responses
     special = _SPECIAL.get(route.operation_id)

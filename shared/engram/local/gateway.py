@@ -24,6 +24,7 @@ from engram.auth import AuthorizerDenied
 from engram.limits import MAX_REQUEST_BYTES, TOO_LARGE_MESSAGE
 from engram.local.functions import LocalLambdaContext, handler_of, load_function
 from engram.observability import logger
+from engram.unavailable import AUTHORIZER_SECONDS, NOT_HANDLED, retry_after
 
 STAGE = "local"
 API_ID = "local"
@@ -60,6 +61,12 @@ def json_response(status: int, body: Any) -> HttpResponse:
 
 def error(status: int, code: str, message: str) -> HttpResponse:
     return json_response(status, {"error": {"code": code, "message": message}})
+
+
+def unavailable(code: str, message: str, seconds: int) -> HttpResponse:
+    """A 503, with Retry-After: `seconds` (engram.unavailable)."""
+    refused = error(503, code, message)
+    return HttpResponse(refused.status, {**refused.headers, **retry_after(seconds)}, refused.body)
 
 
 def too_large(message: str = TOO_LARGE_MESSAGE) -> HttpResponse:
@@ -167,7 +174,7 @@ class LocalGateway:
             return error(401, "unauthorized", "missing API key: send it in the x-api-key header")
         except Exception:  # API Gateway's AUTHORIZER_FAILURE (infra/api.py): the key could not be checked
             logger.exception("authorizer failed")
-            return error(503, "service_unavailable", AUTHORIZER_FAILED)
+            return unavailable(NOT_HANDLED, AUTHORIZER_FAILED, AUTHORIZER_SECONDS)
         statement = result["policyDocument"]["Statement"][0]
         if statement["Effect"] != "Allow":
             reason = result.get("context", {}).get("reason", "forbidden")

@@ -28,7 +28,7 @@ from engram.db.database import Database
 from engram.db.embedded import apply_settings, tuned_settings
 from engram.local.asgi import GatewayApp, StreamedResponse, server_config
 from engram.local.channel import Boot, HttpCall
-from engram.local.gateway import HttpResponse, error
+from engram.local.gateway import HttpResponse, error, unavailable
 from engram.local.ingest import DropFolder, IngestCoordinator, start_drop_folder
 from engram.local.stack import LocalDatabase, open_database
 from engram.local.workers import (
@@ -42,6 +42,7 @@ from engram.local.workers import (
 from engram.observability import logger
 from engram.settings import Settings
 from engram.tenants import service
+from engram.unavailable import NOT_HANDLED, STOPPING_SECONDS, WORKERS_BUSY_SECONDS
 
 if TYPE_CHECKING:
     from engram.relay import Relay
@@ -277,13 +278,14 @@ class LocalStack:
         try:
             reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS, wait=API_TIMEOUT_SECONDS, body=body)
         except NoWorkerFree:
-            return error(503, "unavailable", "every API worker stayed busy; retry later")
+            busy = "every API worker stayed busy; retry later"
+            return unavailable("unavailable", busy, WORKERS_BUSY_SECONDS)
         except InvocationTimedOut:
             return error(504, "timeout", f"the request took longer than {API_TIMEOUT_SECONDS:.0f} s")
         except WorkerFailed:
             return error(502, "upstream_error", "the handler's process exited; it has been restarted")
-        except PoolClosed:
-            return error(503, "unavailable", "the server is stopping")
+        except PoolClosed:  # raised before the call went to a worker: nothing was handled
+            return unavailable(NOT_HANDLED, "the server is stopping", STOPPING_SECONDS)
         head = reply.reply if isinstance(reply, StreamedReply) else reply
         response: HttpResponse = head.value
         if isinstance(reply, StreamedReply):
