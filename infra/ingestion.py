@@ -1,10 +1,11 @@
 """The ingestion pipeline wired into the stack: the state machine construct (infra/pipeline_construct.py)
 gets the step Lambdas, finish, trigger and sweeper from Functions (all in the VPC with the database
 settings), the documents bucket, and the documents API as a starter (uploads and POST /v1/documents).
-The construct adds the bucket and state machine settings, the S3 and Step Functions grants, Textract and
+The construct adds the bucket and state machine settings, the Step Functions grants, Textract and
 Transcribe for the extract step, and the rules: S3 drops -> trigger, executions that ended early ->
 finish, and the sweeper's schedule; what those rules' functions fail on lands in the async-failures
-queue."""
+queue. What each function may do in the bucket is granted by the stack, action by action
+(infra/s3_access.py)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,6 @@ class Ingestion(Construct):
             rule_target=failures.target,
         )
         self.state_machine = self.pipeline.state_machine
-        containers = functions[CONTAINERS_API_FUNCTION]
-        bucket.grant_read(containers)
-        bucket.grant_delete(containers)
+        containers = functions[CONTAINERS_API_FUNCTION]  # its S3 grant: infra/s3_access.py
         containers.add_environment("ENGRAM_DOCUMENTS_BUCKET", bucket.bucket_name)
         containers.add_environment("ENGRAM_WORK_PREFIX", WORK_PREFIX)

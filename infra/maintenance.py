@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from engram.export.import_jobs import IMPORT_PREFIX, UPLOAD_SUFFIX
 from engram.export.jobs import EXPORT_PREFIX, REQUEST_SUFFIX
-from engram.settings import WORK_PREFIX
 from infra.build import CLEANUP_FUNCTION, EXPORT_WORKER_FUNCTION, MIGRATE_FUNCTION
 from infra.config import StageConfig
 from infra.failures import AsyncFailures
@@ -58,22 +56,10 @@ class Maintenance(Construct):
             targets=[failures.target(functions[MIGRATE_FUNCTION])],
         )
         export, worker = functions[EXPORT_FUNCTION], functions[EXPORT_WORKER_FUNCTION]
-        actions = ["s3:PutObject", "s3:AbortMultipartUpload", "s3:GetObject"]
-        exported = exports.arn_for_objects(EXPORT_PREFIX + "*")
-        imported = exports.arn_for_objects(IMPORT_PREFIX + "*")
-        for function in (export, worker):
+        for function in (export, worker):  # their S3 grants: infra/s3_access.py
             function.add_environment("ENGRAM_EXPORT_BUCKET", exports.bucket_name)
-            function.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=[exported, imported]))
             # The documents' original files (export with_files; an import restores them).
             function.add_environment("ENGRAM_DOCUMENTS_BUCKET", documents.bucket_name)
-            function.add_to_role_policy(
-                iam.PolicyStatement(
-                    actions=["s3:GetObject", "s3:GetObjectVersion"],
-                    resources=[documents.arn_for_objects("*")],
-                )
-            )
-            work_files = documents.arn_for_objects(WORK_PREFIX + "*")
-            function.add_to_role_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[work_files]))
         self.export_rule = events.Rule(
             self,
             "ExportRequested",

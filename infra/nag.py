@@ -11,15 +11,13 @@ from constructs import IConstruct
 
 from engram.pipeline import steps
 from infra.aws_services import LLM_FUNCTIONS, OCR_FUNCTIONS
-from infra.build import EXPORT_WORKER_FUNCTION, PIPELINE_PREFIX
+from infra.build import PIPELINE_PREFIX
+from infra.s3_access import S3_ACCESS
 from infra.stack import EngramStack
 
 LAMBDA_BASIC = "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
 LAMBDA_VPC = "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"
 APIGW_LOGS = "arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
-# What CDK's Bucket.grant_read / grant_read_write put in a policy (the pipeline construct uses them).
-S3_READ_ACTIONS = ("s3:GetObject*", "s3:GetBucket*", "s3:List*")
-S3_WRITE_ACTIONS = ("s3:DeleteObject*", "s3:Abort*")
 
 
 def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
@@ -125,32 +123,7 @@ def _acknowledge_findings(stack: EngramStack) -> None:
 
 
 def _acknowledge_pipeline(stack: EngramStack) -> None:
-    functions, bucket = stack.functions, stack.buckets.documents
-    objects = f"Resource::<{_logical_id(bucket)}.Arn>/*"
-    writers = [
-        *(functions[PIPELINE_PREFIX + s.function] for s in steps.STEPS),
-        functions[PIPELINE_PREFIX + steps.FINISH.function],
-        functions["documents"],
-    ]
-    readers = [functions[PIPELINE_PREFIX + steps.TRIGGER_FUNCTION]]
-    cleaners = [functions["containers"]]  # deleting a container deletes its documents' files
-    for function in (*writers, *readers, *cleaners):
-        assert function.role is not None
-        actions = (
-            S3_READ_ACTIONS
-            if function in readers
-            else (*S3_READ_ACTIONS, "s3:DeleteObject*")
-            if function in cleaners
-            else (*S3_READ_ACTIONS, *S3_WRITE_ACTIONS)
-        )
-        for finding in (objects, *(f"Action::{action}" for action in actions)):
-            acknowledge(
-                function.role,
-                f"AwsSolutions-IAM5[{finding}]",
-                "Objects of the documents bucket only: the pipeline reads any tenant's drop "
-                "(<tenant-id>/<container>/...) and writes and deletes its work files under _engram/; "
-                "the object key is data, not known at deploy time. CDK's grant_read/grant_read_write.",
-            )
+    functions = stack.functions
     partition = "<AWS::Partition>" if cdk.Token.is_unresolved(stack.partition) else stack.partition
     for name in sorted(LLM_FUNCTIONS):
         llm = functions[name]
@@ -188,34 +161,16 @@ def _acknowledge_pipeline(stack: EngramStack) -> None:
 
 
 def _acknowledge_storage(stack: EngramStack) -> None:
-    exports, documents = _logical_id(stack.buckets.exports), _logical_id(stack.buckets.documents)
-    for name in ("export", EXPORT_WORKER_FUNCTION):
+    """Object grants name exact actions on key prefixes (infra/s3_access.py); a prefix is the finding."""
+    buckets = {"documents": stack.buckets.documents, "exports": stack.buckets.exports}
+    for name, accesses in S3_ACCESS.items():
         function_role = stack.functions[name].role
         assert function_role is not None
-        acknowledge(
-            function_role,
-            f"AwsSolutions-IAM5[Resource::<{exports}.Arn>/exports/*]",
-            "Export requests, files and statuses under exports/ of the exports bucket only; each key "
-            "holds the tenant id and a job id decided at request time.",
-        )
-        acknowledge(
-            function_role,
-            f"AwsSolutions-IAM5[Resource::<{exports}.Arn>/imports/*]",
-            "Import requests, uploads and statuses under imports/ of the exports bucket only; each key "
-            "holds the tenant id and a job id decided at request time.",
-        )
-        acknowledge(
-            function_role,
-            f"AwsSolutions-IAM5[Resource::<{documents}.Arn>/*]",
-            "Reads documents' original files (export with_files): under a tenant's drop prefix or the work "
-            "prefix, wherever the document's blob_key says; the key comes from the tenant's own row.",
-        )
-        acknowledge(
-            function_role,
-            f"AwsSolutions-IAM5[Resource::<{documents}.Arn>/_engram/*]",
-            "Writes imported documents' files under the work prefix, which the S3 trigger ignores; each key "
-            "holds the tenant id and the document id.",
-        )
+        for access in accesses:
+            bucket = _logical_id(buckets[access.bucket])
+            for prefix in access.keys or ():
+                finding = f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{prefix}*]"
+                acknowledge(function_role, finding, access.why)
     handler = stack.node.try_find_child("BucketNotificationsHandler050a0587b7544547bf325f094a3db834")
     if handler is not None:
         role = handler.node.try_find_child("Role")

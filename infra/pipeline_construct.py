@@ -149,9 +149,7 @@ class PipelineStateMachine(Construct):
             ),
         )
 
-        self._permissions(
-            step_functions, finish_function, trigger_function, sweeper_function, bucket, starters
-        )
+        self._permissions(step_functions, trigger_function, sweeper_function, starters)
         self._environment(
             [*step_functions.values(), finish_function, trigger_function, sweeper_function, *starters],
             bucket,
@@ -250,15 +248,12 @@ class PipelineStateMachine(Construct):
     def _permissions(
         self,
         step_functions: Mapping[str, lambda_.IFunction],
-        finish: lambda_.IFunction,
         trigger: lambda_.IFunction,
         sweeper: lambda_.IFunction,
-        bucket: s3.IBucket,
         starters: Sequence[lambda_.IFunction],
     ) -> None:
-        for function in (*step_functions.values(), finish, *starters):
-            bucket.grant_read_write(function)  # sources, extracted text, deleting work files
-        bucket.grant_read(trigger)  # the checksum of each new object
+        # What each function may do in the bucket is granted action by action by the stack
+        # (infra/s3_access.py), from the code's own S3 calls.
         for function in (trigger, *starters):
             self.state_machine.grant_start_execution(function)
         # Neither service supports resource-level permissions for these calls: "*".

@@ -21,6 +21,7 @@ from infra.migrations import Migrations
 from infra.network import Network
 from infra.observability import Observability
 from infra.roles import share_identical_roles
+from infra.s3_access import grant_s3
 from infra.storage import Buckets
 
 
@@ -80,6 +81,10 @@ class EngramStack(Stack):
             exports=self.buckets.exports,
             documents=self.buckets.documents,
             failures=self.failures,
+        )
+        grant_s3(
+            self.functions.functions,
+            {"documents": self.buckets.documents, "exports": self.buckets.exports},
         )
         self.changes = ChangeEvents(
             self, "ChangeEvents", config=config, functions=self.functions, failures=self.failures

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from infra.s3_access import S3_ACCESS
 from tests.infra.conftest import Synth
 from tests.infra.helpers import engram_functions, ref, refs_in
 
@@ -145,3 +146,54 @@ def test_s3_callers_get_https_to_s3s_managed_prefix_list_looked_up_for_the_regio
     assert lookup is not None and dev.resources[lookup]["Type"] == "Custom::AWS"
     create = json.dumps(dev.props(lookup)["Create"])
     assert "describeManagedPrefixLists" in create and "com.amazonaws.eu-west-1.s3" in create
+
+
+def _s3_grants(synth: Synth, logical_function: str) -> set[tuple[str, str]]:
+    """(action, resource) for each S3 action of the function's role: a bucket as '<Bucket>', an object
+    key pattern as '<Bucket>/<prefix>*'."""
+
+    def rendered(resource: object) -> str:
+        text = json.dumps(resource)
+        (bucket,) = refs_in(resource)
+        if "Fn::Join" not in text:
+            return f"<{bucket}>"
+        return f"<{bucket}>" + "".join(p for p in resource["Fn::Join"][1] if isinstance(p, str))  # type: ignore[index]
+
+    return {
+        (action, rendered(resource))
+        for statement in _statements_of(synth, logical_function)
+        for action in _actions(statement)
+        if action.startswith("s3:")
+        for resource in (
+            statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        )
+    }
+
+
+def test_each_function_holds_its_exact_s3_actions_on_the_keys_declared_for_them(dev: Synth) -> None:
+    functions = engram_functions(dev)
+    buckets = {
+        "documents": dev.stack.get_logical_id(dev.stack.buckets.documents.node.default_child),  # type: ignore[arg-type]
+        "exports": dev.stack.get_logical_id(dev.stack.buckets.exports.node.default_child),  # type: ignore[arg-type]
+    }
+    for name, logical in functions.items():
+        expected = {
+            (
+                action,
+                f"<{buckets[access.bucket]}>"
+                if access.keys is None
+                else f"<{buckets[access.bucket]}>/{key}*",
+            )
+            for access in S3_ACCESS.get(
+                name.replace("-", "/", 1) if name.startswith("pipeline-") else name, ()
+            )
+            for action in access.actions
+            for key in (access.keys if access.keys is not None else ("",))
+        }
+        assert _s3_grants(dev, logical) == expected, name
+    # the containers function only lists and deletes the versions of work files
+    documents = buckets["documents"]
+    assert _s3_grants(dev, functions["containers"]) == {
+        ("s3:ListBucketVersions", f"<{documents}>"),
+        ("s3:DeleteObjectVersion", f"<{documents}>/_engram/*"),
+    }
