@@ -3,11 +3,16 @@
 Every grant names exact actions (no `s3:GetObject*`, no CDK `grant_read_write`, which also hands out
 object-lock, tagging and ACL actions nobody calls): object actions on the keys they are used under,
 listing on the bucket. The buckets are SSE-S3 encrypted, so no KMS grant goes with them.
+
+The deploy gate holds these grants against the code (infra/gate/checks.s3_actions_match_code): the S3
+operations a function's code names (infra/gate/clients.py) need exactly the actions its role holds,
+but for operations listed in NOT_CALLED (code the function builds and never runs). OPERATION_ACTIONS
+says which actions each operation needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -131,6 +136,71 @@ S3_ACCESS: Mapping[str, tuple[S3Access, ...]] = {
     EXPORT_FUNCTION: (*EXPORTS_AND_IMPORTS, WRITE_WORK_FILES),
     EXPORT_WORKER_FUNCTION: (*EXPORTS_AND_IMPORTS, EXPORT_FILE_UPLOAD, WRITE_WORK_FILES),
 }
+
+_BLOB_DELETES = ("list_object_versions", "delete_objects")
+# Operations a function's code names but never runs: function -> operation -> why.
+NOT_CALLED: Mapping[str, Mapping[str, str]] = {
+    TRIGGER: dict.fromkeys(
+        ("put_object", *_BLOB_DELETES),
+        "the document service it registers drops with also stores uploads and deletes documents (the "
+        "documents API's paths); the trigger only reads each drop",
+    ),
+    DOCUMENTS_FUNCTION: {"get_object": "the blob store reads files for the pipeline; the API never does"},
+    CONTAINERS_FUNCTION: dict.fromkeys(
+        ("get_object", "put_object"), "it only deletes documents' files, through the blob store"
+    ),
+    EXPORT_FUNCTION: {
+        "upload_fileobj": "ExportJobs.run writes the export file: the export worker's code, not the API's",
+        **dict.fromkeys(_BLOB_DELETES, "exports and imports read and write documents' files, never delete"),
+    },
+    EXPORT_WORKER_FUNCTION: dict.fromkeys(
+        _BLOB_DELETES, "exports and imports read and write documents' files, never delete them"
+    ),
+}
+
+# boto3's S3 operation -> the IAM actions it needs. Naming a VersionId adds GetObjectVersion to a read and
+# makes a delete DeleteObjectVersion; handling NoSuchKey on a read needs ListBucket (else S3 says 403).
+OPERATION_ACTIONS: Mapping[str, tuple[str, ...]] = {
+    "get_object": ("s3:GetObject",),
+    "head_object": ("s3:GetObject",),
+    "download_file": ("s3:GetObject",),
+    "download_fileobj": ("s3:GetObject",),
+    "put_object": ("s3:PutObject",),
+    "create_multipart_upload": ("s3:PutObject",),
+    "upload_part": ("s3:PutObject",),
+    "complete_multipart_upload": ("s3:PutObject",),
+    "abort_multipart_upload": ("s3:AbortMultipartUpload",),
+    "upload_file": ("s3:PutObject", "s3:AbortMultipartUpload"),
+    "upload_fileobj": ("s3:PutObject", "s3:AbortMultipartUpload"),
+    "copy_object": ("s3:GetObject", "s3:PutObject"),
+    "delete_object": ("s3:DeleteObject",),
+    "delete_objects": ("s3:DeleteObject",),
+    "list_objects": ("s3:ListBucket",),
+    "list_objects_v2": ("s3:ListBucket",),
+    "list_object_versions": ("s3:ListBucketVersions",),
+}
+READS = frozenset({"get_object", "head_object", "download_file", "download_fileobj"})
+DELETES = frozenset({"delete_object", "delete_objects"})
+
+
+def operation_actions(operation: str, mentions: Iterable[str]) -> tuple[str, ...]:
+    """The IAM actions one operation needs, given the names the function's code mentions (S3_MENTIONS);
+    KeyError for an operation with no entry in OPERATION_ACTIONS."""
+    named = set(mentions)
+    actions = OPERATION_ACTIONS[operation]
+    if "VersionId" in named and operation in DELETES:
+        return ("s3:DeleteObjectVersion",)
+    if operation in READS:
+        actions = (
+            *actions,
+            *(["s3:GetObjectVersion"] if "VersionId" in named else []),
+            *(["s3:ListBucket"] if "NoSuchKey" in named else []),
+        )
+    return actions
+
+
+def granted_actions(name: str) -> frozenset[str]:
+    return frozenset(a for access in S3_ACCESS.get(name, ()) for a in access.actions)
 
 
 def grant_s3(functions: Mapping[str, lambda_.IFunction], buckets: Mapping[Bucket, s3.IBucket]) -> None:

@@ -9,7 +9,8 @@ For each region: the synth itself (cdk-nag's AwsSolutions pack fails it on any u
 budgets and cfn-lint (zero errors) for each template of the stack (its nested stacks' too), and on the
 whole stack (infra/gate/nested.py): region-correct model ids and their IAM grants, LLM calls that end
 within their function's timeout, reachability of every AWS API each function's code calls and of the
-database, no role granting a function a service its declarations do not name, async failures kept and
+database, no role granting a function a service its declarations do not name, exactly the S3 actions
+each function's code calls and no object-lock action or S3 wildcard on any role, async failures kept and
 alarmed, deploy-time timeouts, the secret's rotation and every other function after the migration, no
 resources waiting for each other in a circle, no account-level API Gateway setting, the engine version,
 and no suppression metadata or test-invoke permissions in the template. Exits 1 on any problem.
@@ -177,6 +178,8 @@ def check_template(report: RegionReport, code: dict[str, FunctionCode]) -> None:
         "grants beyond the declarations": checks.grants_within_declarations(
             t, functions, {name: declared_services(name) for name in functions}
         ),
+        "S3 actions and the code": checks.s3_actions_match_code(t, functions, code),
+        "S3 object lock and wildcards": checks.no_object_lock_or_s3_wildcard(t),
         "region": checks.region_correctness(t, report.region),
         "LLM and its grant": checks.llm_matches_grant(t, report.region),
         "LLM calls within the timeout": checks.llm_calls_fit(t),

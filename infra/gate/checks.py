@@ -4,7 +4,8 @@ problems it finds, as sentences a reviewer can act on; an empty list is a pass."
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from fnmatch import fnmatchcase
 from typing import Any
 
 from engram.providers import bedrock_profiles
@@ -15,6 +16,7 @@ from infra.gate.clients import FunctionCode
 from infra.gate.graphs import circles
 from infra.gate.reachability import Network
 from infra.gate.template import Template, getatt, ref, refs_in, strings_in
+from infra.s3_access import NOT_CALLED, OPERATION_ACTIONS, operation_actions
 
 MAX_RESOURCES = 400  # CloudFormation allows 500
 MAX_UNZIPPED_BYTES = 250 * 1024 * 1024  # Lambda: a function's code and all its layers, unzipped
@@ -436,6 +438,111 @@ def grants_within_declarations(
             text = t.value(arn) or str(arn)
             if not any(text.endswith(f"service-role/{policy}") for policy in LAMBDA_MANAGED_POLICIES):
                 problems.append(f"{name}: its role has the managed policy {text}")
+    return problems
+
+
+# --- S3: exact actions, never object lock ---------------------------------------------------------
+
+# Object lock: what could pin objects past their lifecycle (legal hold, retention), lift a retention
+# (bypass governance) or change the bucket's lock. No function calls any of them, nor reads them.
+OBJECT_LOCK_ACTIONS = (
+    "s3:PutObjectLegalHold",
+    "s3:PutObjectRetention",
+    "s3:BypassGovernanceRetention",
+    "s3:PutBucketObjectLockConfiguration",
+    "s3:GetObjectLegalHold",
+    "s3:GetObjectRetention",
+    "s3:GetBucketObjectLockConfiguration",
+)
+_POLICY_TYPES = ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::Role")
+
+
+def _role_statements(t: Template) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(resource, statement) for every Allow statement of an identity policy: a policy, a managed
+    policy, or a role's inline policies."""
+    for logical, resource in t.of_type(*_POLICY_TYPES).items():
+        props = resource.get("Properties", {})
+        documents = [props.get("PolicyDocument")] + [
+            p.get("PolicyDocument") for p in props.get("Policies", [])
+        ]
+        for document in filter(None, documents):
+            for statement in _list(document.get("Statement", [])):
+                if statement.get("Effect", "Allow") == "Allow":
+                    yield logical, statement
+
+
+def _covers(pattern: str, action: str) -> bool:
+    """Whether an IAM action pattern (wildcards, any case) grants the action."""
+    return fnmatchcase(action.lower(), str(pattern).lower())
+
+
+def no_object_lock_or_s3_wildcard(t: Template) -> list[str]:
+    """No role may be granted S3's object-lock actions (by name or by a wildcard such as
+    `s3:PutObject*`, which CDK's grant_write hands out), `s3:*`, `*`, or an Allow with NotAction.
+    Identity policies only: the buckets' own policies deny plain HTTP, and in a disposable stage let
+    CDK's auto-delete provider list and delete objects (its `s3:GetBucket*` reads the lock setting)."""
+    problems = []
+    for logical, statement in _role_statements(t):
+        if "NotAction" in statement:
+            problems.append(f"{logical}: allows every action but {statement['NotAction']} (NotAction)")
+        for action in sorted(_actions(statement), key=str):
+            if str(action) == "*":
+                problems.append(f"{logical}: grants *: every action, S3's object lock too")
+                continue
+            if str(action).lower() == "s3:*":
+                problems.append(f"{logical}: grants {action}: every S3 action, object lock too")
+                continue
+            locks = [lock for lock in OBJECT_LOCK_ACTIONS if _covers(action, lock)]
+            if locks:
+                problems.append(f"{logical}: grants {action}, which is object lock ({', '.join(locks)})")
+    return problems
+
+
+def s3_actions_needed(name: str, found: FunctionCode) -> tuple[dict[str, str], list[str]]:
+    """The S3 actions a function's code needs (action -> the operation and where its code names it),
+    and the problems: operations with no IAM mapping, NOT_CALLED entries its code does not name."""
+    unused = NOT_CALLED.get(name, {})
+    needed: dict[str, str] = {}
+    problems = []
+    for site in found.s3_calls:
+        if site.operation in unused:
+            continue
+        if site.operation not in OPERATION_ACTIONS:
+            problems.append(
+                f"{name}: its code calls S3 {site.operation} ({site.where}), which infra/s3_access.py "
+                "does not map to IAM actions"
+            )
+            continue
+        for action in operation_actions(site.operation, found.s3_mentions):
+            needed.setdefault(action, f"{site.operation}, {site.where}")
+    for operation in sorted(set(unused) - {site.operation for site in found.s3_calls}):
+        problems.append(f"{name}: NOT_CALLED lists S3 {operation}, which its code does not name")
+    return needed, problems
+
+
+def s3_actions_match_code(
+    t: Template, functions: Mapping[str, str], code: Mapping[str, FunctionCode]
+) -> list[str]:
+    """Each function's role holds every S3 action its code's S3 operations need (infra/s3_access.py
+    says which), and no other S3 action, nor a wildcard; operations its code names but never runs are
+    listed there (NOT_CALLED)."""
+    problems = []
+    for name, logical in sorted(functions.items()):
+        needed, unmapped = s3_actions_needed(name, code[name])
+        problems += unmapped
+        held = {
+            str(a) for st in _statements(t, logical) for a in _actions(st) if str(a).lower().startswith("s3:")
+        }
+        for action, why in sorted(needed.items()):
+            if not any(_covers(pattern, action) for pattern in held):
+                problems.append(f"{name}: its code calls S3 ({why}), which needs {action}: its role lacks it")
+        for pattern in sorted(held):
+            if "*" in pattern or "?" in pattern:
+                problems.append(
+                    f"{name}: its role grants {pattern}: a wildcard, where its code needs exact actions"
+                )
+            elif not any(_covers(pattern, action) for action in needed):
+                problems.append(f"{name}: its role grants {pattern}, which no S3 call of its code needs")
     return problems
 
 

@@ -9,6 +9,12 @@ From the handler module it follows every reference and collects each call `<x>.c
 It over-approximates on purpose (a branch that a setting turns off still counts): the deploy gate then
 asks every client found to be declared for that function (infra/aws_services.py), and every declared
 service that the function's settings switch on to have a network path.
+
+For S3 it also collects the operations the reached code names (`client.get_object`, a method handed on
+as `self.client.put_object`, `get_paginator("list_object_versions")`, `generate_presigned_url("put_object")`,
+the transfer methods such as `upload_fileobj`) and the request and error names that change which IAM
+actions they need (`VersionId`, `NoSuchKey`): infra/s3_access.py turns them into the IAM actions the
+function's role must hold.
 """
 
 from __future__ import annotations
@@ -21,6 +27,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT_FACTORIES = frozenset({"client", "boto_client"})
+# Calls whose first argument names an operation: the paginator lists, the presigned URL is that request.
+OPERATION_BY_NAME = frozenset({"get_paginator", "generate_presigned_url", "can_paginate"})
+# boto3's managed transfers: S3 requests made for the caller (multipart above a size).
+S3_TRANSFERS = frozenset({"upload_file", "upload_fileobj", "download_file", "download_fileobj", "copy"})
+# Names in the code that change what an S3 operation needs (infra/s3_access.py says how).
+S3_MENTIONS = frozenset({"VersionId", "NoSuchKey"})
 MODULE_CODE = "<module>"  # the pseudo-function holding a module's top-level statements
 
 
@@ -31,11 +43,27 @@ def botocore_services() -> frozenset[str]:
     return frozenset(botocore.session.get_session().get_available_services())
 
 
+@cache
+def s3_operations() -> frozenset[str]:
+    """S3's operations as boto3 names its methods (get_object), and its managed transfers."""
+    import botocore.session
+    from botocore import xform_name
+
+    model = botocore.session.get_session().get_service_model("s3")
+    return frozenset(xform_name(name) for name in model.operation_names) | S3_TRANSFERS
+
+
 @dataclass(frozen=True)
 class ClientSite:
     service: str
     function: str  # qualified name of the code that creates it: engram.pipeline.context.make_ocr
     where: str  # shared/engram/pipeline/context.py:44
+
+
+@dataclass(frozen=True)
+class OperationSite:
+    operation: str  # boto3's name: "get_object", "upload_fileobj"
+    where: str  # shared/engram/documents/blobs.py:92
 
 
 @dataclass
@@ -195,6 +223,32 @@ class CodeIndex:
                 where = f"{_display(definition.module.path)}:{node.lineno}"
                 yield ClientSite(first.value, definition.name, where)
 
+    def s3_sites(self, definition: _Def) -> tuple[list[OperationSite], set[str]]:
+        """The S3 operations a definition names, and which of S3_MENTIONS it names (a string, a key or
+        an attribute such as `client.exceptions.NoSuchKey`)."""
+        operations = s3_operations()
+        where = _display(definition.module.path)
+        sites: list[OperationSite] = []
+        mentions: set[str] = set()
+        for node in _walk_code(definition.node):
+            if isinstance(node, ast.Attribute):
+                if node.attr in operations:
+                    sites.append(OperationSite(node.attr, f"{where}:{node.lineno}"))
+                if node.attr in S3_MENTIONS:
+                    mentions.add(node.attr)
+            elif isinstance(node, ast.Constant) and node.value in S3_MENTIONS:
+                mentions.add(str(node.value))
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in OPERATION_BY_NAME
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value in operations
+            ):
+                sites.append(OperationSite(str(node.args[0].value), f"{where}:{node.lineno}"))
+        return sites, mentions
+
     # --- the scan --------------------------------------------------------------------------------
 
     def reached_from(self, module: str) -> set[str]:
@@ -219,6 +273,8 @@ class FunctionCode:
     name: str  # "memories", "pipeline/extract"
     reached: frozenset[str]
     clients: tuple[ClientSite, ...]
+    s3_calls: tuple[OperationSite, ...] = ()  # when its code creates an S3 client
+    s3_mentions: frozenset[str] = frozenset()
 
     @property
     def services(self) -> frozenset[str]:
@@ -252,7 +308,15 @@ def _scan(index: CodeIndex, name: str, functions_dir: Path) -> FunctionCode:
             key=lambda s: (s.service, s.where),
         )
     )
-    return FunctionCode(name, frozenset(reached), sites)
+    calls: set[OperationSite] = set()
+    mentions: set[str] = set()
+    if any(site.service == "s3" for site in sites):
+        for definition in reached:
+            found, named = index.s3_sites(index.defs[definition])
+            calls.update(found)
+            mentions |= named
+    ordered = tuple(sorted(calls, key=lambda s: (s.operation, s.where)))
+    return FunctionCode(name, frozenset(reached), sites, ordered, frozenset(mentions))
 
 
 def _imports(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> dict[str, str]:
