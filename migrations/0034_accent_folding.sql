@@ -8,11 +8,12 @@
 -- engram_query_terms: migrations/0014), and the full-text column of session messages with the
 -- queries built against it (engram.sessions.repo). Unspaced scripts keep their character grams.
 --
--- What is already stored is rebuilt under the new terms: text_postings, text_stats and
--- text_stat_deltas from the rows of memories and chunks, exactly as 0014 built them (the statistics
--- the triggers keep: per term its documents; under '' the documents and their total length), and the
--- messages' column (a generated column cannot change its expression on PostgreSQL 16: it is dropped
--- and added again, which computes it for every row).
+-- What is already stored is indexed again under the new terms. unaccent maps no ASCII character, so a
+-- text all in ASCII has the terms it had: only the memories and chunks holding another character are
+-- (an English corpus has few). Their postings under the old terms go, those under the new ones come,
+-- and the statistics move by the difference, as deltas, the way every writer moves them (0014). The
+-- messages' column is dropped and added again, which computes it for every row (a generated column
+-- cannot change its expression on PostgreSQL 16).
 
 CREATE EXTENSION IF NOT EXISTS unaccent;
 
@@ -21,6 +22,35 @@ ALTER TEXT SEARCH CONFIGURATION engram_english
     ALTER MAPPING FOR word, hword, hword_part WITH unaccent, english_stem;
 ALTER TEXT SEARCH CONFIGURATION engram_english
     ALTER MAPPING FOR numword, numhword, hword_numpart WITH unaccent, simple;
+
+-- RLS is forced on every table read or written here, and a migrator that is not a superuser (the RDS
+-- master user) owns them: it would read no row and could write none. It lifts FORCE for this
+-- transaction only (DDL is transactional; nobody sees the tables without it), and holds off writers
+-- until the index is rebuilt.
+LOCK TABLE memories, chunks IN SHARE ROW EXCLUSIVE MODE;
+ALTER TABLE memories NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE chunks NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_postings NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_stats NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE text_stat_deltas NO FORCE ROW LEVEL SECURITY;
+
+-- The texts to index again, and their postings under the old terms (engram_text_terms before it is
+-- replaced below: the postings the triggers wrote), which go.
+CREATE TEMPORARY TABLE refolded ON COMMIT DROP AS
+SELECT d.tenant_id, d.corpus, d.container, d.id, d.content
+FROM (SELECT tenant_id, 'm'::"char" AS corpus, container, id, content FROM memories
+      UNION ALL
+      SELECT tenant_id, 'c'::"char", container, id, content FROM chunks) d
+WHERE d.content ~ '[^\u0001-\u007f]';
+
+CREATE TEMPORARY TABLE unfolded ON COMMIT DROP AS
+SELECT r.tenant_id, r.corpus, t.term, r.container, r.id AS doc_id, t.tf
+FROM refolded r
+CROSS JOIN LATERAL engram_text_terms(r.content) t;
+
+DELETE FROM text_postings p USING unfolded u
+WHERE p.tenant_id = u.tenant_id AND p.corpus = u.corpus AND p.term = u.term
+  AND p.container = u.container AND p.doc_id = u.doc_id;
 
 CREATE OR REPLACE FUNCTION engram_text_terms(p_text text)
 RETURNS TABLE (term text, tf integer)
@@ -55,40 +85,32 @@ AS $$
     ) q
 $$;
 
--- The rebuild. RLS is forced on every table read or written here, and a migrator that is not a
--- superuser (the RDS master user) owns them: it would read no row and could write none. It lifts FORCE
--- for this transaction only (DDL is transactional; nobody sees the tables without it), and holds off
--- writers until the index is rebuilt.
-LOCK TABLE memories, chunks IN SHARE ROW EXCLUSIVE MODE;
-ALTER TABLE memories NO FORCE ROW LEVEL SECURITY;
-ALTER TABLE chunks NO FORCE ROW LEVEL SECURITY;
-ALTER TABLE text_postings NO FORCE ROW LEVEL SECURITY;
-ALTER TABLE text_stats NO FORCE ROW LEVEL SECURITY;
-ALTER TABLE text_stat_deltas NO FORCE ROW LEVEL SECURITY;
-
-TRUNCATE text_postings, text_stats, text_stat_deltas;
-ALTER TABLE text_postings DROP CONSTRAINT text_postings_pkey;
+-- Their postings under the new terms, which come.
+CREATE TEMPORARY TABLE folded ON COMMIT DROP AS
+SELECT r.tenant_id, r.corpus, t.term, r.container, r.id AS doc_id, t.tf
+FROM refolded r
+CROSS JOIN LATERAL engram_text_terms(r.content) t;
 
 INSERT INTO text_postings (tenant_id, corpus, term, container, doc_id, tf, doc_length)
-SELECT d.tenant_id, d.corpus, t.term, d.container, d.id, least(t.tf, 32767),
-       sum(t.tf) OVER (PARTITION BY d.corpus, d.id)
-FROM (SELECT tenant_id, 'm'::"char" AS corpus, container, id, content FROM memories
-      UNION ALL
-      SELECT tenant_id, 'c'::"char", container, id, content FROM chunks) d
-CROSS JOIN LATERAL engram_text_terms(d.content) t;
+SELECT tenant_id, corpus, term, container, doc_id, least(tf, 32767), sum(tf) OVER (PARTITION BY corpus, doc_id)
+FROM folded;
 
-ALTER TABLE text_postings ADD PRIMARY KEY (tenant_id, corpus, term, container, doc_id) INCLUDE (tf, doc_length);
-
-INSERT INTO text_stats (tenant_id, corpus, term, docs, length)
-SELECT tenant_id, corpus, term, count(*), 0 FROM text_postings GROUP BY tenant_id, corpus, term;
-INSERT INTO text_stats (tenant_id, corpus, term, docs, length)
-SELECT d.tenant_id, d.corpus, '', count(*), coalesce(sum(l.doc_length), 0)
-FROM (SELECT tenant_id, 'm'::"char" AS corpus, id FROM memories
+-- Each term's documents, and under '' the corpus's length (its documents' terms), moved by the
+-- difference.
+INSERT INTO text_stat_deltas (tenant_id, corpus, term, docs, length)
+SELECT tenant_id, corpus, term, sum(change)::integer, 0
+FROM (SELECT tenant_id, corpus, term, 1 AS change FROM folded
       UNION ALL
-      SELECT tenant_id, 'c'::"char", id FROM chunks) d
-LEFT JOIN (SELECT DISTINCT corpus, doc_id, doc_length FROM text_postings) l
-       ON l.corpus = d.corpus AND l.doc_id = d.id
-GROUP BY d.tenant_id, d.corpus;
+      SELECT tenant_id, corpus, term, -1 FROM unfolded) c
+GROUP BY tenant_id, corpus, term
+HAVING sum(change) <> 0
+UNION ALL
+SELECT tenant_id, corpus, '', 0, sum(change)
+FROM (SELECT tenant_id, corpus, tf AS change FROM folded
+      UNION ALL
+      SELECT tenant_id, corpus, -tf FROM unfolded) l
+GROUP BY tenant_id, corpus
+HAVING sum(change) <> 0;
 
 ALTER TABLE memories FORCE ROW LEVEL SECURITY;
 ALTER TABLE chunks FORCE ROW LEVEL SECURITY;

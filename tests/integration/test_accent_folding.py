@@ -119,6 +119,7 @@ def _write_rows(conn: psycopg.Connection[Any], tenant_id: UUID) -> None:
         "Meet at the café on Friday",
         "Her résumé lists Zürich twice: Zürich",
         "a plain cafe",
+        "Rendez-vous à la gare",  # "à" folds to "a", a stop word: the document's length changes
         "and it is",  # stop words only: a document without terms
     ):
         conn.execute(
