@@ -33,6 +33,12 @@ def work_prefix_of(prefix: str, tenant_id: UUID, document_id: UUID) -> str:
     return f"{prefix}{tenant_id}/{document_id}/"
 
 
+def revision_prefix_of(prefix: str, tenant_id: UUID, document_id: UUID, revision: int) -> str:
+    """Where one revision's run keeps its work files (a fetched URL, the extracted text, a transcript):
+    dropped when the run finishes, and with the rest of the document's work prefix when it is deleted."""
+    return f"{work_prefix_of(prefix, tenant_id, document_id)}r{revision}/"
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -129,11 +129,7 @@ def make_transcriber(
     if settings.transcription_provider == "transcribe" and settings.documents_bucket:
         from engram.pipeline.readers.audio import AwsTranscriber
 
-        prefix = settings.work_prefix
         return AwsTranscriber(
-            boto_client("transcribe"),
-            settings.documents_bucket,
-            output_key=lambda job: f"{prefix}transcripts/{job}.json",
-            read_output=lambda key: blobs.get(key),
+            boto_client("transcribe"), settings.documents_bucket, read_output=lambda key: blobs.get(key)
         )
     return None

@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from engram.documents import repo as documents
-from engram.documents.blobs import work_prefix_of
+from engram.documents.blobs import revision_prefix_of
 from engram.documents.failures import FAILURE_CODES
 from engram.documents.outputs import fail_document
 from engram.documents.runs import DocumentRef
@@ -35,7 +35,7 @@ def mark_failed(ctx: PipelineContext, ref: DocumentRef, code: str, message: str)
 def _drop_work_files(ctx: PipelineContext, ref: DocumentRef) -> None:
     try:
         ctx.blobs.delete_prefix(
-            work_prefix_of(ctx.settings.work_prefix, ref.tenant_id, ref.document_id) + f"r{ref.revision}/"
+            revision_prefix_of(ctx.settings.work_prefix, ref.tenant_id, ref.document_id, ref.revision)
         )
     except Exception:  # only intermediate files: never fail a document over them
         logger.exception("could not delete work files", extra={"document_id": str(ref.document_id)})

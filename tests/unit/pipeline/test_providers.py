@@ -117,11 +117,16 @@ def test_amazon_transcribe_is_started_once_and_waited_for() -> None:
         }
     }
     sleeps: list[float] = []
+    read: list[str] = []
+
+    def read_output(key: str) -> bytes:
+        read.append(key)
+        return json.dumps(output).encode()
+
     transcriber = AwsTranscriber(
         client,
         "bucket",
-        output_key=lambda job: f"_engram/transcripts/{job}.json",
-        read_output=lambda key: json.dumps(output).encode(),
+        read_output=read_output,
         poll_seconds=5,
         sleep=sleeps.append,
     )
@@ -134,7 +139,7 @@ def test_amazon_transcribe_is_started_once_and_waited_for() -> None:
             "get_transcription_job", {"TranscriptionJob": {"TranscriptionJobStatus": "COMPLETED"}}
         )
         turns = transcriber.transcribe(
-            AudioSource(b"...", "audio/mpeg", "a.mp3", "engram-doc-r1", "s3://bucket/t/c/a.mp3")
+            AudioSource(b"...", "audio/mpeg", "a.mp3", "engram-doc-r1", "s3://bucket/t/c/a.mp3", "w/t/d/r1/")
         )
 
     assert [(t.speaker, t.text, t.start) for t in turns] == [
@@ -142,6 +147,7 @@ def test_amazon_transcribe_is_started_once_and_waited_for() -> None:
         ("spk_1", "Agreed.", 2.0),
     ]
     assert sleeps == [5]
+    assert read == ["w/t/d/r1/transcript-engram-doc-r1.json"]  # where the job was told to write it
 
 
 def test_amazon_transcribe_still_running_at_the_deadline_is_transient() -> None:
@@ -149,7 +155,6 @@ def test_amazon_transcribe_still_running_at_the_deadline_is_transient() -> None:
     transcriber = AwsTranscriber(
         client,
         "bucket",
-        output_key=str,
         read_output=lambda k: b"",
         deadline_seconds=5,
         poll_seconds=5,
@@ -164,7 +169,9 @@ def test_amazon_transcribe_still_running_at_the_deadline_is_transient() -> None:
             "get_transcription_job", {"TranscriptionJob": {"TranscriptionJobStatus": "IN_PROGRESS"}}
         )
         with pytest.raises(TransientError, match="still IN_PROGRESS"):
-            transcriber.transcribe(AudioSource(b"...", "audio/mpeg", "a.mp3", "j", "s3://bucket/a.mp3"))
+            transcriber.transcribe(
+                AudioSource(b"...", "audio/mpeg", "a.mp3", "j", "s3://bucket/a.mp3", "w/t/d/r1/")
+            )
 
 
 def _fetcher(handler: Any, *, address: str = "93.184.216.34", max_bytes: int = 1000) -> UrlFetcher:

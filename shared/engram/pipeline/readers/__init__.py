@@ -69,6 +69,9 @@ class Source:
     job_name: str = "engram-local"
     s3_uri: str | None = None
     url: str | None = None
+    # Where a service the reader calls leaves its output (Amazon Transcribe's transcript): the run's
+    # work files, under the document's work prefix (engram.documents.blobs.revision_prefix_of).
+    work_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -160,7 +163,8 @@ def _dispatch(
     if content_type.startswith("audio/"):
         name = filename or f"audio{posixpath.splitext(content_type)[1]}"
         return read_audio(
-            AudioSource(data, content_type, name, source.job_name, source.s3_uri), services.transcriber
+            AudioSource(data, content_type, name, source.job_name, source.s3_uri, source.work_dir),
+            services.transcriber,
         )
     if content_type == "application/zip":
         raise UnsupportedType("ZIP archives are not supported: send the files inside one by one")

@@ -29,6 +29,7 @@ class AudioSource:
     filename: str
     job_name: str  # unique per document revision: a retry finds the same job again
     s3_uri: str | None  # where the bytes are, for services that read S3 themselves
+    work_dir: str | None = None  # the run's work files' key prefix, for services that write S3 themselves
 
 
 class Transcriber(Protocol):
@@ -82,9 +83,24 @@ class OpenAITranscriber:
         return [Turn(None, str(data.get("text", "")).strip(), 0.0)]
 
 
+def transcript_key(source: AudioSource) -> str:
+    """Where Amazon Transcribe writes the transcript: among the run's work files, under the document's
+    work prefix, so that deleting the document (its container, its user's or tenant's data) deletes
+    it, and the end of the run (engram.pipeline.finish) too. OutputKey takes [a-zA-Z0-9-_.!*'()/]:
+    the work prefix (_engram/), two UUIDs, r<revision>/ and the job's name are all in it."""
+    if not source.work_dir:
+        raise UnsupportedHere("Amazon Transcribe needs a place for the transcript in S3")
+    return f"{source.work_dir}transcript-{source.job_name}.json"
+
+
 class AwsTranscriber:
     """Amazon Transcribe reads the audio from S3 and writes the transcript back to S3. The job is
-    named after the document revision, so a retried step finds and waits for the same job."""
+    named after the document revision, so a retried step finds and waits for the same job.
+
+    The transcript is read once, but it stays until the run finishes rather than going as soon as it
+    is read: a job's name cannot be used twice, so an extract step retried after the read (its text
+    not yet stored) finds the finished job and reads the transcript again. Until then the extracted
+    text, which holds the same words, is among the run's work files too, and both go together."""
 
     name = "transcribe"
 
@@ -92,7 +108,6 @@ class AwsTranscriber:
         self,
         client: Any,
         output_bucket: str,
-        output_key: Callable[[str], str],
         read_output: Callable[[str], bytes],
         *,
         deadline_seconds: float = 480,
@@ -101,7 +116,6 @@ class AwsTranscriber:
     ) -> None:
         self.client = client
         self.output_bucket = output_bucket
-        self.output_key = output_key
         self.read_output = read_output
         self.deadline_seconds = deadline_seconds
         self.poll_seconds = poll_seconds
@@ -112,7 +126,7 @@ class AwsTranscriber:
 
         if not source.s3_uri:
             raise UnsupportedHere("Amazon Transcribe needs the audio in S3")
-        key = self.output_key(source.job_name)
+        key = transcript_key(source)
         try:
             self.client.start_transcription_job(
                 TranscriptionJobName=source.job_name,

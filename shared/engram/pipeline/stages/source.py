@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engram.documents import repo as documents
-from engram.documents.blobs import work_key
+from engram.documents.blobs import revision_prefix_of, work_key
 from engram.documents.failures import SourceMissing
 from engram.documents.runs import DocumentRef
 from engram.pipeline.context import PipelineContext
@@ -52,4 +52,5 @@ def document_source(ctx: PipelineContext, ref: DocumentRef, doc: dict[str, Any],
         url=url,
         s3_uri=s3_uri,
         job_name=f"engram-{ref.document_id}-r{ref.revision}",
+        work_dir=revision_prefix_of(ctx.settings.work_prefix, ref.tenant_id, ref.document_id, ref.revision),
     )
