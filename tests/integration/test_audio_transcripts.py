@@ -20,6 +20,7 @@ from moto import mock_aws
 
 from engram import deps
 from engram.documents.blobs import S3BlobStore, work_prefix_of
+from engram.documents.failures import Superseded
 from engram.documents.models import UploadForm
 from engram.documents.runs import DocumentRef
 from engram.documents.service import DocumentService
@@ -174,3 +175,25 @@ def test_a_finished_run_deletes_its_transcript(s3: Any, tenant: IssuedKey) -> No
     assert _versions(s3, work_prefix_of(ctx.settings.work_prefix, ref.tenant_id, ref.document_id)) == [
         f"{ctx.settings.work_prefix}{ref.tenant_id}/{ref.document_id}/source"
     ]
+
+
+def test_a_document_deleted_while_its_audio_is_transcribed_leaves_no_transcript(
+    s3: Any, tenant: IssuedKey
+) -> None:
+    # Given an audio document deleted after its transcription job started, before the job completed
+    starter = RecordingStarter()
+    service = _service(s3, starter)
+    ref = _upload(service, starter, tenant)
+    transcribe = Transcribe(s3, while_running=lambda: service.delete(tenant.tenant_id, ref.document_id))
+    ctx = _context(s3, transcribe)
+    with transcribe.answers("COMPLETED"), pytest.raises(Superseded):
+        extract_step(ctx, ref)  # the step reads the transcript, then finds the document gone
+    key = transcribe.started["OutputKey"]
+    assert key in _versions(s3, key)  # written after the document's files were deleted
+
+    # When the run ends as the state machine ends it: MarkFailed with the step's error
+    error = {"Error": "Superseded", "Cause": json.dumps({"errorMessage": "deleted"})}
+    finish.run_finish(ctx, {**ref.to_event(), "outcome": "failed", "step": "extract", "error": error})
+
+    # Then nothing of the document is left in the bucket
+    assert _versions(s3, work_prefix_of(ctx.settings.work_prefix, ref.tenant_id, ref.document_id)) == []

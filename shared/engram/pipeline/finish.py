@@ -26,9 +26,11 @@ def mark_done(ctx: PipelineContext, ref: DocumentRef) -> bool:
 
 
 def mark_failed(ctx: PipelineContext, ref: DocumentRef, code: str, message: str) -> bool:
+    """Fail the document's revision; and whatever the document's state, drop the run's work files: a
+    document deleted (or queued again) while the run worked (a transcription job running) gets files
+    the run writes after its delete (the transcript, the extracted text), which no later run reads."""
     changed = fail_document(ctx.db, ref, code, message)
-    if changed:
-        _drop_work_files(ctx, ref)
+    _drop_work_files(ctx, ref)
     return changed
 
 
