@@ -3,8 +3,9 @@ there and answers a presigned link), and the access-log bucket both log to.
 
 All three block public access, enforce TLS and are encrypted (SSE-S3). The documents bucket sends its
 events to EventBridge (the pipeline's trigger rule listens there) and is versioned, so a changed object
-under the same key is a new document run. Export files expire after `export_retention_days`. The dev
-stage empties and deletes the buckets on `make destroy`; every other stage keeps them.
+under the same key is a new document run; the transcripts left in its old transcripts/ folder expire
+after a day. Export files expire after `export_retention_days`. The dev stage empties and deletes the
+buckets on `make destroy`; every other stage keeps them.
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from engram.settings import WORK_PREFIX
 from infra.config import StageConfig
 
 ACCESS_LOG_DAYS = 90
 NONCURRENT_VERSION_DAYS = 30
+# Where Amazon Transcribe's transcripts went before they were kept among their document's work files
+# (engram.pipeline.readers.audio.transcript_key): no delete path reaches them there, and nothing writes
+# or reads there now, so the bucket expires them, every version.
+OLD_TRANSCRIPTS_PREFIX = f"{WORK_PREFIX}transcripts/"
 
 
 class Buckets(Construct):
@@ -47,7 +53,12 @@ class Buckets(Construct):
                 s3.LifecycleRule(
                     noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
                     abort_incomplete_multipart_upload_after=Duration.days(7),
-                )
+                ),
+                s3.LifecycleRule(
+                    prefix=OLD_TRANSCRIPTS_PREFIX,
+                    expiration=Duration.days(1),
+                    noncurrent_version_expiration=Duration.days(1),
+                ),
             ],
             **common,  # type: ignore[arg-type]
         )

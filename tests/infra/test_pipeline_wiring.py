@@ -155,6 +155,16 @@ def test_the_documents_bucket_is_private_encrypted_tls_only_and_feeds_eventbridg
     assert notifications[documents]["EventBridgeConfiguration"] == {}  # (the exports bucket's too)
 
 
+def test_the_documents_bucket_expires_the_transcripts_left_where_no_delete_reaches(dev: Synth) -> None:
+    # Transcripts were written under <work prefix>transcripts/, outside their document's work prefix
+    rules = dev.props(_bucket(dev, "BucketsDocuments"))["LifecycleConfiguration"]["Rules"]
+    (old_transcripts,) = [r for r in rules if r.get("Prefix") == f"{WORK_PREFIX}transcripts/"]
+    assert old_transcripts["Status"] == "Enabled"
+    assert old_transcripts["ExpirationInDays"] == 1  # the current version
+    assert old_transcripts["NoncurrentVersionExpiration"] == {"NoncurrentDays": 1}  # and every other
+    assert not [r for r in rules if r.get("Prefix") not in (None, f"{WORK_PREFIX}transcripts/")]
+
+
 def test_s3_drops_reach_the_trigger_and_ended_executions_the_finish_function(dev: Synth) -> None:
     functions = engram_functions(dev)
     targets_of = {
