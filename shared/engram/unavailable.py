@@ -9,8 +9,9 @@ not be started). Only NOT_HANDLED says that nothing was applied."""
 
 from __future__ import annotations
 
-# error.code of a 503 answered before any handler ran (the authorizer failed, the local front is
-# stopping): nothing was applied, so any request, a write too, may be sent again (engram-client does).
+# error.code of a 503 answered before any handler ran (the authorizer failed; the local front is
+# stopping, or no API worker came free for the request): nothing was applied, so any request, a write
+# too, may be sent again (engram-client does).
 NOT_HANDLED = "not_handled"
 
 # The database could not be reached during the request: the pool reconnects, and engram local starts

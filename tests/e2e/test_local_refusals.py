@@ -1,7 +1,7 @@
 """The 503s engram local's front answers before any worker runs the request (no worker came free; the
 server is stopping), over real HTTP: the front (Hypercorn and its ASGI app) hands each request to
 LocalStack's own dispatch, onto a pool whose workers never start or that is closed. Each says when
-to try again (Retry-After); only a refusal that is sure nothing ran says `not_handled`."""
+to try again (Retry-After) and that nothing ran (`not_handled`)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def front(pool: WorkerPool) -> Iterator[str]:
         yield url
 
 
-def test_no_worker_free_is_a_503_with_retry_after(
+def test_no_worker_free_is_a_503_with_retry_after_that_says_nothing_was_handled(
     pool: WorkerPool, front: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(run, "API_TIMEOUT_SECONDS", 0.05)  # the wait for a worker, cut short
@@ -46,7 +46,7 @@ def test_no_worker_free_is_a_503_with_retry_after(
     answer = httpx.post(f"{front}/v1/memories", json={"content": "x"}, headers={"x-api-key": "k"})
 
     assert answer.status_code == 503 and answer.headers["Retry-After"] == "1"
-    assert answer.json()["error"]["code"] == "unavailable"
+    assert answer.json()["error"]["code"] == "not_handled"
 
 
 def test_a_stopping_server_refuses_with_retry_after_and_says_nothing_was_handled(

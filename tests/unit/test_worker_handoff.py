@@ -1,11 +1,13 @@
 """How a worker of `engram local` passes from one invocation to the next: the waiting call is sent the
-moment the reply before it comes, and a reply never gets a worker killed or handed out twice."""
+moment the reply before it comes, a reply never gets a worker killed or handed out twice, and a call
+refused for want of a free worker is sent to none."""
 
 from __future__ import annotations
 
 import asyncio
 import pickle
-from collections.abc import Callable
+import selectors
+from collections.abc import Callable, Coroutine
 from typing import Any, cast
 from uuid import uuid4
 
@@ -13,7 +15,7 @@ import pytest
 
 from engram.documents.runs import DocumentRef
 from engram.local.channel import LambdaCall, Reply
-from engram.local.workers import Worker, WorkerPool
+from engram.local.workers import NoWorkerFree, Worker, WorkerPool
 
 
 class ScriptedWorker:
@@ -150,3 +152,75 @@ def test_the_runs_a_reply_asks_for_start_whether_or_not_its_caller_is_still_ther
         return log
 
     assert asyncio.run(scenario()) == ["sent read", "run doc-read", "sent gone", "run doc-gone"]
+
+
+class _JumpingSelector(selectors.DefaultSelector):
+    """Never blocks: when the loop would wait for its next timer, its clock jumps there instead."""
+
+    def __init__(self, clock: _ManualClockLoop) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        events = super().select(0)
+        if not events and timeout:
+            self.clock.now += timeout
+        elif not events and timeout is None:
+            raise RuntimeError("nothing is ready and no timer is set: the scenario is stuck")
+        return events
+
+
+class _ManualClockLoop(asyncio.SelectorEventLoop):
+    """An event loop whose time stands still while anything is ready to run, so that timers set for
+    the same instant fall due together and run in one step, one after the other."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        super().__init__(_JumpingSelector(self))
+
+    def time(self) -> float:
+        return self.now
+
+
+def _on_manual_clock(scenario: Coroutine[Any, Any, Any]) -> Any:
+    loop = _ManualClockLoop()
+    try:
+        return loop.run_until_complete(scenario)
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("first", ["the wait runs out", "the worker comes free"])
+def test_a_worker_freed_as_the_wait_runs_out_runs_the_call_only_if_its_caller_is_answered(first: str) -> None:
+    async def scenario() -> tuple[str, list[str]]:
+        log: list[str] = []
+        loop = asyncio.get_running_loop()
+        # Given a pool whose one worker is not free yet (it is starting), and comes free at the very
+        # instant a waiting call's wait runs out, just after it or just before
+        pool = WorkerPool("api", 1, _boot)
+        worker = ScriptedWorker(log)
+        pool._workers.add(cast(Worker, worker))
+
+        def comes_free() -> None:  # what _run_worker does once its worker is ready
+            pool._make_idle(cast(Worker, worker))
+
+        if first == "the worker comes free":
+            loop.call_later(1.0, comes_free)
+        waiting = asyncio.ensure_future(pool.invoke(LambdaCall("two", {}), timeout=5.0, wait=1.0))
+        await asyncio.sleep(0)  # it waits, its wait's timer set
+        if first == "the wait runs out":
+            loop.call_later(1.0, comes_free)
+        loop.call_later(1.5, lambda: worker.replies.put_nowait(Reply(value="ran")))
+
+        # When the caller's wait runs out
+        try:
+            outcome = (await waiting).value
+        except NoWorkerFree:
+            outcome = "refused"
+        await asyncio.sleep(2.0)
+        return outcome, log
+
+    # Then a call refused for want of a worker was sent to none; one that was sent answers its caller
+    outcome, log = _on_manual_clock(scenario())
+    assert (outcome, log) in [("refused", []), ("ran", ["sent two"])]
+    assert outcome == ("refused" if first == "the wait runs out" else "ran")  # (the timers ran in that order)

@@ -49,8 +49,9 @@ from engram_client.errors import (
 DEFAULT_URL = "http://127.0.0.1:8080"
 # Answers a gateway gives when it may have lost the handler's: the request may have been applied.
 LOST_STATUSES = frozenset({502, 503, 504})
-# error.code of a 503 the server answers before any handler ran (the authorizer failed, the server is
-# stopping): nothing was applied. Retry-After alone does not say so: every 503 of the server carries it.
+# error.code of a 503 the server answers before any handler ran (the authorizer failed, the local server
+# is stopping or had no worker free): nothing was applied. Retry-After alone does not say so: every 503
+# of the server carries it.
 NOT_HANDLED = "not_handled"
 # Errors raised before any byte of the request was sent.
 NOTHING_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)

@@ -277,9 +277,9 @@ class LocalStack:
     ) -> HttpResponse | StreamedResponse:
         try:
             reply = await api.invoke(call, timeout=API_TIMEOUT_SECONDS, wait=API_TIMEOUT_SECONDS, body=body)
-        except NoWorkerFree:
+        except NoWorkerFree:  # the call went to no worker (WorkerPool._give_up): nothing was handled
             busy = "every API worker stayed busy; retry later"
-            return unavailable("unavailable", busy, WORKERS_BUSY_SECONDS)
+            return unavailable(NOT_HANDLED, busy, WORKERS_BUSY_SECONDS)
         except InvocationTimedOut:
             return error(504, "timeout", f"the request took longer than {API_TIMEOUT_SECONDS:.0f} s")
         except WorkerFailed:

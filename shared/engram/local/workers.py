@@ -7,7 +7,9 @@ fair: the waiting call of the tenant with the fewest calls running goes first, a
 large document never takes the last free worker, which stays for small documents.
 
 A worker is freed the moment its reply comes, and sent the next waiting call in that same turn of the
-event loop (the call was encoded before it waited). The pipeline runs a reply asks for (`on_start`) are
+event loop (the call was encoded before it waited). A call that waits longer than its `wait` gives up in
+one turn of the event loop too (`_give_up`): it is either granted a worker or refused with NoWorkerFree,
+never both, so a refused call ran nowhere. The pipeline runs a reply asks for (`on_start`) are
 started then too, whether or not the caller is still there to read the reply.
 
 A streamed reply (engram.local.channel) keeps its worker until the body's end has been read: its reader
@@ -179,7 +181,7 @@ class _Feeder:
 
 
 class NoWorkerFree(Exception):
-    """No worker became free within the wait allowed (Lambda would throttle)."""
+    """No worker became free within the wait allowed (Lambda would throttle): the call went to no worker."""
 
 
 class Worker:
@@ -425,10 +427,7 @@ class WorkerPool:
         the reply after the body's end. If `body` raises, that error is raised here, once the worker
         has replied."""
         sent_on_grant = encode(message) if body is None else None  # (a call that cannot be sent fails here)
-        try:
-            worker = await asyncio.wait_for(self._acquire(tenant, heavy, sent_on_grant, timeout), wait)
-        except TimeoutError:
-            raise NoWorkerFree(f"no {self.role} worker was free within {wait:.0f} s") from None
+        worker = await self._acquire(tenant, heavy, sent_on_grant, timeout, wait)
         self._running[tenant] = self._running.get(tenant, 0) + 1
         if body is None:
             call: asyncio.Future[Reply] = asyncio.ensure_future(worker.receive())
@@ -557,14 +556,21 @@ class WorkerPool:
             return
         self._release(worker, reply)
 
-    async def _acquire(self, tenant: str, heavy: bool, call: bytes | None, timeout: float) -> Worker:
-        """The next free worker, with `call` (if any) already sent to it."""
+    async def _acquire(
+        self, tenant: str, heavy: bool, call: bytes | None, timeout: float, wait: float | None
+    ) -> Worker:
+        """The next free worker, with `call` (if any) already sent to it. NoWorkerFree if none is granted
+        within `wait` seconds (None: no limit): the call then went to no worker (`_give_up`)."""
         if self._closed:
             raise PoolClosed(f"the {self.role} pool is stopping")
-        granted: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        granted: asyncio.Future[Worker] = loop.create_future()
         waiter = Waiter(next(self._seq), tenant, heavy, granted, call)
         self._waiting.append(waiter)
         self._dispatch()
+        deadline = None
+        if wait is not None and not granted.done():
+            deadline = loop.call_later(wait, self._give_up, waiter, wait)
         try:
             return await granted
         except asyncio.CancelledError:
@@ -576,6 +582,20 @@ class WorkerPool:
                 else:
                     self._track(self._finish_sent(granted.result(), timeout))
             raise
+        finally:
+            if deadline is not None:
+                deadline.cancel()
+
+    def _give_up(self, waiter: Waiter, wait: float) -> None:
+        """The wait for a worker ran out: unless it was granted one, the waiter leaves the queue and fails
+        with NoWorkerFree, in this one step of the event loop, as `_dispatch` grants in one: whichever
+        comes first decides, so a refused call was sent to no worker (one freed now serves the next)."""
+        assert waiter.granted is not None
+        if waiter.granted.done():
+            return
+        if waiter in self._waiting:
+            self._waiting.remove(waiter)
+        waiter.granted.set_exception(NoWorkerFree(f"no {self.role} worker was free within {wait:.0f} s"))
 
     def _make_idle(self, worker: Worker) -> None:
         if not worker.usable or self._closed:
