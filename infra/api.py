@@ -30,7 +30,13 @@ from constructs import Construct
 from engram.api.routes import AUTHORIZER_FUNCTION, ROUTES
 from engram.auth import API_KEY_HEADER
 from engram.limits import TOO_LARGE_MESSAGE
-from engram.unavailable import AUTHORIZER_SECONDS, NOT_HANDLED, retry_after
+from engram.unavailable import (
+    AUTHORIZER_SECONDS,
+    NOT_HANDLED,
+    QUOTA_EXCEEDED_SECONDS,
+    THROTTLED_SECONDS,
+    retry_after,
+)
 from infra.config import StageConfig, log_retention
 from infra.functions import Functions
 
@@ -72,9 +78,17 @@ GATEWAY_ERRORS: dict[str, tuple[apigw.ResponseType, str, str, str]] = {
         "the API key could not be checked; retry later",
     ),
 }
+
+
+def _quoted_retry_after(seconds: int) -> dict[str, str]:
+    return {name: f"'{value}'" for name, value in retry_after(seconds).items()}
+
+
 # Headers a gateway response sends besides its Content-Type (values quoted, as API Gateway wants them).
 GATEWAY_HEADERS: dict[str, dict[str, str]] = {
-    "AuthorizerFailure": {name: f"'{value}'" for name, value in retry_after(AUTHORIZER_SECONDS).items()},
+    "Throttled": _quoted_retry_after(THROTTLED_SECONDS),
+    "QuotaExceeded": _quoted_retry_after(QUOTA_EXCEEDED_SECONDS),
+    "AuthorizerFailure": _quoted_retry_after(AUTHORIZER_SECONDS),
 }
 # For the catch-alls the message is API Gateway's own, already quoted and escaped by `messageString`.
 GATEWAY_DEFAULTS: dict[apigw.ResponseType, str] = {

@@ -1,7 +1,8 @@
-"""The server's 503 answers: how long a client should wait before it sends the request again (the
+"""The server's 503 and 429 answers: how long a client should wait before it sends the request again (the
 Retry-After header, in whole seconds), one value per cause, and the code that says a request was
 refused before anything handled it. Every front sends these: the handlers (engram.api.app), the local
-front (engram.local.run, engram.local.gateway) and API Gateway's gateway responses (infra.api).
+front (engram.local.run, engram.local.gateway) and API Gateway's gateway responses (infra.api; the 429s
+come from its usage plan alone: engram local meters no key).
 
 Retry-After alone says nothing about what was done: a handler's 503 may come after it committed (the
 connection to the database dropped during the commit, a document was registered but its pipeline could
@@ -26,6 +27,13 @@ AUTHORIZER_SECONDS = 2
 WORKERS_BUSY_SECONDS = 1
 # engram local is stopping: a restart takes some seconds, if it is restarted at all.
 STOPPING_SECONDS = 5
+
+# 429 `throttled`: the API key's requests came faster than its usage plan's rate (or burst); its
+# allowance refills continuously, by the rate each second.
+THROTTLED_SECONDS = 1
+# 429 `quota_exceeded`: the API key's daily quota is used up until the usage plan's day ends, a time a
+# gateway response cannot count down to (its headers are fixed at deploy): an hour, then ask again.
+QUOTA_EXCEEDED_SECONDS = 3600
 
 
 def retry_after(seconds: int) -> dict[str, str]:

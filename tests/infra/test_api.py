@@ -111,6 +111,18 @@ def test_an_authorizer_failure_is_a_503_refused_before_any_handler_with_retry_af
     assert template["error"]["code"] == "not_handled"
 
 
+def test_a_throttled_or_over_quota_key_is_told_when_to_try_again(dev: Synth) -> None:
+    responses = {
+        dev.props(k)["ResponseType"]: dev.props(k) for k in dev.of_type("AWS::ApiGateway::GatewayResponse")
+    }
+
+    throttled, over_quota = responses["THROTTLED"], responses["QUOTA_EXCEEDED"]
+
+    assert (throttled["StatusCode"], over_quota["StatusCode"]) == ("429", "429")
+    assert throttled["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'1'"
+    assert over_quota["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'3600'"
+
+
 def test_one_invoke_permission_per_function_and_none_for_test_invoke(dev: Synth) -> None:
     permissions = [
         p["Properties"]

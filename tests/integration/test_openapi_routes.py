@@ -33,15 +33,17 @@ def test_every_operation_declares_the_422_every_route_can_answer(api: Api) -> No
     assert api.get("/health?foo=1").status == 422
 
 
-def test_every_503_declares_its_retry_after_header_in_seconds(api: Api) -> None:
+def test_every_429_and_503_declares_its_retry_after_header_in_seconds(api: Api) -> None:
     paths = api.get("/openapi.json").json["paths"]
 
-    undeclared = [
-        f"{method.upper()} {path}"
+    refusals = {
+        f"{status} of {method.upper()} {path}": response.get("headers", {}).get("Retry-After")
         for path, operations in paths.items()
         for method, operation in operations.items()
-        if operation["responses"]["503"].get("headers", {}).get("Retry-After", {}).get("schema")
-        != {"type": "integer", "minimum": 0}
-    ]
+        for status, response in operation["responses"].items()
+        if status in ("429", "503")
+    }
 
-    assert undeclared == []
+    assert any(where.startswith("429") for where in refusals)
+    in_seconds = {"type": "integer", "minimum": 0}
+    assert [where for where, header in refusals.items() if not header or header["schema"] != in_seconds] == []

@@ -38,7 +38,10 @@ ERROR_DESCRIPTIONS = {
         "invalid input: `error.field` names the field; `error.errors` lists each rule the request broke, "
         "when its validation found them"
     ),
-    429: "throttled, or the key's daily quota is used up: retry later",
+    429: (
+        "refused before any handler ran: throttled (`error.code` `throttled`), or the key's daily quota "
+        "is used up (`quota_exceeded`): retry after the Retry-After header's seconds"
+    ),
     500: "internal error (logged; the message gives away no internals)",
     502: "the embedding model or LLM failed",
     503: (
@@ -71,14 +74,13 @@ ETAG = {
     "schema": {"type": "string"},
 }
 # Response headers of an error status (engram.unavailable holds the values).
-ERROR_HEADERS: dict[int, dict[str, Any]] = {
-    503: {
-        "Retry-After": {
-            "description": "seconds to wait before sending the request again",
-            "schema": {"type": "integer", "minimum": 0},
-        }
+RETRY_AFTER = {
+    "Retry-After": {
+        "description": "seconds to wait before sending the request again",
+        "schema": {"type": "integer", "minimum": 0},
     }
 }
+ERROR_HEADERS: dict[int, dict[str, Any]] = {429: RETRY_AFTER, 503: RETRY_AFTER}
 
 
 class Resolver(Protocol):
