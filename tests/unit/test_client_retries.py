@@ -193,3 +193,13 @@ def test_backoff_grows_exponentially_with_jitter_and_is_capped() -> None:
     ceilings = [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
     assert all(c / 2 <= d <= c for d, c in zip(delays, ceilings, strict=True))
     assert policy.delay(0, retry_after="3") == 3.0 and policy.delay(0, retry_after="Wed, 21 Oct") <= 0.5
+
+
+def test_a_used_up_daily_quota_is_raised_at_once(slept: list[float]) -> None:
+    script = Script(_error(429, "quota_exceeded", {"Retry-After": "3600"}), httpx.Response(200, json=MEMORY))
+
+    with pytest.raises(RateLimitError) as raised:
+        _client(script).get_memory("6b1f4c1e-8c4c-4c2a-9d0e-111111111111")
+
+    assert raised.value.code == "quota_exceeded"
+    assert len(script.requests) == 1 and slept == []

@@ -6,7 +6,8 @@ with exponential backoff and full jitter; a Retry-After the answer carries (seco
 replaces the backoff, up to `max_backoff`:
 - nothing was sent (the connection could not be opened), or the server refused before doing anything
   (429; a 503 with Retry-After whose `error.code` is `not_handled`, which the server sends only when no
-  handler ran): retried for every call, writes too;
+  handler ran): retried for every call, writes too; but a 429 `quota_exceeded` (the key's daily quota
+  is used up) is raised at once;
 - the request may have reached the server (the connection broke or timed out after it went out; any
   other 502, 503 or 504, Retry-After or not: a handler's 503 may come after its commit): retried only
   when repeating it can change neither the outcome nor the answer (reads, searches, PUT and upserts by
@@ -53,6 +54,8 @@ LOST_STATUSES = frozenset({502, 503, 504})
 # is stopping or had no worker free): nothing was applied. Retry-After alone does not say so: every 503
 # of the server carries it.
 NOT_HANDLED = "not_handled"
+# error.code of a 429 for an API key whose daily quota is used up: no retry within a backoff can help.
+QUOTA_EXCEEDED = "quota_exceeded"
 # Errors raised before any byte of the request was sent.
 NOTHING_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 # The request cannot be sent as it is: repeating it cannot help.
@@ -478,6 +481,8 @@ class Attempts:
         """The delay before the next attempt, or None to take this answer."""
         status = response.status_code
         retry_after = response.headers.get("Retry-After")
+        if status == 429 and error_code(response) == QUOTA_EXCEEDED:
+            return None  # the key's daily quota: it is not back within any backoff
         if status == 429 or refused_unhandled(response):
             return self._again(retry_after)  # refused before anything was done
         if status in LOST_STATUSES:
@@ -503,14 +508,22 @@ class Attempts:
 def refused_unhandled(response: httpx.Response) -> bool:
     """Whether an answer is the server's word that it refused the request before any handler ran, so
     that nothing was applied: a 503 with Retry-After whose `error.code` is `not_handled`."""
-    if response.status_code != 503 or "Retry-After" not in response.headers:
-        return False
+    return (
+        response.status_code == 503
+        and "Retry-After" in response.headers
+        and error_code(response) == NOT_HANDLED
+    )
+
+
+def error_code(response: httpx.Response) -> str | None:
+    """An error answer's `error.code`, if its body has one."""
     try:
         body = response.json()
     except ValueError:
-        return False
+        return None
     error = body.get("error") if isinstance(body, dict) else None
-    return isinstance(error, dict) and error.get("code") == NOT_HANDLED
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
 
 
 def document_finished(document: Any, deadline: float, timeout: float) -> bool:

@@ -78,7 +78,8 @@ class InvalidInputError(APIError):
 
 
 class RateLimitError(APIError):
-    """429: throttled, or the key's daily quota is used up (retried with backoff first)."""
+    """429: throttled (retried with backoff first), or the key's daily quota is used up (`code`
+    `quota_exceeded`: raised at once, as no backoff outlasts the quota's day)."""
 
 
 class ServerError(APIError):
