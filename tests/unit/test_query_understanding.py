@@ -42,6 +42,13 @@ def test_people_are_the_words_written_as_names() -> None:
     assert people_in("what did they do") == ()
 
 
+def test_a_name_that_starts_with_a_letter_outside_ascii_is_a_name() -> None:
+    assert people_in("Where does Élodie live?") == ("élodie",)
+    assert people_in("Did Øystein meet Åsa Ångström?") == ("øystein", "åsa ångström")
+    assert people_in("What did Ærø's mayor say to Zoë?") == ("ærø", "zoë")
+    assert people_in("Where is Élodie? Ärger, sagte sie.") == ("élodie",)  # still not a sentence's first word
+
+
 def test_a_query_with_no_hints_is_left_as_it_is() -> None:
     hints = understand("how do tenants stay isolated")
 

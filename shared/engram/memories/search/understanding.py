@@ -28,7 +28,8 @@ _EVENT = re.compile(
     re.IGNORECASE,
 )
 _APOSTROPHES = "'\u2019"
-_WORD = re.compile(rf"[A-Za-z][\w{_APOSTROPHES}.-]*")
+# A word starts with a letter of any script: "Élodie" is a name as "Elodie" is (its case decides).
+_WORD = re.compile(rf"[^\W\d_][\w{_APOSTROPHES}.-]*")
 _NOT_NAMES = frozenset(
     {*MONTHS, *WEEKDAYS, "i", "i'm", "i've", "i'd", "i'll", "mr", "mrs", "ms", "dr", "english", "lgbtq"}
 )
