@@ -117,6 +117,23 @@ def test_a_create_refused_not_handled_every_time_raises_the_refusal_not_maybe_ap
     assert len(script.requests) == 4 and slept == [1.0, 1.0, 1.0]
 
 
+def test_an_upsert_is_sent_again_and_when_every_answer_is_lost_it_may_have_been_applied(
+    slept: list[float],
+) -> None:
+    lost = Script(*[_error(503, "service_unavailable", {"Retry-After": "1"}) for _ in range(4)])
+    broken = Script(*[httpx.ReadError("reset") for _ in range(4)])
+
+    with pytest.raises(MaybeApplied) as answered:
+        _client(lost).upsert_memory(content="Alice moved to Berlin")
+    with pytest.raises(MaybeApplied) as cut:
+        _client(broken).upsert_memory(content="Alice moved to Berlin")
+
+    assert (answered.value.status, answered.value.operation) == (503, "POST /v1/memories/upsert")
+    assert isinstance(answered.value.__cause__, ServerError)
+    assert cut.value.operation == "POST /v1/memories/upsert"
+    assert len(lost.requests) == len(broken.requests) == 4
+
+
 def test_retry_after_on_a_503_that_may_follow_a_commit_does_not_send_a_create_again(
     slept: list[float],
 ) -> None:

@@ -437,7 +437,7 @@ class Attempts:
         return cls(
             operation,
             policy,
-            writes=operation.method != "GET" and not (operation.method == "POST" and operation.idempotent),
+            writes=writes(operation),
             repeatable=idempotent and not conditional and not counts,
             gone_is_done=operation.method == "DELETE" and not conditional and not counts,
         )
@@ -503,6 +503,15 @@ class Attempts:
                 status=status,
             ) from failure
         return _Core._parse(self.operation, response)
+
+
+def writes(operation: Operation) -> bool:
+    """Whether a call changes something: not a GET, nor a POST the API declares safe to repeat (a
+    search, a listing) unless it creates (answers 201: an upsert, which is sent again and so may run out
+    of attempts with its write applied)."""
+    if operation.method == "GET":
+        return False
+    return not (operation.method == "POST" and operation.idempotent and 201 not in operation.responses)
 
 
 def refused_unhandled(response: httpx.Response) -> bool:
