@@ -60,6 +60,18 @@ def test_post_retires_the_contradicted_memory_and_says_so(api: Api) -> None:
     assert [e["name"] for e in relations] == ["Alice"]
 
 
+def test_a_changed_fact_about_a_name_written_with_an_accented_capital_retires_the_old_one(api: Api) -> None:
+    # Given a fact about someone whose name starts with a letter outside ASCII
+    lyon = _write(api, content="Élodie lives in Lyon.", user_id="elodie")
+
+    # When the fact changes
+    berlin = _write(api, "/v1/memories/upsert", 200, content="Élodie moved to Berlin.", user_id="elodie")
+
+    # Then the old one is retired, as it is for "Elodie"
+    assert (berlin["status"], berlin["superseded"]) == ("updated", [lyon["id"]])
+    assert api.get(f"/v1/memories/{lyon['id']}").json["is_latest"] is False
+
+
 def test_a_write_never_retires_another_owner_s_memory(api: Api) -> None:
     bobs = _write(api, content="Alice lives in Madrid", user_id="bob")
     shared = _write(api, content="Alice lives in Rome")

@@ -347,6 +347,23 @@ def test_heuristic_sentences_entities_and_relations() -> None:
     assert berlin.source_chunk == 1 and berlin.relations[0].relation == "lives_in"
 
 
+def test_heuristic_names_and_sentences_may_start_with_a_capital_outside_ascii() -> None:
+    text = "Il pleut. Élodie lives in Besançon. Øystein works for Ørsted."
+
+    result = HeuristicExtractor().extract(text, ExtractionContext())
+
+    assert [m.content for m in result.memories] == [
+        "Élodie lives in Besançon.",
+        "Øystein works for Ørsted.",
+    ]  # "Il pleut." is too short to be one
+    lives, works = result.memories
+    assert (lives.subject, works.subject) == ("Élodie", "Øystein")
+    assert [(r.source, r.relation, r.target) for r in (*lives.relations, *works.relations)] == [
+        ("Élodie", "lives_in", "Besançon"),
+        ("Øystein", "works_for", "Ørsted"),
+    ]
+
+
 def test_heuristic_respects_the_memory_limit_and_skips_repeats() -> None:
     text = "Bob works at Acme. Bob works at Acme. Carol works at Initech. Dave works at Hooli."
 
