@@ -208,6 +208,22 @@ def test_message_search_in_text_mode_ranks_more_of_the_querys_words_first(
         assert result["scores"]["fused"] == result["score"] == result["scores"]["text"]
 
 
+def test_message_search_in_text_mode_scores_a_message_holding_every_word_alike_whatever_the_querys_length(
+    api: Api,
+) -> None:
+    # Given a message, and a threshold a message holding every word of a query should pass
+    _say(api, _session(api), ("user", "My flight to Oslo leaves on Monday."))
+
+    # When it is searched in text mode for one of its words, and for two
+    one = _search_messages(api, "Oslo", mode="text", score_threshold=0.3)
+    two = _search_messages(api, "flight Oslo", mode="text", score_threshold=0.3)
+
+    # Then it passes the threshold either way: holding every word of a one-word query is a whole match too
+    assert [r["content"] for r in one["results"]] == ["My flight to Oslo leaves on Monday."]
+    assert [r["content"] for r in two["results"]] == ["My flight to Oslo leaves on Monday."]
+    assert one["results"][0]["score"] >= 0.5 and two["results"][0]["score"] >= 0.5
+
+
 def test_message_search_takes_a_callers_vector_of_the_configured_model(api: Api) -> None:
     # Given a conversation, and a vector of the configured model for one of its messages
     _said_about_oslo_and_more(api)

@@ -1606,7 +1606,7 @@ class Scores(BaseModel):
     text: Annotated[
         float | None,
         Field(
-            description="BM25 over the best score the query allows (0-1), when the result holds a query term: what text mode ranks by. A message (scope messages): PostgreSQL's ts_rank_cd over 1 + the log of its length, as rank / (rank + 1), 0-1; in text mode, that behind the share of the query's words it holds (coverage - (1 - rank) / words), so a message holding more of them ranks first",
+            description="BM25 over the best score the query allows (0-1), when the result holds a query term: what text mode ranks by. A message (scope messages): PostgreSQL's ts_rank_cd over 1 + the log of its length, as rank / (rank + 1), 0-1; in text mode, that counted as one word more beside the query's words it holds ((coverage * words + rank) / (words + 1)), so a message holding more of them ranks first and one holding all of them scores at least 0.5",
             title="Text",
         ),
     ]

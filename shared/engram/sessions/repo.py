@@ -240,7 +240,7 @@ def search(
     party's messages, with `vector`) and the text leg's best `candidates` (with `text`: any of its
     words, by its score) are pooled, and every pooled message is scored by each leg that ran: its
     cosine similarity (`similarity`), its ts_rank_cd over 1 + log(length), as rank / (rank + 1)
-    (`text_rank`, 0-1; the text leg alone: that behind the share of the query's words it holds,
+    (`text_rank`, 0-1; the text leg alone: that as one word more beside the query's words it holds,
     _words_first), that over the pool's best (`text_relative`, when both legs run) and the share of
     the query's words it holds (`coverage`: messages keep no term statistics, so every word weighs
     alike). Best `fused` first, `limit` of them. One statement."""
@@ -324,13 +324,15 @@ def search(
 
 
 def _words_first(rank: sql.Composable, coverage: sql.Composable, terms: sql.Composable) -> sql.Composable:
-    """A message's text score when the text leg ranks alone (text mode): the share of the query's words
-    it holds, its last word's share weighted by its ts_rank_cd score (`rank`, 0-1: rank / (rank + 1)),
-    i.e. coverage - (1 - rank) / words. A message holding more of the query's distinct words scores
-    above one holding fewer however often it repeats them (ts_rank_cd alone ranks a word said five
-    times above every word said once), and ts_rank_cd orders messages holding as many; 0-1. Hybrid
-    mode needs none of this: coverage is a share of its own there."""
-    return sql.SQL("({coverage} - (1 - {rank}) / nullif(cardinality({terms}), 0))").format(
+    """A message's text score when the text leg ranks alone (text mode): the query's distinct words it
+    holds, and its ts_rank_cd score (`rank`, 0-1: rank / (rank + 1)) as one word more, over the query's
+    words and that one, i.e. (coverage * words + rank) / (words + 1). A message holding more of the
+    query's words scores above one holding fewer however often it repeats them (ts_rank_cd alone ranks
+    a word said five times above every word said once), ts_rank_cd orders messages holding as many, and
+    one holding every word scores at least 1/2 whatever the query's length (as a memory holding every
+    word scores about 1/2 of BM25's best), so one score_threshold serves every query; 0-1. Hybrid mode
+    needs none of this: coverage is a share of its own there."""
+    return sql.SQL("(({coverage} * cardinality({terms}) + {rank}) / (cardinality({terms}) + 1))").format(
         coverage=coverage, rank=rank, terms=terms
     )
 
