@@ -89,6 +89,31 @@ def test_message_search_finds_the_other_spelling(api: Api, stored: str, query: s
         assert results[0]["scores"]["fused"] > 0, mode
 
 
+def test_a_word_whose_accents_fold_into_an_english_stop_word_is_still_found(api: Api) -> None:
+    # Given a memory and a message in French, "thé" (tea) folding into the stop word "the"
+    stored = "Elle boit du thé vert"
+    memory = api.post("/v1/memories", {"content": stored, "container": "accents"})
+    assert memory.status == 201, memory.json
+    session = api.post("/v1/sessions", {"user_id": "alice"})
+    said = api.post(
+        f"/v1/sessions/{session.json['id']}/messages?user_id=alice",
+        {"messages": [{"role": "user", "content": stored}]},
+    )
+    assert said.status == 201, said.json
+
+    # When "thé" is searched in text mode, in memories and in messages
+    memories = api.post("/v1/search", {"query": "thé", "mode": "text", "container": "accents"})
+    messages = api.post(
+        "/v1/search", {"query": "thé", "mode": "text", "scope": "messages", "user_id": "alice"}
+    )
+
+    # Then both find it; while "the", written in ASCII, is still an English stop word
+    assert [r["id"] for r in memories.json["results"]] == [memory.json["id"]]
+    assert [r["content"] for r in messages.json["results"]] == [stored]
+    the = api.post("/v1/search", {"query": "the", "mode": "text", "container": "accents"})
+    assert the.status == 200 and the.json["results"] == []
+
+
 # --- the migration: what was stored before it ------------------------------------------------------
 
 TEXT_TABLES = ("memories", "chunks", "text_postings", "text_stats", "text_stat_deltas")
@@ -226,6 +251,69 @@ def test_what_was_stored_before_0034_is_found_accent_folded_after_it(
         admin.execute("DELETE FROM memories WHERE tenant_id = %s AND content = 'a plain cafe'", (tenants[1],))
         assert _stats(admin) == _recounted(admin)
         # and row-level security is forced again on every table the rebuild lifted it from
+        forced = admin.execute(
+            "SELECT relname, relforcerowsecurity FROM pg_class WHERE relname = ANY(%s) ORDER BY 1",
+            (list(TEXT_TABLES),),
+        ).fetchall()
+        assert forced == sorted((name, True) for name in TEXT_TABLES)
+
+
+def test_what_was_stored_before_0035_keeps_its_accented_stop_words_after_it(
+    owned_database: OwnedDatabase, settings: Settings, tmp_path: Path
+) -> None:
+    # Given a database at 0034, migrated by an owner that is no superuser, where two tenants wrote rows,
+    # one of them "thé", which 0034 folded into the stop word "the" and so dropped
+    before = tmp_path / "migrations"
+    before.mkdir()
+    for path in settings.migrations_dir.glob("*.sql"):
+        if path.name < "0035":
+            (before / path.name).write_bytes(path.read_bytes())
+    migrate(owned_database.owner, before)
+    tenants = [_write_before(owned_database, name) for name in ("first", "second")]
+    with psycopg.connect(owned_database.owner, autocommit=True) as conn:
+        conn.execute("SELECT set_config('engram.tenant_id', %s, false)", (str(tenants[0]),))
+        conn.execute(
+            "INSERT INTO memories (tenant_id, container, content) VALUES (%s, 'default', %s)",
+            (tenants[0], "Du thé, só às vezes"),
+        )
+        conn.execute(
+            "INSERT INTO session_messages (tenant_id, session_id, seq, user_id, role, content) "
+            "SELECT tenant_id, session_id, 2, user_id, role, 'Un thé, merci' FROM session_messages"
+        )
+        assert conn.execute("SELECT engram_query_terms('thé')").fetchone() == ([],)
+
+    # When 0035 runs, by the same owner
+    applied = migrate(owned_database.owner, settings.migrations_dir)
+
+    # Then the accented stop words are terms, and the ASCII ones are still dropped
+    assert applied[0] == "0035"
+    with psycopg.connect(owned_database.owner, autocommit=True) as conn:
+        terms = conn.execute("SELECT engram_query_terms('thé só às the a')").fetchone()
+        assert terms == (["as", "so", "the"],)
+        conn.execute("SELECT set_config('engram.tenant_id', %s, false)", (str(tenants[0]),))
+        held = conn.execute(
+            "SELECT m.content FROM text_postings p JOIN memories m ON m.id = p.doc_id WHERE p.term = 'the'"
+        ).fetchall()
+        assert held == [("Du thé, só às vezes",)]
+        cafe = conn.execute("SELECT count(DISTINCT doc_id) FROM text_postings WHERE term = 'cafe'").fetchone()
+        assert cafe == (3,)  # still accent-folded: two memories and the chunk
+        message = conn.execute(
+            "SELECT count(*) FROM session_messages WHERE fts @@ plainto_tsquery('engram_english', 'cafe')"
+        ).fetchone()
+        assert message == (1,)
+        tea = conn.execute(
+            "SELECT content FROM session_messages WHERE fts @@ plainto_tsquery('engram_english', 'thé')"
+        ).fetchall()
+        assert tea == [("Un thé, merci",)]
+    # and the statistics are those a rebuild from scratch gives, before and after further writes
+    with psycopg.connect(owned_database.admin, autocommit=True) as admin:
+        assert _stats(admin) == _recounted(admin)
+        admin.execute(
+            "INSERT INTO memories (tenant_id, container, content) VALUES (%s, 'default', 'Un thé à Genève')",
+            (tenants[1],),
+        )
+        admin.execute("DELETE FROM memories WHERE tenant_id = %s AND content = 'a plain cafe'", (tenants[0],))
+        assert _stats(admin) == _recounted(admin)
         forced = admin.execute(
             "SELECT relname, relforcerowsecurity FROM pg_class WHERE relname = ANY(%s) ORDER BY 1",
             (list(TEXT_TABLES),),
