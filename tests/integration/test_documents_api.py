@@ -107,6 +107,20 @@ def test_a_gzip_file_is_recorded_as_gzip_until_extract_reads_what_it_holds(api: 
     assert done["content_type"] == "text/csv"
 
 
+def test_a_gzip_file_that_fails_to_decompress_shows_gzip_as_its_type(api: Api) -> None:
+    # Given a gzip file cut short, which fails in the detect step itself, as it decompresses
+    truncated = gzip.compress(files.csv_people())[:-12]
+
+    # When it is ingested
+    doc = ingest(api, {"file_base64": base64.b64encode(truncated).decode(), "filename": "people.csv.gz"})
+
+    # Then it fails in detect, and shows the type of its bytes as stored, known before the failure
+    assert doc["status"] == "failed"
+    assert doc["error"]["code"] == "corrupt", doc["error"]
+    assert doc["error"]["message"].startswith("detect: "), doc["error"]
+    assert doc["content_type"] == "application/gzip"
+
+
 def test_the_same_content_twice_is_one_document(api: Api) -> None:
     first = ingest(api, {"content": NOTES, "container": "ops"})
 

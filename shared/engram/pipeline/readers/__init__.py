@@ -88,12 +88,24 @@ class Identified:
 
 def identify(source: Source, limits: Limits) -> Identified:
     """The bytes to read and their type: sizes checked, a gzip file decompressed (bomb-guarded)."""
-    data, filename = source.data, source.filename
-    if len(data) == 0:
+    return unpack(source, stored_type(source, limits), limits)
+
+
+def stored_type(source: Source, limits: Limits) -> str:
+    """The type of the bytes as stored (application/gzip for a gzip file), their size checked first:
+    known before `unpack` decompresses, which can fail."""
+    if len(source.data) == 0:
         raise EmptyContent("the file is empty (0 bytes)")
-    if refusal := file_too_large(len(data), limits.max_file_bytes):
+    if refusal := file_too_large(len(source.data), limits.max_file_bytes):
         raise TooLarge(refusal)
-    stored = content_type = detect(data, filename, source.declared_type)
+    return detect(source.data, source.filename, source.declared_type)
+
+
+def unpack(source: Source, stored: str, limits: Limits) -> Identified:
+    """The bytes to read and their type, given their `stored_type`: a gzip file decompressed
+    (bomb-guarded)."""
+    data, filename = source.data, source.filename
+    content_type = stored
     if content_type == "application/gzip":
         data = gunzip(data, limits.max_file_bytes)
         if filename and filename.lower().endswith(".gz"):
