@@ -1100,3 +1100,35 @@ def test_an_entity_imported_under_the_id_it_has_is_kept_as_the_file_says_as_one_
     # Then it was the same entity, and stays if the file's was curated; if not, it went with its memory
     assert report.skipped == {"entity": 1}
     assert _curated_by_name(local_db, tenant.tenant_id).get("Zorana Petrovic") is (True if curated else None)
+
+
+@pytest.mark.parametrize("same", ["id", "name and type"])
+def test_the_import_report_counts_the_entities_it_curated_among_those_it_skipped(
+    same: str, api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    # Given an entity extraction made, and a file holding a curated entity that is the same (by id, or by
+    # name and type)
+    api.post("/v1/memories", {"content": "Zorana Petrovic works at Acme.", "extract": "light"})
+    with local_db.admin.transaction() as cur:
+        made = cur.execute(
+            "SELECT id FROM entities WHERE tenant_id = %s AND name = 'Zorana Petrovic' AND NOT curated",
+            (tenant.tenant_id,),
+        ).fetchone()
+    assert made is not None
+    same_id = {"id": str(made["id"])} if same == "id" else {}
+    entity = records.entity(
+        "Zorana Petrovic", entity_type="unknown", normalized_name="zorana petrovic", curated=True, **same_id
+    )
+    body = "\n".join([json.dumps(records.header()), json.dumps(entity)]).encode()
+
+    # When it is imported over the API, and then again (found by QA: the report said only "skipped",
+    # though the first import changed the entity)
+    first = api.post("/v1/import", raw=body)
+    again = api.post("/v1/import", raw=body)
+
+    # Then the first report says the entity was curated (and, not inserted, it is still counted as
+    # skipped: inserted and skipped count the file's records); the second changes nothing and says so
+    assert first.status == 200, first.json
+    assert first.json["skipped"] == {"entity": 1} and first.json["entities_curated"] == 1
+    assert again.json["skipped"] == {"entity": 1} and again.json["entities_curated"] == 0
+    assert _curated_by_name(local_db, tenant.tenant_id)["Zorana Petrovic"] is True

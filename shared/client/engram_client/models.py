@@ -725,6 +725,13 @@ class ImportReport(BaseModel):
             title="Skipped",
         ),
     ]
+    entities_curated: Annotated[
+        int | None,
+        Field(
+            description="entities the tenant already held (the same id, or the same name and type), counted under skipped, that are curated from now on because the file's were: kept without references",
+            title="Entities Curated",
+        ),
+    ] = 0
     new_ids: Annotated[
         bool | None,
         Field(

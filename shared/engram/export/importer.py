@@ -4,7 +4,8 @@ other row through its own area's repository, all in one unit of work (all or not
 A record whose key is already in the tenant is skipped, so importing twice changes nothing. An id that
 belongs to another tenant is refused, unless `new_ids` gives every row a new id (engram.export.ids): a
 clone into another tenant, or into the same database. An entity whose id, or name and type, the tenant
-already has joins that entity, which is curated from then on if the file's was. The import records no change
+already has joins that entity, which is curated from then on if the file's was (the report counts it
+under skipped, as every record not inserted, and under entities_curated). The import records no change
 event and queues no summary: it restores rows, it does not change them."""
 
 from __future__ import annotations
@@ -88,7 +89,11 @@ class ImportService:
             if progress is not None:
                 progress(record.record)
         return ImportReport(
-            tenant=tenant_name, inserted=dict(run.inserted), skipped=dict(run.skipped), new_ids=new_ids
+            tenant=tenant_name,
+            inserted=dict(run.inserted),
+            skipped=dict(run.skipped),
+            entities_curated=run.curated,
+            new_ids=new_ids,
         )
 
 
@@ -99,6 +104,7 @@ class _Import:
         self.uow, self.writer, self.blobs, self.prefix, self.ids = uow, writer, blobs, prefix, ids
         self.inserted: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
+        self.curated = 0  # entities the tenant held, curated from now on because the file's were
         self.sessions: set[UUID] = set()  # old ids of the sessions of this file
         cur = uow.cur
         tenant = uow.tenant_id
@@ -167,8 +173,8 @@ class _Import:
     def _curated_if_the_files_was(self, entity_id: UUID, row: dict[str, Any]) -> None:
         """The tenant's entity that stands for the file's (the same id, or the same name and type) is
         curated from then on if the file's was; one the file says extraction made stays as it is."""
-        if row["curated"]:
-            graph.mark_curated(self.uow.cur, self.uow.tenant_id, entity_id)
+        if row["curated"] and graph.mark_curated(self.uow.cur, self.uow.tenant_id, entity_id):
+            self.curated += 1
 
     def _custom_id_free(self, row: dict[str, Any]) -> None:
         """A custom_id names one document of the tenant: the one this row restores, or none yet."""

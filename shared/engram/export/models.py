@@ -406,6 +406,11 @@ class ImportReport(LazyModel):
     tenant: str
     inserted: dict[str, int]
     skipped: dict[str, int] = Field(description="records whose id was already there (import is idempotent)")
+    entities_curated: int = Field(
+        default=0,
+        description="entities the tenant already held (the same id, or the same name and type), counted "
+        "under skipped, that are curated from now on because the file's were: kept without references",
+    )
     new_ids: bool = Field(default=False, description="ids were replaced (by the same new ones each time)")
 
 

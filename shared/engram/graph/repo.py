@@ -75,12 +75,14 @@ def insert_entity(
     return row, created
 
 
-def mark_curated(cur: TenantTx, tenant_id: UUID, entity_id: UUID) -> None:
-    """The entity was asked for through the API: it stays when nothing refers to it any more."""
+def mark_curated(cur: TenantTx, tenant_id: UUID, entity_id: UUID) -> bool:
+    """The entity was asked for through the API: it stays when nothing refers to it any more. False
+    when it already was curated."""
     cur.execute(
         "UPDATE entities SET curated = true WHERE tenant_id = %s AND id = %s AND NOT curated",
         (tenant_id, entity_id),
     )
+    return cur.rowcount == 1
 
 
 def add_keys(
