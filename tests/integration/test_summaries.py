@@ -172,3 +172,23 @@ def test_the_extractive_summary_keeps_only_system_messages_when_there_is_nothing
         None, [{"seq": 1, "role": "system", "content": "You are a travel agent."}]
     )
     assert summary.content == "#1 system: You are a travel agent." and summary.through_seq == 1
+
+
+def test_the_extractive_summary_splits_before_a_sentence_that_starts_with_a_capital_outside_ascii() -> None:
+    # Given messages whose second sentence starts with a capital outside ASCII (found by QA: only [A-Z]
+    # started a sentence, so "Il pleut. Élodie arrive demain." was one)
+    messages = [
+        {"seq": 1, "role": "user", "content": "Il pleut. Élodie arrive demain."},
+        {"seq": 2, "role": "assistant", "content": "Bien noté. Øystein part lundi."},
+    ]
+
+    # When they are summarised offline
+    summary = ExtractiveSummarizer().summarize(None, messages)
+
+    # Then each sentence is a line of its own, as it would be after an ASCII capital
+    assert set(summary.content.splitlines()) == {
+        "#1 user: Il pleut.",
+        "#1 user: Élodie arrive demain.",
+        "#2 assistant: Bien noté.",
+        "#2 assistant: Øystein part lundi.",
+    }

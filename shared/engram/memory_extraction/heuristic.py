@@ -16,6 +16,7 @@ import itertools
 import re
 
 from engram.graph.names import normalize_name
+from engram.letters import CAPITAL
 from engram.memories.models import MemoryType
 from engram.memory_extraction.base import ExtractionContext
 from engram.memory_extraction.schema import (
@@ -34,14 +35,11 @@ _LINE_END = re.compile(r"[.!?…]['\")\]]*$")
 # "is", "has", "prefers", "lives": a third-person present verb (not "-ss": "address", "boss").
 _VERB_AFTER_NAME = re.compile(r"\s+(?:[a-z]*[a-rt-z]s|will|can|does|did|had)\b")
 _CHUNK = re.compile(r'<chunk n="(\d+)">\n?(.*?)\n?</chunk>', re.DOTALL)
-# A capital letter of any alphabet below U+2000 (Latin, Greek, Cyrillic, ...): "Élodie" and "Øystein" start
-# names and sentences as "Elodie" does. Python's re has no class for it.
-_CAPITAL = "A-Z" + "".join(c for c in map(chr, range(0x80, 0x2000)) if c.isupper() or c.istitle())
-_BOUNDARY = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[{_CAPITAL}0-9])")
+_BOUNDARY = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[{CAPITAL}0-9])")
 _ABBREVIATIONS = frozenset(
     "dr mr mrs ms mx prof st jr sr vs no fig e.g i.e dept gen gov lt col capt".split()  # noqa: SIM905
 )
-_WORD = rf"(?:(?:Dr|Mrs?|Ms|Mx|Prof|Capt)\.|[{_CAPITAL}][\w'\u2019&.-]*[\w&]|[{_CAPITAL}])"
+_WORD = rf"(?:(?:Dr|Mrs?|Ms|Mx|Prof|Capt)\.|[{CAPITAL}][\w'\u2019&.-]*[\w&]|[{CAPITAL}])"
 _CONNECTOR = r"(?:of|de|da|di|du|del|der|den|van|von|la|le|&)"
 _NAME = re.compile(rf"{_WORD}(?:\.?\s+(?:{_CONNECTOR}\s+)?{_WORD})*")
 # Capitalised words that are rarely names on their own.

@@ -22,6 +22,7 @@ from uuid import UUID
 
 from engram.db.database import EVERYONE, Database
 from engram.errors import ProviderError, TransientError
+from engram.letters import CAPITAL
 from engram.observability import logger
 from engram.providers.llm import LLM, Message
 from engram.sessions import repo, summary_repo
@@ -34,7 +35,7 @@ EXTRACTIVE_MAX_SENTENCE_CHARS = 300
 LLM_MAX_SUMMARY_TOKENS = 600
 
 _LINE = re.compile(r"^#(\d+) (user|assistant|system|tool): (.+)$")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_SENTENCE = re.compile(rf"(?<=[.!?])\s+(?=[{CAPITAL}0-9\"'(])")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _STOP_WORDS = """a an and are as at be but by for from had has have i i'm in is it its me my of on or our so
 that the their them then there these they this to was we were what when where which who will with you your
