@@ -84,17 +84,17 @@ class ExtractiveSummarizer:
             text = previous or f"#{last} {messages[-1]['role']}: {_clip(messages[-1]['content'])}"
             return Summary(text, "extractive", None, last)
         frequency = Counter(w for c in candidates for w in set(_content_words(c.text)))
-        ranked = sorted(candidates, key=lambda c: (-_score(c, frequency), c.seq))
-        chosen: list[_Candidate] = []
+        ranked = sorted(enumerate(candidates), key=lambda ic: (-_score(ic[1], frequency), ic[1].seq))
+        chosen: list[tuple[int, _Candidate]] = []
         used = 0
-        for candidate in ranked:
+        for position, candidate in ranked:
             line = _format(candidate)
             if used + len(line) + 1 > EXTRACTIVE_MAX_CHARS:
                 continue
-            chosen.append(candidate)
+            chosen.append((position, candidate))
             used += len(line) + 1
-        chosen.sort(key=lambda c: c.seq)
-        content = "\n".join(_format(c) for c in chosen)
+        chosen.sort(key=lambda ic: (ic[1].seq, ic[0]))  # a message's sentences in the order it says them
+        content = "\n".join(_format(c) for _, c in chosen)
         return Summary(content, "extractive", None, messages[-1]["seq"])
 
 
