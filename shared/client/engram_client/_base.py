@@ -481,7 +481,7 @@ class Attempts:
         """The delay before the next attempt, or None to take this answer."""
         status = response.status_code
         retry_after = response.headers.get("Retry-After")
-        if status == 429 and error_code(response) == QUOTA_EXCEEDED:
+        if status == 429 and error_from_response(response).code == QUOTA_EXCEEDED:
             return None  # the key's daily quota: it is not back within any backoff
         if status == 429 or refused_unhandled(response):
             return self._again(retry_after)  # refused before anything was done
@@ -520,19 +520,8 @@ def refused_unhandled(response: httpx.Response) -> bool:
     return (
         response.status_code == 503
         and "Retry-After" in response.headers
-        and error_code(response) == NOT_HANDLED
+        and error_from_response(response).code == NOT_HANDLED
     )
-
-
-def error_code(response: httpx.Response) -> str | None:
-    """An error answer's `error.code`, if its body has one."""
-    try:
-        body = response.json()
-    except ValueError:
-        return None
-    error = body.get("error") if isinstance(body, dict) else None
-    code = error.get("code") if isinstance(error, dict) else None
-    return code if isinstance(code, str) else None
 
 
 def document_finished(document: Any, deadline: float, timeout: float) -> bool:
