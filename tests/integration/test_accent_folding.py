@@ -204,17 +204,45 @@ def _recounted(conn: psycopg.Connection[Any]) -> dict[tuple[UUID, str, str], tup
     return counted
 
 
+def _migrate_before(database: OwnedDatabase, settings: Settings, tmp_path: Path, version: str) -> None:
+    """The database migrated by its owner up to, not including, migration `version`."""
+    before = tmp_path / "migrations"
+    before.mkdir()
+    for path in settings.migrations_dir.glob("*.sql"):
+        if path.name < version:
+            (before / path.name).write_bytes(path.read_bytes())
+    migrate(database.owner, before)
+
+
+def _assert_statistics_exact_and_rls_forced(
+    database: OwnedDatabase, *, write_to: UUID, delete_from: UUID, written: str
+) -> None:
+    """text_stats with its deltas equal a recount from scratch, and still do after a memory `written` to
+    one tenant and 'a plain cafe' deleted from another; FORCE is back on every table a rebuild lifts it
+    from."""
+    with psycopg.connect(database.admin, autocommit=True) as admin:
+        assert _stats(admin) == _recounted(admin)
+        admin.execute(
+            "INSERT INTO memories (tenant_id, container, content) VALUES (%s, 'default', %s)",
+            (write_to, written),
+        )
+        admin.execute(
+            "DELETE FROM memories WHERE tenant_id = %s AND content = 'a plain cafe'", (delete_from,)
+        )
+        assert _stats(admin) == _recounted(admin)
+        forced = admin.execute(
+            "SELECT relname, relforcerowsecurity FROM pg_class WHERE relname = ANY(%s) ORDER BY 1",
+            (list(TEXT_TABLES),),
+        ).fetchall()
+        assert forced == sorted((name, True) for name in TEXT_TABLES)
+
+
 def test_what_was_stored_before_0034_is_found_accent_folded_after_it(
     owned_database: OwnedDatabase, settings: Settings, tmp_path: Path
 ) -> None:
     # Given a database at 0033, migrated by an owner that is no superuser, where two tenants wrote
     # memories, a document's chunk and a message, some accented
-    before = tmp_path / "migrations"
-    before.mkdir()
-    for path in settings.migrations_dir.glob("*.sql"):
-        if path.name < "0034":
-            (before / path.name).write_bytes(path.read_bytes())
-    migrate(owned_database.owner, before)
+    _migrate_before(owned_database, settings, tmp_path, "0034")
     tenants = [_write_before(owned_database, name) for name in ("first", "second")]
     with psycopg.connect(owned_database.owner, autocommit=True) as conn:
         assert conn.execute("SELECT engram_query_terms('café')").fetchone() == (["café"],)
@@ -241,21 +269,10 @@ def test_what_was_stored_before_0034_is_found_accent_folded_after_it(
             ).fetchone()
             assert message == (1,)
     # and the statistics are those a rebuild from scratch gives, the same as the triggers keep: writes
-    # after the migration go on from them exactly
-    with psycopg.connect(owned_database.admin, autocommit=True) as admin:
-        assert _stats(admin) == _recounted(admin)
-        admin.execute(
-            "INSERT INTO memories (tenant_id, container, content) VALUES (%s, 'default', 'Café au lait')",
-            (tenants[0],),
-        )
-        admin.execute("DELETE FROM memories WHERE tenant_id = %s AND content = 'a plain cafe'", (tenants[1],))
-        assert _stats(admin) == _recounted(admin)
-        # and row-level security is forced again on every table the rebuild lifted it from
-        forced = admin.execute(
-            "SELECT relname, relforcerowsecurity FROM pg_class WHERE relname = ANY(%s) ORDER BY 1",
-            (list(TEXT_TABLES),),
-        ).fetchall()
-        assert forced == sorted((name, True) for name in TEXT_TABLES)
+    # after the migration go on from them exactly; and row-level security is forced again
+    _assert_statistics_exact_and_rls_forced(
+        owned_database, write_to=tenants[0], delete_from=tenants[1], written="Café au lait"
+    )
 
 
 def test_what_was_stored_before_0035_keeps_its_accented_stop_words_after_it(
@@ -263,12 +280,7 @@ def test_what_was_stored_before_0035_keeps_its_accented_stop_words_after_it(
 ) -> None:
     # Given a database at 0034, migrated by an owner that is no superuser, where two tenants wrote rows,
     # one of them "thé", which 0034 folded into the stop word "the" and so dropped
-    before = tmp_path / "migrations"
-    before.mkdir()
-    for path in settings.migrations_dir.glob("*.sql"):
-        if path.name < "0035":
-            (before / path.name).write_bytes(path.read_bytes())
-    migrate(owned_database.owner, before)
+    _migrate_before(owned_database, settings, tmp_path, "0035")
     tenants = [_write_before(owned_database, name) for name in ("first", "second")]
     with psycopg.connect(owned_database.owner, autocommit=True) as conn:
         conn.execute("SELECT set_config('engram.tenant_id', %s, false)", (str(tenants[0]),))
@@ -305,17 +317,8 @@ def test_what_was_stored_before_0035_keeps_its_accented_stop_words_after_it(
             "SELECT content FROM session_messages WHERE fts @@ plainto_tsquery('engram_english', 'thé')"
         ).fetchall()
         assert tea == [("Un thé, merci",)]
-    # and the statistics are those a rebuild from scratch gives, before and after further writes
-    with psycopg.connect(owned_database.admin, autocommit=True) as admin:
-        assert _stats(admin) == _recounted(admin)
-        admin.execute(
-            "INSERT INTO memories (tenant_id, container, content) VALUES (%s, 'default', 'Un thé à Genève')",
-            (tenants[1],),
-        )
-        admin.execute("DELETE FROM memories WHERE tenant_id = %s AND content = 'a plain cafe'", (tenants[0],))
-        assert _stats(admin) == _recounted(admin)
-        forced = admin.execute(
-            "SELECT relname, relforcerowsecurity FROM pg_class WHERE relname = ANY(%s) ORDER BY 1",
-            (list(TEXT_TABLES),),
-        ).fetchall()
-        assert forced == sorted((name, True) for name in TEXT_TABLES)
+    # and the statistics are those a rebuild from scratch gives, before and after further writes; and
+    # row-level security is forced again
+    _assert_statistics_exact_and_rls_forced(
+        owned_database, write_to=tenants[1], delete_from=tenants[0], written="Un thé à Genève"
+    )
