@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from infra.gate.clients import scan_function, scan_functions
+from tests.infra.code_trees import write_code_tree
 
 PACKAGE = {
     "__init__.py": "",
@@ -60,20 +61,12 @@ def run():
 
 @pytest.fixture
 def fake(tmp_path: Path) -> tuple[Path, Path]:
-    package = tmp_path / "engram"
-    for name, text in PACKAGE.items():
-        (package / name).parent.mkdir(parents=True, exist_ok=True)
-        (package / name).write_text(text)
-    functions = tmp_path / "functions"
     handlers = {
         "files": "from engram import deps\n\ndef handler(event, context):\n    return deps.blobs()\n",
         "reexport": "from engram.api import run\n\ndef handler(event, context):\n    return run()\n",
         "plain": "import engram.text\n\ndef handler(event, context):\n    return None\n",
     }
-    for name, text in handlers.items():
-        (functions / name).mkdir(parents=True)
-        (functions / name / "handler.py").write_text(text)
-    return functions, package
+    return write_code_tree(tmp_path, PACKAGE, handlers)
 
 
 def test_a_factory_called_with_a_literal_service_is_found_through_deps(fake: tuple[Path, Path]) -> None:

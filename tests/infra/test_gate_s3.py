@@ -14,6 +14,7 @@ from infra.gate import checks
 from infra.gate.clients import ClientSite, FunctionCode, OperationSite, scan_function, scan_functions
 from infra.s3_access import S3_ACCESS, granted_actions, operation_actions
 from tests.infra import fragments as f
+from tests.infra.code_trees import write_code_tree
 
 PACKAGE = {
     "__init__.py": "",
@@ -60,19 +61,11 @@ def _call(method, **kwargs):
 
 @pytest.fixture
 def fake(tmp_path: Path) -> tuple[Path, Path]:
-    package = tmp_path / "engram"
-    package.mkdir()
-    for name, text in PACKAGE.items():
-        (package / name).write_text(text)
-    functions = tmp_path / "functions"
     handlers = {
         "files": "from engram import deps\n\ndef handler(event, context):\n    return deps.blobs()\n",
         "plain": "from engram import deps\n\ndef handler(event, context):\n    return deps.words()\n",
     }
-    for name, text in handlers.items():
-        (functions / name).mkdir(parents=True)
-        (functions / name / "handler.py").write_text(text)
-    return functions, package
+    return write_code_tree(tmp_path, PACKAGE, handlers)
 
 
 # --- the scan ---------------------------------------------------------------------------------------
