@@ -33,10 +33,6 @@ DEFAULT_MODELS: dict[str, tuple[str, int]] = {
 }
 LOCAL_MAX_CHUNKS = 1_500  # about 4 MB of prose
 REMOTE_MAX_CHUNKS = 40_000  # about 80 MB of prose; ENGRAM_MAX_EXTRACTED_CHARS (20 M) comes first
-# The HNSW walk's candidate list (hnsw.ef_search). `make bench`, 100K memories per tenant, unfiltered
-# recall@10 against an exact scan: 0.944 at 100, 0.954 at 120, 0.964 at 160 and 200. 160 against 100: hybrid
-# p95 +0.4-1.0 ms at 10K, within the run-to-run noise at 100K.
-HNSW_EF_SEARCH = 160
 
 # Defaults only; set ENGRAM_LLM_MODEL to the model you mean to pay for (for bedrock, the model or
 # inference-profile id your account has access to in its region).
@@ -166,7 +162,9 @@ class Settings(BaseModel):
 
     # Search.
     exact_scan_threshold: int = Field(default=2_000, ge=0)
-    hnsw_ef_search: int = Field(default=HNSW_EF_SEARCH, ge=10, le=1000)
+    # The HNSW walk's candidate list (hnsw.ef_search); unset: sized to the index walked, from 64 for an
+    # index of up to 12K vectors to 160 above 60K (engram.memories.search.planner.walk_ef).
+    hnsw_ef_search: int | None = Field(default=None, ge=10, le=1000)
     hnsw_max_scan_tuples: int = Field(default=40_000, ge=1000)
     # A tenant with this many vectors of the model gets its own HNSW index (engram.db.tenant_indexes);
     # 0: never.

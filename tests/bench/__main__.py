@@ -20,6 +20,7 @@ from tests.bench import (
     extract_types,
     graph,
     harness,
+    hnsw,
     latency,
     loader,
     pipeline,
@@ -45,8 +46,9 @@ SECTIONS = (
     "graph",
     "context",
 )
-# On request only: reruns the choice of search's settings on SciFact's train split (minutes).
-ON_REQUEST = ("tuning",)
+# On request only: rerun the choice of search's settings on SciFact's train split (minutes each): the
+# fusion's (tuning), the HNSW walk's candidate list by index size (hnsw).
+ON_REQUEST = ("tuning", "hnsw")
 # pdf_pages: the PDF has 100 pages, in both profiles (about a minute, mostly embedding).
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": {
@@ -243,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             result.extend(_scifact(corpus, bench_dir, embedder, handlers, args.sections))
     if "dev" in args.sections:
         result.extend(_dev(bench_dir, embedder, handlers, args.dev_split))
+    if "hnsw" in args.sections:
+        result.extend(hnsw.ef_recall(bench_dir, args.scifact_dir, embedder, log))
 
     result.meta["seconds"] = round(time.perf_counter() - started, 1)
     result.meta["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from dataclasses import replace
 
 import psycopg
 
@@ -23,7 +24,7 @@ from engram.memories.models import SearchFilters
 from engram.memories.new_memory import Embedding, NewMemory
 from engram.memories.predicates import ContainerScope
 from engram.memories.search.plan import SearchPlan, VectorQuery
-from engram.memories.search.planner import SearchPlanner, exact_scan_cap
+from engram.memories.search.planner import SearchPlanner, exact_scan_cap, walk_ef
 from engram.memories.search.repo import MEMORIES
 from engram.tenants.service import IssuedKey
 from tests.integration.test_tenant_indexes import DIMS, MODEL, search_plan
@@ -68,7 +69,14 @@ def _valid(local_db: LocalDatabase, name: str) -> bool:
 
 def _exact_cap(local_db: LocalDatabase, tenant: IssuedKey, container: ContainerScope) -> int | None:
     """The population above which the planner walks an index, for a search of `container`."""
-    planner = SearchPlanner(local_db.app, exact_scan_threshold=1, ef_search=40, max_scan_tuples=20_000)
+    return _planned(local_db, tenant, container, ef_search=40).exact_cap
+
+
+def _planned(
+    local_db: LocalDatabase, tenant: IssuedKey, container: ContainerScope | None, ef_search: int | None
+) -> SearchPlan:
+    """The planner's plan for a vector search of `container`."""
+    planner = SearchPlanner(local_db.app, exact_scan_threshold=1, ef_search=ef_search, max_scan_tuples=20_000)
     plan = SearchPlan(
         tenant_id=tenant.tenant_id,
         text=None,
@@ -78,7 +86,7 @@ def _exact_cap(local_db: LocalDatabase, tenant: IssuedKey, container: ContainerS
         candidates=40,
         limit=10,
     )
-    return planner.for_corpus(MEMORIES, plan).exact_cap
+    return planner.for_corpus(MEMORIES, plan)
 
 
 def test_a_large_containers_searches_use_an_index_of_its_own(
@@ -120,6 +128,28 @@ def test_a_large_containers_searches_use_an_index_of_its_own(
         )
     }
     assert list(caps.values()) == [exact_scan_cap(1, rows, 40, 20_000) for rows in (30, 192, 192, 24)]
+
+
+def test_the_walks_candidate_list_follows_the_index_walked(
+    local_db: LocalDatabase, tenant: IssuedKey
+) -> None:
+    _store(local_db, tenant, 130, "inbox", seed=8)
+    _store(local_db, tenant, 30, "notes", seed=9)
+    _ensure(local_db)
+    planner = SearchPlanner(local_db.app, exact_scan_threshold=1, ef_search=None, max_scan_tuples=20_000)
+
+    sized = [
+        _planned(local_db, tenant, scope, ef_search=None) for scope in (None, ContainerScope("notes", False))
+    ]
+    pinned = _planned(local_db, tenant, None, ef_search=300)
+
+    # The tenant's index (160 rows) and the container's (30) are small: the shortest list, 64.
+    assert [plan.ef_search for plan in sized] == [walk_ef(160, 40), walk_ef(30, 40)] == [64, 64]
+    assert planner.scan_settings(sized)["hnsw.ef_search"] == "64"  # type: ignore[index]
+    assert pinned.ef_search == 300
+    assert planner.scan_settings([*sized, pinned])["hnsw.ef_search"] == "300"  # type: ignore[index]
+    # A search without a vector walks nothing: no scan settings for its statement.
+    assert planner.scan_settings([replace(sized[0], vector=None, ef_search=None)]) is None
 
 
 def test_a_container_index_goes_when_its_container_no_longer_qualifies(

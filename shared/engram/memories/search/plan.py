@@ -63,6 +63,9 @@ class SearchPlan:
     # counts the population (up to this + 1) and walks the HNSW index above it. None: always exact
     # (`vector.exact` then says which one runs).
     exact_cap: int | None = None
+    # With a vector leg that may walk an HNSW index: the walk's candidate list (hnsw.ef_search), sized by
+    # the planner to the index walked (planner.walk_ef). None: the leg scans exactly.
+    ef_search: int | None = None
     # Without a vector, under a filter the corpus lists the rows of (repo.Corpus.scope_ids): the most
     # rows the text leg ranks its matches among (text.leg_within); the statement lists the scope up to
     # this + 1 and returns its size (`population`), and checks the best matches one by one above it.

@@ -44,6 +44,25 @@ _HAS_ROWS: set[tuple[int, str, UUID]] = set()
 # a 1 % filter at 100K no longer checks ~4,000 rows (text mode p95 ~30 ms, 7 ms now); above it, the
 # first search of a scope lists this many rows once (~3 ms) and its count is kept like the vector leg's.
 TEXT_SCOPE_CAP = 3000
+# hnsw.ef_search by the rows of the index a search walks (walk_ef): the smallest candidate list that found
+# 99 % of the true top 10 on real vectors, with a margin. `make bench BENCH_ARGS="--only hnsw"`: the local
+# model's vectors of SciFact's corpus sentences, an index of a sample of each size, SciFact train's claims
+# as queries, 40 candidates ranked exactly as search ranks them. Recall@10 at 40 / 64 / 100 / 160: 0.986 /
+# 0.994 / 0.997 / 0.999 at 5K vectors, 0.982 / 0.990 / 0.996 / 0.998 at 10K, 0.979 / 0.991 / 0.995 / 0.998
+# at 20K, 0.973 / 0.986 / 0.993 / 0.997 at 47K. A larger index keeps LARGE_INDEX_EF_SEARCH (make bench's
+# synthetic 100K memories per tenant: 0.944 at 100, 0.964 at 160 and 200). A shorter list is a shorter
+# walk: 160 -> 64 took the vector leg at 10K from ~1.3 to ~0.5 ms (EXPLAIN ANALYZE, make bench's data).
+WALK_EF_SEARCH = ((12_000, 64), (60_000, 100))
+LARGE_INDEX_EF_SEARCH = 160
+
+
+def walk_ef(index_rows: float, candidates: int, configured: int | None = None) -> int:
+    """hnsw.ef_search for a walk of an index of `index_rows` entries: `configured` when set (the operator's
+    ENGRAM_HNSW_EF_SEARCH), else sized to the index (WALK_EF_SEARCH); never below the candidates wanted,
+    which a walk cannot return more of than its list holds."""
+    if configured is None:
+        configured = next((ef for most, ef in WALK_EF_SEARCH if index_rows <= most), LARGE_INDEX_EF_SEARCH)
+    return max(configured, candidates)
 
 
 def exact_scan_cap(threshold: int, index_rows: float | None, candidates: int, max_scan_tuples: int) -> int:
@@ -69,14 +88,15 @@ def exact_scan_cap(threshold: int, index_rows: float | None, candidates: int, ma
 
 class SearchPlanner:
     """Sets, per corpus (memories, chunks), the population above which the vector leg walks the HNSW
-    index. `db` answers the index-size lookups (cached per process)."""
+    index, and the walk's candidate list (walk_ef; `ef_search` None: sized to the index). `db` answers
+    the index-size lookups (cached per process)."""
 
     def __init__(
         self,
         db: Database,
         *,
         exact_scan_threshold: int,
-        ef_search: int,
+        ef_search: int | None,
         max_scan_tuples: int,
     ) -> None:
         # No defaults here: MemorySearch, its one maker, passes its own (engram.settings' in the app).
@@ -96,10 +116,11 @@ class SearchPlanner:
         if indexed is None:
             return replace(plan, vector=replace(plan.vector, exact=True), exact_cap=None)
         cap = exact_scan_cap(self.exact_scan_threshold, indexed, plan.candidates, self.max_scan_tuples)
+        ef = walk_ef(indexed, plan.candidates, self.ef_search)
         exact = None if party is None else self._known_exact(corpus, plan, party, cap)
         if exact is not None:
-            return replace(plan, vector=replace(plan.vector, exact=exact), exact_cap=None)
-        return replace(plan, exact_cap=cap)
+            return replace(plan, vector=replace(plan.vector, exact=exact), exact_cap=None, ef_search=ef)
+        return replace(plan, exact_cap=cap, ef_search=ef)
 
     def _text_scope(self, corpus: Corpus, plan: SearchPlan, party: Party | None) -> SearchPlan:
         """A plan without a vector: its text leg lists its scope's rows up to TEXT_SCOPE_CAP + 1 and
@@ -164,9 +185,12 @@ class SearchPlanner:
             _HAS_ROWS.clear()
         _HAS_ROWS.add((id(self.db), table, tenant_id))
 
-    def scan_settings(self, plan: SearchPlan) -> dict[str, str]:
-        """The HNSW scan's settings for this plan (transaction-local; read only by an index walk)."""
-        return repo.scan_settings(max(self.ef_search, plan.candidates), self.max_scan_tuples)
+    def scan_settings(self, plans: Iterable[SearchPlan]) -> dict[str, str] | None:
+        """The HNSW scan's settings for the statements of these plans, run in one transaction (the
+        settings are transaction-local, and read only by an index walk): the longest candidate list any
+        of their walks asks for. None when none of them can walk an index."""
+        lists = [plan.ef_search for plan in plans if plan.ef_search is not None]
+        return repo.scan_settings(max(lists), self.max_scan_tuples) if lists else None
 
     def _index_rows(self, corpus: Corpus, plan: SearchPlan) -> float | None:
         """Rows of the index this search walks: its container scope's own ('a' or 'a.*'), when it has

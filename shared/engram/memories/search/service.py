@@ -22,7 +22,6 @@ from engram.memories.search.understanding import Understanding, event_period, un
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions, unknown_model
 from engram.providers.tenant_models import TenantEmbedders, embedder_for
-from engram.settings import HNSW_EF_SEARCH
 
 
 class MemorySearch:
@@ -35,7 +34,7 @@ class MemorySearch:
         embedder: Embedder,
         *,
         exact_scan_threshold: int = 2_000,
-        ef_search: int = HNSW_EF_SEARCH,
+        ef_search: int | None = None,
         max_scan_tuples: int = 40_000,
         chunks: Corpus | None = None,
     ) -> None:
@@ -160,8 +159,7 @@ class MemorySearch:
         probes = [c.any_rows(tenant_id) for c in probed if c.any_rows is not None]
         if graph_probe:
             probes.append(repo.any_entities(tenant_id))
-        settings = self.planner.scan_settings(plan) if plan.vector is not None else None
-        found = self.db.run(tenant_id, party, statements + probes, settings)
+        found = self.db.run(tenant_id, party, statements + probes, self.planner.scan_settings(plans))
         answers = [bool(a[0]["any"]) for a in found[len(searched) :]]
         late = [c for c, has in zip(probed, answers, strict=False) if has]
         for corpus in late:
