@@ -3,6 +3,7 @@ malformed requests, a step over its time limit, a killed server, a large documen
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -109,16 +110,27 @@ def test_malformed_framing_and_headers_are_refused(server: LocalServer, tenant: 
     post = f"POST /v1/memories HTTP/1.1\nHost: x\nx-api-key: {key}\nContent-Type: application/json\n"
     body = b'{"content": "smuggled"}'
 
+    def refused(head: str, sent: bytes = b"") -> tuple[int, str]:
+        """The status and error code of the answer, which is JSON in the API's error shape."""
+        status, headers, answer = raw_exchange(server.port, request(head, sent), timeout=2)
+        assert headers.get("content-type") == "application/json", (head, headers, answer)
+        return status, json.loads(answer)["error"]["code"]
+
     # Content-Length: -1 (a body past the limit used to follow it)
-    assert raw_exchange(server.port, request(post + "Content-Length: -1\n\n", body))[0] == 400
+    assert refused(post + "Content-Length: -1\n\n", body) == (400, "bad_request")
     # two Content-Lengths that disagree
     twice = post + f"Content-Length: {len(body)}\nContent-Length: 3\n\n"
-    assert raw_exchange(server.port, request(twice, body))[0] == 400
+    assert refused(twice, body) == (400, "bad_request")
     # a bare CR inside a header value (it used to start a new header)
     injected = post + f"X-Note: a\rx-api-key: other\nContent-Length: {len(body)}\n\n"
-    assert raw_exchange(server.port, request(injected, body))[0] == 400
-    # more than API Gateway's 10 KB of request line and headers
-    assert raw_exchange(server.port, request(post + f"X-Big: {'a' * 12_000}\n\n"))[0] == 431
+    assert refused(injected, body) == (400, "bad_request")
+    # a transfer coding other than chunked: the client's error, not 501 Not Implemented
+    chunked_body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    for coding in ("gzip, chunked", "chunked, identity", "xchunked"):
+        assert refused(post + f"Transfer-Encoding: {coding}\n\n", chunked_body) == (400, "bad_request")
+    # more than API Gateway's 10 KB of request line and headers (ours), or than h11 reads (16 KB)
+    assert refused(post + f"X-Big: {'a' * 12_000}\n\n") == (431, "headers_too_large")
+    assert refused(post + f"X-Big: {'a' * 20_000}\n\n") == (431, "headers_too_large")
     # a chunked body past the limit: refused on the bytes received, whatever the headers say
     chunk = b"x" * (1024 * 1024)
     chunked = b"".join(

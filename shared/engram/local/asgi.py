@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from engram.limits import MAX_REQUEST_BYTES, MAX_STREAMED_REQUEST_BYTES, STREAMED_TOO_LARGE_MESSAGE
+from engram.local import unparsable
 from engram.local.channel import HttpCall
 from engram.local.gateway import OPENAPI_PATH, HttpResponse, Matched, error, match_route, too_large
 from engram.observability import logger
@@ -311,8 +312,11 @@ def server_config(bind: str, *, keep_alive_timeout: float = 5.0, read_timeout: i
       client that stops reading a streamed body is given up after `SEND_TIMEOUT_SECONDS`.
     - Header names keep their case (API Gateway passes them as sent); 16 KB of request line and
       headers at most.
+    - A request h11 cannot read is answered in the API's error shape, a 4xx (engram.local.unparsable).
     """
     from hypercorn.config import Config
+
+    unparsable.install()
 
     config = Config()
     config.bind = [bind]
