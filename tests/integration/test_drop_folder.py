@@ -3,6 +3,8 @@ failed; good ones are searchable; the same content dropped again adds nothing.""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from engram import deps
@@ -146,3 +148,58 @@ def test_a_file_over_the_limit_is_failed_without_being_read(
         "code": "too_large",
         "message": "the file is 2048 bytes; the limit is 1024 bytes (ENGRAM_MAX_FILE_BYTES)",
     }
+
+
+def test_a_restart_takes_only_the_files_added_or_changed_meanwhile(
+    tmp_path: Path, tenant: IssuedKey, api: Api
+) -> None:
+    root, state = tmp_path / "drop", tmp_path / "drop-taken.json"
+    _drop(root, "kb", "note.txt", b"The office moves to Lyon in May.")
+    broken = _drop(root, "kb", "broken.pdf", b"%PDF-1.4\n%%EOF garbage")  # fails in the pipeline
+    _drop(root, "kb", "big.txt", b"x" * 2048)  # refused before it is read
+    first = DropWatcher(
+        root, tenant.tenant_id, deps.document_service(), max_file_bytes=1024, state_file=state
+    )
+    taken = {
+        r.document["source"]: wait_final(api, str(r.document["id"])) for r in first.scan_once(settle=False)
+    }
+
+    # engram local starts again: a new watcher over the same folder and state
+    again = DropWatcher(
+        root, tenant.tenant_id, deps.document_service(), max_file_bytes=1024, state_file=state
+    )
+    after_restart = again.scan_once(settle=False)
+    os.utime(broken, ns=(time.time_ns(), time.time_ns() + 10**9))  # touched: sent again
+    _drop(root, "kb", "added.txt", b"The board meets on Tuesdays.")
+    later = again.scan_once(settle=False)
+    for registration in later:
+        wait_final(api, str(registration.document["id"]))
+
+    assert [taken[name]["status"] for name in ("kb/note.txt", "kb/broken.pdf", "kb/big.txt")] == [
+        "done",
+        "failed",
+        "failed",
+    ]
+    assert after_restart == []  # what failed is not run again at each start
+    assert sorted(r.document["source"] for r in later) == ["kb/added.txt", "kb/broken.pdf"]
+    retried = api.get(f"/v1/documents/{taken['kb/broken.pdf']['id']}").json
+    assert (retried["status"], retried["revision"]) == ("failed", 2)  # once more, as it was sent again
+
+
+def test_against_a_new_database_every_file_is_taken_again(
+    tmp_path: Path, tenant: IssuedKey, other_tenant: IssuedKey
+) -> None:
+    root, state = tmp_path / "drop", tmp_path / "drop-taken.json"
+    _drop(root, "kb", "a.txt", b"x" * 2048)  # over the limit: failed at once, no run to wait for
+    _drop(root, "kb", "b.txt", b"y" * 2048)
+    DropWatcher(
+        root, tenant.tenant_id, deps.document_service(), max_file_bytes=1024, state_file=state
+    ).scan_once(settle=False)
+
+    # the data directory's database was replaced: the dev tenant has another id
+    elsewhere = DropWatcher(
+        root, other_tenant.tenant_id, deps.document_service(), max_file_bytes=1024, state_file=state
+    ).scan_once(settle=False)
+
+    assert sorted(r.document["source"] for r in elsewhere) == ["kb/a.txt", "kb/b.txt"]
+    assert all(r.document["tenant_id"] == other_tenant.tenant_id for r in elsewhere)

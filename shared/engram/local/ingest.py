@@ -35,6 +35,8 @@ from engram.tenants.service import ensure_existing_tenant
 
 # A document at least this large holds a worker for long (its embed step above all).
 LARGE_DOCUMENT_BYTES = 1024 * 1024
+# In the data directory: what the drop folder's watcher took (engram.pipeline.watch).
+DROP_STATE_FILE = "drop-taken.json"
 STEP_TIMEOUTS = {step.function: step.timeout_seconds for step in (*STEPS, FINISH)}
 
 
@@ -188,6 +190,7 @@ def start_drop_folder(settings: Settings, admin_db: Database, tenant_name: str) 
         deps.document_service(),
         max_file_bytes=settings.max_file_bytes,
         interval=settings.watch_interval_seconds,
+        state_file=settings.data_dir / DROP_STATE_FILE,
     )
     watcher.start()
     return DropFolder(watcher, resumed)

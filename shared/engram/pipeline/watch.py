@@ -4,11 +4,19 @@ the dev tenant and go through the same steps as S3 drops.
 Polling, no extra dependency: a file is taken once its size and modification time have stayed the
 same for one interval (so a file still being copied in is not read half-written). Files stay where
 they are; the same content again is a no-op (by checksum), a changed file is a new document.
+
+What was taken (each file's size and modification time) is kept in `state_file`, so that a restart
+takes only what was added or changed meanwhile, as S3 notifies a drop once: it does not read every file
+of the folder again, nor run again a file that failed (content that failed is run again when it is sent
+again; touching the file sends it again). The state names the tenant the files went to: against a new
+database (a new tenant id) it is ignored, and every file is taken again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -34,14 +42,16 @@ class DropWatcher:
         *,
         max_file_bytes: int,
         interval: float = 1.0,
+        state_file: Path | None = None,
     ) -> None:
         self.root = root
         self.tenant_id = tenant_id
         self.service = service
         self.max_file_bytes = max_file_bytes
         self.interval = interval
+        self.state_file = state_file
         self._seen: dict[Path, tuple[int, int]] = {}  # what the previous scan saw
-        self._taken: dict[Path, tuple[int, int]] = {}  # what was registered
+        self._taken: dict[Path, tuple[int, int]] = self._load()  # what was registered
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -50,6 +60,7 @@ class DropWatcher:
         self.root.mkdir(parents=True, exist_ok=True)
         registrations: list[Registration] = []
         current: dict[Path, tuple[int, int]] = {}
+        taken = False
         for path in sorted(self.root.rglob("*")):
             if not path.is_file() or self._skipped(path):
                 continue
@@ -64,7 +75,13 @@ class DropWatcher:
             registration = self._take(path, state)
             if registration is not None:
                 registrations.append(registration)
+            taken = True
         self._seen = current
+        gone = [path for path in self._taken if path not in current]
+        for path in gone:  # deleted: dropped again later, it is taken again
+            del self._taken[path]
+        if taken or gone:
+            self._save()
         return registrations
 
     def _skipped(self, path: Path) -> bool:
@@ -115,6 +132,36 @@ class DropWatcher:
             },
         )
         return registration
+
+    def _load(self) -> dict[Path, tuple[int, int]]:
+        """What an earlier run took for this tenant (state_file), by path; nothing if there is none."""
+        if self.state_file is None or not self.state_file.is_file():
+            return {}
+        try:
+            saved = json.loads(self.state_file.read_text())
+            if saved.get("tenant_id") != str(self.tenant_id):
+                return {}
+            return {
+                self.root / name: (int(size), int(mtime)) for name, (size, mtime) in saved["files"].items()
+            }
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            logger.warning(
+                "drop folder state unreadable: every file is taken again",
+                extra={"file": str(self.state_file)},
+            )
+            return {}
+
+    def _save(self) -> None:
+        """Write what was taken to state_file, whole or not at all (a crash leaves the earlier one)."""
+        if self.state_file is None:
+            return
+        files = {path.relative_to(self.root).as_posix(): state for path, state in self._taken.items()}
+        partial = self.state_file.with_name(self.state_file.name + ".partial")
+        try:
+            partial.write_text(json.dumps({"tenant_id": str(self.tenant_id), "files": files}))
+            os.replace(partial, self.state_file)
+        except OSError as exc:
+            logger.warning("could not save the drop folder's state", extra={"reason": str(exc)})
 
     # --- background ---------------------------------------------------------------------------
 
