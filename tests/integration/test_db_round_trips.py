@@ -15,7 +15,8 @@ import pytest
 
 from engram.db.database import NOBODY, Database, TenantTx
 from engram.local.stack import LocalDatabase
-from tests.integration.db_cut import proxied_database
+from tests.conftest import Api
+from tests.integration.db_cut import handlers_through_cuts, proxied_database
 
 
 def _app_conninfo(local_db: LocalDatabase) -> str:
@@ -144,3 +145,30 @@ def test_a_snapshot_transaction_is_read_only_and_repeatable(local_db: LocalDatab
     finally:
         admin.close()
         app.close()
+
+
+def test_a_read_with_no_tenant_is_one_message(local_db: LocalDatabase) -> None:
+    with proxied_database(_app_conninfo(local_db)) as (proxy, db):
+        db.read("SELECT 1 AS one")  # the pool's connection is made and used once
+        before = proxy.statements
+
+        rows = db.read("SELECT %s::int AS n", (7,))
+
+        assert proxy.statements - before == 1  # no BEGIN, no COMMIT: the statement is its own transaction
+        assert rows == [{"n": 7}]
+
+
+def test_a_search_that_embeds_its_query_costs_one_round_trip_for_the_key_one_for_the_model_one_to_search(
+    local_db: LocalDatabase, api: Api
+) -> None:
+    assert api.post("/v1/memories", {"content": "Alice lives in Paris", "container": "crm"}).status == 201
+    with handlers_through_cuts(local_db) as (proxy, _):
+        api.post("/v1/search", {"query": "where does Alice live?"})  # the planner learns the tenant's indexes
+        before = proxy.statements
+
+        found = api.post("/v1/search", {"query": "where does Alice live?"})
+
+        assert found.status == 200 and found.json["results"][0]["content"] == "Alice lives in Paris"
+        # The authorizer's key lookup, the tenant's embedding model (engram reembed), then the search; each
+        # had been a transaction of three: BEGIN, the statement, COMMIT.
+        assert proxy.statements - before == 3

@@ -161,6 +161,19 @@ class Database:
                 conn.autocommit = False
         return results
 
+    def read(self, statement: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """One read that sees no tenant's rows (a SECURITY DEFINER lookup, such as an API key's), sent
+        outside any transaction block: the statement is its own transaction, in one round trip where
+        `transaction` takes three (BEGIN, the statement, COMMIT). Its rows."""
+        self.open()
+        with self._pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                with conn.cursor(row_factory=dict_row) as cur:
+                    return cur.execute(statement, params).fetchall()
+            finally:
+                conn.autocommit = False
+
     @contextmanager
     def unit_of_work(self, tenant_id: UUID, party: Party = NOBODY) -> Iterator[UnitOfWork]:
         """`tenant(tenant_id, party)` as a UnitOfWork, for code that passes the transaction down."""

@@ -13,9 +13,11 @@ Sessions' messages and procedures keep the configured model: reembed does not mo
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from uuid import UUID
+
+from psycopg import sql
 
 from engram.providers.embeddings import Embedder
 
@@ -56,10 +58,20 @@ def lock_switch(cur: Any, tenant_id: UUID, *, shared: bool) -> None:
 
 def tenant_model(cur: Any, tenant_id: UUID) -> str | None:
     """The model the tenant was moved to, or None (the configured one)."""
-    row = cur.execute(
-        "SELECT model FROM tenant_embedding_models WHERE tenant_id = %s", (tenant_id,)
-    ).fetchone()
-    return None if row is None else str(row["model"])
+    return model_of(cur.execute(tenant_model_query(tenant_id)).fetchall())
+
+
+def tenant_model_query(tenant_id: UUID) -> sql.Composed:
+    """(model): the row of the model the tenant was moved to, if any; as a statement with literals, for a
+    read of its own in one round trip (Database.run)."""
+    return sql.SQL("SELECT model FROM tenant_embedding_models WHERE tenant_id = {}").format(
+        sql.Literal(tenant_id)
+    )
+
+
+def model_of(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """The model tenant_model_query's rows name, or None (the configured one)."""
+    return str(rows[0]["model"]) if rows else None
 
 
 def embedder_for(embedder: Embedder, cur: Any, tenant_id: UUID, *, writing: bool = False) -> Embedder:

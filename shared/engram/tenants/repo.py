@@ -15,7 +15,7 @@ from uuid import UUID
 from engram.errors import Conflict
 
 if TYPE_CHECKING:
-    from engram.db.database import TenantTx
+    from engram.db.database import Database, TenantTx
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,12 @@ class ApiKeyRow:
     revoked_at: datetime | None
 
 
-def lookup_key(cur: TenantTx, key_hash: bytes) -> KeyLookup | None:
-    row = cur.execute("SELECT * FROM authenticate_api_key(%s)", (key_hash,)).fetchone()
-    return KeyLookup(**row) if row else None
+def lookup_key(db: Database, key_hash: bytes) -> KeyLookup | None:
+    """The key with this hash, through authenticate_api_key (SECURITY DEFINER: no tenant is set), in one
+    round trip: the authorizer runs it for every request locally, and for each key once per cache
+    period in AWS."""
+    rows = db.read("SELECT * FROM authenticate_api_key(%s)", (key_hash,))
+    return KeyLookup(**rows[0]) if rows else None
 
 
 def tenant_id_by_name(cur: TenantTx, name: str) -> UUID | None:

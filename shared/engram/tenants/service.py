@@ -36,8 +36,7 @@ class IssuedKey:
 def authenticate(db: Database, api_key: str | None) -> Principal:
     if not api_key:
         raise Unauthorized("missing API key: send it in the x-api-key header")
-    with db.transaction() as cur:
-        found = repo.lookup_key(cur, hash_api_key(api_key))
+    found = repo.lookup_key(db, hash_api_key(api_key))
     if found is None or found.revoked:
         # One answer for both: a caller must not learn which keys once existed.
         raise Forbidden(UNKNOWN_OR_REVOKED)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from engram.db.database import Database, Party
+from engram.db.database import NOBODY, Database, Party
 from engram.graph.names import query_keys
 from engram.memories.models import SearchRequest, SearchResponse, SearchResult
 from engram.memories.predicates import ContainerScope, TimeScope
@@ -21,7 +21,7 @@ from engram.memories.search.repo import MEMORIES, Corpus
 from engram.memories.search.understanding import Understanding, event_period, understand
 from engram.observability import tracer
 from engram.providers.embeddings import Embedder, check_dimensions, unknown_model
-from engram.providers.tenant_models import TenantEmbedders, embedder_for
+from engram.providers.tenant_models import TenantEmbedders, model_of, tenant_model_query
 
 
 class MemorySearch:
@@ -64,12 +64,13 @@ class MemorySearch:
         return self.search_with_vector(tenant_id, request, query_vector, model)
 
     def embedder_of(self, tenant_id: UUID) -> Embedder:
-        """The tenant's model's embedder (engram.providers.tenant_models): one small read when the
-        service embeds with TenantEmbedders, none with a plain embedder."""
+        """The tenant's model's embedder (engram.providers.tenant_models): one small read in one round
+        trip (three for a transaction's BEGIN, read and COMMIT) when the service embeds with
+        TenantEmbedders, none with a plain embedder."""
         if not isinstance(self.embedder, TenantEmbedders):
             return self.embedder
-        with self.db.tenant(tenant_id) as cur:
-            return embedder_for(self.embedder, cur, tenant_id)
+        (rows,) = self.db.run(tenant_id, NOBODY, [tenant_model_query(tenant_id)])
+        return self.embedder.of_model(model_of(rows))
 
     def search_with_vector(
         self, tenant_id: UUID, request: SearchRequest, query_vector: Sequence[float] | None, model: str
