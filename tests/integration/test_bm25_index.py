@@ -193,6 +193,60 @@ def test_a_text_score_is_bm25_over_the_best_the_query_allows(
     assert math.isclose(found[0]["scores"]["text"], found[0]["score"])
 
 
+def test_text_scores_and_coverage_are_bm25_of_every_term_in_and_out_of_a_container(
+    api: Api, tenant: IssuedKey, local_db: LocalDatabase
+) -> None:
+    texts = {
+        "both": "heron marsh heron",
+        "heron": "a grey heron stood by the river bank today",
+        "marsh": "the marsh",
+        "elsewhere": "heron and marsh again",
+    }
+    ids = {
+        name: _store(api, content, container="birds.a" if name != "elsewhere" else "birds.b")
+        for name, content in texts.items()
+    }
+    _store(api, "nothing to see", container="birds.a")
+    stats = _stats(local_db, tenant.tenant_id)
+    docs, length = stats[""]
+    avgdl = length / docs
+
+    def idf(term: str) -> float:
+        df = stats.get(term, (0, 0))[0]
+        return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+    def expected(name: str, terms: dict[str, int]) -> tuple[float, float]:
+        """(score, coverage) of a memory of `len` terms, by tf of each query term it holds."""
+        size = sum(tf for _, (_, tf) in _postings(local_db, tenant.tenant_id, ids[name]).items())
+        total = sum(idf(t) for t in ("heron", "marsh"))
+        score = sum(
+            idf(t) * tf * (K1 + 1) / (tf + K1 * (1 - B + B * size / avgdl)) for t, tf in terms.items()
+        )
+        return score / (total * (K1 + 1)), sum(idf(t) for t in terms) / total
+
+    holds = {"both": {"heron": 2, "marsh": 1}, "heron": {"heron": 1}, "marsh": {"marsh": 1}}
+    scopes = (("birds.*", [*holds, "elsewhere"]), ("birds.a", list(holds)), (None, [*holds, "elsewhere"]))
+    for scope, names in scopes:
+        # hybrid shows coverage too; its text leg's candidates are those of text mode
+        for mode in ("text", "hybrid"):
+            body = {
+                "query": "heron marsh",
+                "mode": mode,
+                "limit": 10,
+                **({"container": scope} if scope else {}),
+            }
+            found = {r["id"]: r["scores"] for r in api.post("/v1/search", body).json["results"]}
+            # text mode finds exactly the scope's memories holding a term; hybrid adds vector neighbours
+            if mode == "text":
+                assert set(found) == {ids[n] for n in names}, scope
+            assert {ids[n] for n in names} <= set(found), (scope, mode)
+            for name in names:
+                score, coverage = expected(name, holds.get(name, {"heron": 1, "marsh": 1}))
+                assert found[ids[name]]["text"] == pytest.approx(score, abs=1e-6), (scope, mode, name)
+                if mode == "hybrid":
+                    assert found[ids[name]]["coverage"] == pytest.approx(coverage, abs=1e-6), (scope, name)
+
+
 def test_text_search_honours_every_filter_and_the_owner(api: Api) -> None:
     mine = _store(api, "the harbour crane schedule", user_id="ann", visibility="private", tags=["ops"])
     shared = _store(api, "the harbour crane schedule for everyone", tags=["ops"])

@@ -110,8 +110,7 @@ def statement(corpus: Corpus, plan: SearchPlan) -> sql.Composed:
         ).format(a=a, model=sql.Literal(plan.vector.model), q=plan.vector.value)
         shares["vector"] = sql.SQL("similarity")
     if plan.text is not None:
-        legs.append(text.weights_cte(tenant, corpus.postings, plan.text))
-        legs.append(text.scores_cte(tenant, corpus.postings, plan.container))
+        legs.append(text.bm25_cte(tenant, corpus.postings, plan.text, plan.container))
         leg, scope_listed = _text_leg(corpus, plan, legs)
         legs.append(sql.SQL("txt AS MATERIALIZED ({})").format(leg))
         proposals.append(sql.SQL("SELECT id FROM txt"))

@@ -1,5 +1,5 @@
-"""The text leg of search: BM25 over a corpus's postings (migrations/0014), as SQL fragments of the
-fused query (repo.py).
+"""The text leg of search: BM25 over a corpus's postings (migrations/0014; scored by engram_bm25,
+0036), as SQL fragments of the fused query (repo.py).
 
 Terms, document frequencies and lengths live in `text_postings`, `text_stats` and
 `text_stat_deltas`, kept in step with the rows by triggers in the writing transaction; the app reads
@@ -44,61 +44,38 @@ FIRST_CHECKED_PER_CANDIDATE = 12
 MAX_SCOPED = 20_000
 
 
-def weights_cte(tenant: sql.Composable, corpus: str, query: str) -> sql.Composable:
-    """`terms`: the query's terms; `weights`: each term's inverse document frequency (Lucene's
-    always-positive form) and the corpus's average document length, from the folded statistics
-    plus the deltas not yet folded (exact in this snapshot). A term no document has gets the idf of
-    df 0: it still counts towards the best score a document could reach. The idf is float8: the sums
-    are numeric, and numeric arithmetic on every posting (scores_cte) cost a query with 9K postings
-    ~30 ms at 100K memories."""
-    return sql.SQL(
-        """terms AS MATERIALIZED (SELECT engram_query_terms({query}) AS terms),
-           corpus_stats AS MATERIALIZED (
-               SELECT x.term, sum(x.docs) AS docs, sum(x.length) AS length
-               FROM (SELECT s.term, s.docs, s.length FROM text_stats s
-                     WHERE s.tenant_id = {tenant} AND s.corpus = {corpus}
-                       AND s.term = ANY((SELECT terms FROM terms) || ''::text)
-                     UNION ALL
-                     SELECT d.term, d.docs, d.length FROM text_stat_deltas d
-                     WHERE d.tenant_id = {tenant} AND d.corpus = {corpus}
-                       AND d.term = ANY((SELECT terms FROM terms) || ''::text)) x
-               GROUP BY x.term),
-           weights AS MATERIALIZED (
-               SELECT q.term,
-                      ln(1 + (n.docs - coalesce(s.docs, 0) + 0.5) / (coalesce(s.docs, 0) + 0.5))::float8
-                        AS idf,
-                      n.length::float8 / greatest(n.docs, 1) AS avgdl
-               FROM unnest((SELECT terms FROM terms)) q(term)
-               CROSS JOIN (SELECT docs, length FROM corpus_stats WHERE term = '' AND docs > 0) n
-               LEFT JOIN corpus_stats s ON s.term = q.term)"""
-    ).format(query=sql.Literal(query), tenant=tenant, corpus=sql.Literal(corpus))
-
-
-def scores_cte(tenant: sql.Composable, corpus: str, container: ContainerScope | None) -> sql.Composable:
+def bm25_cte(
+    tenant: sql.Composable, corpus: str, query: str, container: ContainerScope | None
+) -> sql.Composable:
     """`bm25`: every document of the container scope that has a query term, with
     - score: its BM25 score over the best score the query allows (every term, saturated), 0-1;
     - coverage: the share of the query's idf its terms carry, 0-1 (length and frequency aside: a long
       document that holds every rare word of the query covers it whole).
-    The container scope is one index range per term (for 'a.b.*', [a.b, a.b/): siblings like 'a.b-c'
-    are dropped by the row check)."""
+    From engram_bm25 (migrations/0036), whose plans each connection keeps: the idf of each term (from
+    the folded statistics and the deltas not yet folded), then one index range of postings per term in
+    the container scope (for 'a.b.*', [a.b, a.b/): siblings like 'a.b-c' are dropped by the row check)."""
+    low, high = container_bounds(container)
     return sql.SQL(
-        """bm25 AS MATERIALIZED (
-               SELECT p.doc_id AS id,
-                      sum(w.idf * p.tf * {k1_1} / (p.tf + {k1} * (1 - {b} + {b} * p.doc_length / w.avgdl)))
-                      / (SELECT sum(idf) * {k1_1} FROM weights) AS score,
-                      sum(w.idf) / (SELECT sum(idf) FROM weights) AS coverage
-               FROM weights w
-               JOIN text_postings p ON p.term = w.term
-               WHERE p.tenant_id = {tenant} AND p.corpus = {corpus} AND {scope}
-               GROUP BY p.doc_id)"""
+        "bm25 AS MATERIALIZED (SELECT id, score, coverage "
+        "FROM engram_bm25({tenant}, {corpus}, {query}, {low}, {high}, {k1}, {b}))"
     ).format(
-        k1=_float8(K1),
-        k1_1=_float8(K1 + 1),
-        b=_float8(B),
         tenant=tenant,
         corpus=sql.Literal(corpus),
-        scope=container_range(container),
+        query=sql.Literal(query),
+        low=sql.Literal(low),
+        high=sql.Literal(high),
+        k1=_float8(K1),
+        b=_float8(B),
     )
+
+
+def container_bounds(scope: ContainerScope | None) -> tuple[str | None, str | None]:
+    """The container scope as one range [low, high) of container names in C order (no scope: none). A
+    container alone is [name, name + U+0001): no other name lies in it, since a name that continues
+    `name` does so with a character after U+0001 (and text holds no U+0000)."""
+    if scope is None:
+        return None, None
+    return scope.name, scope.name + ("/" if scope.include_children else "\x01")
 
 
 def _float8(value: float) -> sql.Composable:
@@ -148,12 +125,11 @@ def leg_within(scoped: str, candidates: int) -> sql.Composable:
 
 
 def container_range(scope: ContainerScope | None) -> sql.Composable:
-    if scope is None:
+    """The postings (alias p) of the container scope (container_bounds), as one index range."""
+    low, high = container_bounds(scope)
+    if low is None:
         return sql.SQL("true")
-    name = sql.Literal(scope.name)
-    if not scope.include_children:
-        return sql.SQL("p.container = {}").format(name)
-    return sql.SQL("p.container >= {} AND p.container < {}").format(name, sql.Literal(scope.name + "/"))
+    return sql.SQL("p.container >= {} AND p.container < {}").format(sql.Literal(low), sql.Literal(high))
 
 
 def fold_statistics(cur: TenantTx, tenant_id: UUID) -> None:
