@@ -18,7 +18,10 @@ from tests.bench.writes import embedding_figures
 
 P95_TARGET_MS = 20.0
 NAIVE_RATIO_TARGET = 1.5
-# What a naive backend runs: one tenant column, one HNSW index, no row-level security, no filters.
+# What a naive backend runs: a tenant column and an HNSW index, no row-level security, no filters. On
+# these data sets the tenant's own partial index serves it (engram.db.tenant_indexes), a smaller walk
+# than a naive backend's one index over every tenant (at 10K: 1.01 against 0.93 ms p95, the one index
+# returning 4.2 of its 10 rows, since it walks other tenants' vectors too): the stricter anchor.
 NAIVE_QUERY = (
     "SELECT id FROM memories WHERE tenant_id = %s AND embedding_model = %s "
     "ORDER BY embedding::vector(384) <=> %s::vector(384) LIMIT 10"
@@ -126,7 +129,7 @@ def search_latency(
         Figure(
             key=f"search.naive.p95@{scale}",
             section=section,
-            name="naive pgvector query p95 (tenant column, one HNSW index, no RLS, no filters)",
+            name="naive pgvector query p95 (tenant column, the tenant's HNSW index, no RLS, no filters)",
             value=naive_p95,
             unit="ms",
         )
